@@ -1,0 +1,37 @@
+import type { ByteRange } from '../core/schemas.js';
+
+/** What a committed blob looks like. */
+export interface BlobInfo {
+  sha256: string;
+  sizeBytes: number;
+}
+
+export interface BlobPutOptions {
+  /** Fail with payload_too_large as soon as more than this many bytes arrive. */
+  maxBytes?: number;
+  /** Fail with checksum_mismatch (and keep nothing) when the bytes hash to something else. */
+  expectedSha256?: string;
+  /** Fail with bad_request (and keep nothing) when the body has no bytes at all. */
+  rejectEmpty?: boolean;
+}
+
+/**
+ * Immutable bytes keyed by their sha256. Drivers: fs, memory (later S3, R2). One contract suite
+ * (test/blob-store.contract.ts) runs against every driver.
+ *
+ * `put` streams the body to a staging place while hashing it, verifies size and hash, then commits
+ * atomically under the hash. A reader never sees a partial blob; a failed put leaves nothing behind.
+ */
+export interface BlobStore {
+  readonly driver: string;
+  put(body: ReadableStream<Uint8Array>, options?: BlobPutOptions): Promise<BlobInfo>;
+  /** The bytes (or a range of them, inclusive ends); null when the blob does not exist. */
+  get(sha256: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
+  /** Size of a committed blob, or null. */
+  stat(sha256: string): Promise<BlobInfo | null>;
+  exists(sha256: string): Promise<boolean>;
+  /** Removes a blob; false when it was not there. */
+  delete(sha256: string): Promise<boolean>;
+  /** Releases handles (timers, sockets). */
+  close?(): Promise<void>;
+}

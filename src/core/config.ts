@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+const intFromEnv = (def: number) => z.coerce.number().int().nonnegative().default(def);
+const list = z
+  .string()
+  .default('')
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+
+/**
+ * Every setting of the service, parsed from the environment (ARTIFACT_STORE_*). Defaults run on one
+ * machine with nothing else installed. The README's configuration table mirrors this schema.
+ */
+export const ConfigSchema = z.object({
+  env: z.enum(['development', 'production', 'test']).default('development'),
+  host: z.string().default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(8787),
+  /** Public base URL of the service, used in links; defaults to http://host:port. */
+  publicUrl: z.url().optional(),
+  dataDir: z.string().default('./data'),
+  /** SQLite file; defaults to {dataDir}/artifacts.db. */
+  dbPath: z.string().optional(),
+  blobDriver: z.enum(['fs', 'memory']).default('fs'),
+  /** Blob folder of the fs driver; defaults to {dataDir}/blobs. */
+  blobDir: z.string().optional(),
+  maxArtifactBytes: intFromEnv(50 * MiB),
+  defaultTtlSeconds: intFromEnv(3600),
+  maxTtlSeconds: intFromEnv(7 * 24 * 3600),
+  /** HS256 secrets as `kid:secret` pairs, comma separated; several at once so keys rotate. */
+  jwtSecrets: list,
+  /** A JWKS document (file path) with public keys (RS256, ES256, EdDSA) selected by `kid`. */
+  jwksFile: z.string().optional(),
+  /** A JWKS URL, fetched and cached. */
+  jwksUrl: z.url().optional(),
+  jwtIssuer: z.string().optional(),
+  jwtAudience: z.string().optional(),
+  /** Browser origins allowed by CORS, comma separated; `*` for any. Empty: CORS off. */
+  corsOrigins: list,
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** How long SIGTERM waits for in-flight transfers before closing them. */
+  shutdownGraceMs: intFromEnv(30_000),
+  /** SQLite busy timeout: how long a writer waits for another process's lock. */
+  sqliteBusyTimeoutMs: intFromEnv(5000),
+  /** Last-accessed updates are batched and flushed at this interval (0 = write on every read). */
+  touchFlushMs: intFromEnv(1000),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+/** Environment variable name of each setting. */
+export const ENV_NAMES: Record<keyof Config, string> = {
+  env: 'ARTIFACT_STORE_ENV',
+  host: 'ARTIFACT_STORE_HOST',
+  port: 'ARTIFACT_STORE_PORT',
+  publicUrl: 'ARTIFACT_STORE_PUBLIC_URL',
+  dataDir: 'ARTIFACT_STORE_DATA_DIR',
+  dbPath: 'ARTIFACT_STORE_DB_PATH',
+  blobDriver: 'ARTIFACT_STORE_BLOB_DRIVER',
+  blobDir: 'ARTIFACT_STORE_BLOB_DIR',
+  maxArtifactBytes: 'ARTIFACT_STORE_MAX_ARTIFACT_BYTES',
+  defaultTtlSeconds: 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS',
+  maxTtlSeconds: 'ARTIFACT_STORE_MAX_TTL_SECONDS',
+  jwtSecrets: 'ARTIFACT_STORE_JWT_SECRETS',
+  jwksFile: 'ARTIFACT_STORE_JWKS_FILE',
+  jwksUrl: 'ARTIFACT_STORE_JWKS_URL',
+  jwtIssuer: 'ARTIFACT_STORE_JWT_ISSUER',
+  jwtAudience: 'ARTIFACT_STORE_JWT_AUDIENCE',
+  corsOrigins: 'ARTIFACT_STORE_CORS_ORIGINS',
+  logLevel: 'ARTIFACT_STORE_LOG_LEVEL',
+  shutdownGraceMs: 'ARTIFACT_STORE_SHUTDOWN_GRACE_MS',
+  sqliteBusyTimeoutMs: 'ARTIFACT_STORE_SQLITE_BUSY_TIMEOUT_MS',
+  touchFlushMs: 'ARTIFACT_STORE_TOUCH_FLUSH_MS',
+};
+
+/** Parses config from an environment map plus explicit overrides (CLI flags win over env). */
+export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<ConfigInput> = {}): Config {
+  const fromEnv: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES)) {
+    const v = env[name];
+    if (v !== undefined && v !== '') fromEnv[key] = v;
+  }
+  if (fromEnv.env === undefined && env.NODE_ENV === 'production') fromEnv.env = 'production';
+  const parsed = ConfigSchema.safeParse({ ...fromEnv, ...overrides });
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${ENV_NAMES[i.path[0] as keyof Config] ?? String(i.path[0])}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,48 @@
+import { errors } from './errors.js';
+
+// C0 controls, DEL and C1 controls: refused outright, since a filename ends up in a header.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Turns what a caller sent into a display name: directory parts stripped (both `/` and `\`),
+ * control characters (CR/LF included) refused. Quotes are allowed here and escaped at the header.
+ * Returns undefined for an empty result.
+ */
+export function sanitizeFilename(input: string | undefined): string | undefined {
+  if (input === undefined) return undefined;
+  if (CONTROL_CHARS.test(input)) {
+    throw errors.badRequest('Filename contains control characters (CR, LF, NUL, ...). Send a plain display name.');
+  }
+  const base = input.split(/[\\/]/).pop()!.trim();
+  if (base === '' || base === '.' || base === '..') return undefined;
+  if (base.length > 255) throw errors.badRequest('Filename is longer than 255 characters. Send a shorter display name.');
+  return base;
+}
+
+/** Decodes an RFC 8187 ext-value (`UTF-8''na%C3%AFve.pdf`) or returns the plain value as is. */
+export function decodeExtValue(value: string): string {
+  const m = /^([A-Za-z0-9!#$&+^`{}~-]+)'[A-Za-z0-9-]*'(.*)$/.exec(value);
+  if (!m) return value;
+  if (m[1]!.toLowerCase() !== 'utf-8') throw errors.badRequest(`Filename charset ${m[1]} is not supported; use UTF-8''<percent-encoded>.`);
+  try {
+    return decodeURIComponent(m[2]!);
+  } catch {
+    throw errors.badRequest("Filename is not valid percent-encoded UTF-8. Use UTF-8''<percent-encoded name> (RFC 8187).");
+  }
+}
+
+/** Percent-encodes a value for an RFC 8187 ext-value (attr-char is stricter than encodeURIComponent). */
+export function encodeExtValue(value: string): string {
+  return `UTF-8''${encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}
+
+/**
+ * A Content-Disposition header safe against header injection: an ASCII fallback in `filename="…"`
+ * (quotes and backslashes replaced) and the exact name in `filename*` (RFC 6266) when it is not plain ASCII.
+ */
+export function contentDisposition(type: 'inline' | 'attachment', filename: string | undefined): string {
+  if (!filename) return type;
+  const fallback = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  const needsExt = fallback !== filename;
+  return needsExt ? `${type}; filename="${fallback}"; filename*=${encodeExtValue(filename)}` : `${type}; filename="${fallback}"`;
+}

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { ARTIFACT_ID_PATTERN, NAMESPACE_PATTERN, SHA256_PATTERN } from './ids.js';
+
+const scopePart = z.string().min(1).max(256);
+
+/** Who holds a reference: the tenant always, and optionally the user / session / trace inside it. */
+export const ArtifactScopeSchema = z.object({
+  tenantId: scopePart,
+  userId: scopePart.optional(),
+  sessionId: scopePart.optional(),
+  traceId: scopePart.optional(),
+});
+export type ArtifactScope = z.infer<typeof ArtifactScopeSchema>;
+
+export const FetchModeSchema = z.enum(['direct', 'proxy']);
+export type FetchMode = z.infer<typeof FetchModeSchema>;
+
+/** What the LLM sees instead of the bytes. */
+export const ArtifactRefSchema = z.object({
+  id: z.string().regex(ARTIFACT_ID_PATTERN),
+  mimeType: z.string(),
+  sizeBytes: z.number().int().nonnegative(),
+  filename: z.string().optional(),
+  sha256: z.string().regex(SHA256_PATTERN),
+  namespace: z.string().regex(NAMESPACE_PATTERN),
+  scope: ArtifactScopeSchema,
+  source: z.record(z.string(), z.unknown()).optional(),
+  meta: z.record(z.string(), z.unknown()).optional(),
+  createdAt: z.string(),
+  lastAccessedAt: z.string().optional(),
+  expiresAt: z.string().optional(),
+  url: z.string().optional(),
+  fetchMode: FetchModeSchema.optional(),
+  urlExpiresAt: z.string().optional(),
+});
+export type ArtifactRef = z.infer<typeof ArtifactRefSchema>;
+
+/** Free-form JSON the putter attaches; kept per reference, never shown to another scope. */
+export const MetaSchema = z.record(z.string(), z.unknown());
+
+/** Options of every put, over HTTP and in-process alike. */
+export const PutOptionsSchema = z.object({
+  mimeType: z.string().min(1).max(255).optional(),
+  filename: z.string().max(1024).optional(),
+  namespace: z.string().regex(NAMESPACE_PATTERN).optional(),
+  scope: ArtifactScopeSchema.partial().optional(),
+  meta: MetaSchema.optional(),
+  /** Where the bytes came from (tool name, server, ...); shown to the model in the ref. */
+  source: MetaSchema.optional(),
+  /** Seconds until this reference expires. */
+  ttl: z.number().int().positive().optional(),
+  /** The expected lowercase hex sha256; the put fails with checksum_mismatch when the bytes differ. */
+  sha256: z.string().regex(SHA256_PATTERN).optional(),
+});
+export type PutOptions = z.infer<typeof PutOptionsSchema>;
+
+/** Filters of a listing. Times are ISO 8601. */
+export const ListQuerySchema = z.object({
+  sessionId: scopePart.optional(),
+  traceId: scopePart.optional(),
+  userId: scopePart.optional(),
+  namespace: z.string().regex(NAMESPACE_PATTERN).optional(),
+  mimePrefix: z.string().min(1).max(255).optional(),
+  createdAfter: z.iso.datetime({ offset: true }).optional(),
+  createdBefore: z.iso.datetime({ offset: true }).optional(),
+  cursor: z.string().max(512).optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+});
+export type ListQuery = z.infer<typeof ListQuerySchema>;
+
+export interface ListPage {
+  items: ArtifactRef[];
+  nextCursor?: string;
+}
+
+/** A byte range, both ends inclusive, as in HTTP. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}

@@ -1,0 +1,100 @@
+import type { ArtifactScope } from '../core/schemas.js';
+
+/** A reference joined with its artifact: everything needed to build an ArtifactRef. */
+export interface RefRow {
+  refId: number;
+  tenantId: string;
+  artifactId: string;
+  namespace: string;
+  sha256: string;
+  sizeBytes: number;
+  userId: string;
+  sessionId: string;
+  traceId: string;
+  mimeType: string;
+  filename: string | null;
+  meta: Record<string, unknown> | null;
+  source: Record<string, unknown> | null;
+  createdAt: number;
+  lastAccessedAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Which references a caller may see inside its tenant. Each part that is set must match; a
+ * session-bound token always sets `sessionId`.
+ */
+export interface ScopeFilter {
+  userId?: string;
+  sessionId?: string;
+  traceId?: string;
+}
+
+export interface CommitPutInput {
+  scope: ArtifactScope;
+  artifactId: string;
+  namespace: string;
+  sha256: string;
+  sizeBytes: number;
+  mimeType: string;
+  filename?: string;
+  meta?: Record<string, unknown>;
+  source?: Record<string, unknown>;
+  now: number;
+  expiresAt: number;
+}
+
+export interface ListFilter extends ScopeFilter {
+  namespace?: string;
+  mimePrefix?: string;
+  createdAfter?: number;
+  createdBefore?: number;
+  /** Position after which to continue (exclusive), from a previous page. */
+  after?: { createdAt: number; refId: number };
+  limit: number;
+  now: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  tenantId: string;
+  perms: string[];
+  label: string | null;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/**
+ * Metadata persistence. Async so that both SQLite (one transaction) and D1 (one batch) fit.
+ * Every read filters by tenant, scope and expiry in one query: out of scope and missing are the
+ * same empty answer.
+ */
+export interface ArtifactRepository {
+  /**
+   * Records a committed blob, the tenant's artifact and the scope's reference, and appends
+   * `artifact.stored`, atomically. Throws hash_collision when the id names other bytes.
+   * `created` is false when this scope already held the artifact (its expiry is refreshed).
+   */
+  commitPut(input: CommitPutInput): Promise<{ row: RefRow; created: boolean }>;
+  /** The newest live reference to `artifactId` visible through `filter`. */
+  findRef(tenantId: string, artifactId: string, filter: ScopeFilter, now: number): Promise<RefRow | undefined>;
+  /** Sets last-accessed on these references (batched by the caller). */
+  touch(refIds: readonly number[], at: number): Promise<void>;
+  /**
+   * Removes the references visible through `filter`, drops the artifact with its last reference and
+   * appends `artifact.deleted`, atomically. Returns how many references went.
+   */
+  deleteRefs(tenantId: string, artifactId: string, filter: ScopeFilter, now: number): Promise<number>;
+  /** Newest first, stable under concurrent inserts: ordered by (createdAt, refId) descending. */
+  list(tenantId: string, filter: ListFilter): Promise<RefRow[]>;
+
+  createApiKey(record: Omit<ApiKeyRecord, 'revokedAt'> & { secretHash: string }): Promise<void>;
+  /** A live (not revoked) key by id, with its secret hash. */
+  findApiKey(id: string): Promise<(ApiKeyRecord & { secretHash: string }) | undefined>;
+  revokeApiKey(id: string, at: number): Promise<boolean>;
+  listApiKeys(tenantId?: string): Promise<ApiKeyRecord[]>;
+
+  /** Cheap liveness probe for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

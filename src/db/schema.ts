@@ -1,0 +1,75 @@
+
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+// Times are integer milliseconds since the epoch; the wire shows ISO 8601.
+// Absent scope parts are stored as '' (not NULL) so the uniqueness of a reference's scope holds.
+
+/** Immutable bytes by full sha256, stored once whoever uploads them. */
+export const blobs = sqliteTable('blobs', {
+  sha256: text('sha256').primaryKey(),
+  sizeBytes: integer('size_bytes').notNull(),
+  createdAt: integer('created_at').notNull(),
+});
+
+/** Per tenant: content facts only. */
+export const artifacts = sqliteTable(
+  'artifacts',
+  {
+    tenantId: text('tenant_id').notNull(),
+    id: text('id').notNull(),
+    namespace: text('namespace').notNull(),
+    sha256: text('sha256').notNull(),
+    sizeBytes: integer('size_bytes').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] }), index('artifacts_sha256').on(t.sha256)],
+);
+
+/** One scope's hold on an artifact, with everything that putter said about it. */
+export const artifactRefs = sqliteTable(
+  'artifact_refs',
+  {
+    refId: integer('ref_id').primaryKey({ autoIncrement: true }),
+    tenantId: text('tenant_id').notNull(),
+    artifactId: text('artifact_id').notNull(),
+    userId: text('user_id').notNull().default(''),
+    sessionId: text('session_id').notNull().default(''),
+    traceId: text('trace_id').notNull().default(''),
+    mimeType: text('mime_type').notNull(),
+    filename: text('filename'),
+    meta: text('meta', { mode: 'json' }).$type<Record<string, unknown>>(),
+    source: text('source', { mode: 'json' }).$type<Record<string, unknown>>(),
+    createdAt: integer('created_at').notNull(),
+    lastAccessedAt: integer('last_accessed_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('artifact_refs_scope').on(t.tenantId, t.artifactId, t.userId, t.sessionId, t.traceId),
+    index('artifact_refs_tenant_created').on(t.tenantId, t.createdAt, t.refId),
+    index('artifact_refs_session_created').on(t.tenantId, t.sessionId, t.createdAt),
+    index('artifact_refs_trace_created').on(t.tenantId, t.traceId, t.createdAt),
+    index('artifact_refs_expires').on(t.expiresAt),
+  ],
+);
+
+/** Events, appended in the same transaction as the change, tailed by SSE / MCP subscribers. */
+export const outbox = sqliteTable('outbox', {
+  seq: integer('seq').primaryKey({ autoIncrement: true }),
+  tenantId: text('tenant_id').notNull(),
+  type: text('type').notNull(),
+  artifactId: text('artifact_id').notNull(),
+  scope: text('scope', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+  createdAt: integer('created_at').notNull(),
+});
+
+/** API keys: only a sha256 of the secret is kept. */
+export const apiKeys = sqliteTable('api_keys', {
+  id: text('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  secretHash: text('secret_hash').notNull(),
+  perms: text('perms', { mode: 'json' }).$type<string[]>().notNull(),
+  label: text('label'),
+  createdAt: integer('created_at').notNull(),
+  revokedAt: integer('revoked_at'),
+}, (t) => [index('api_keys_tenant').on(t.tenantId)]);
+

@@ -1,0 +1,229 @@
+import { decodeBase64 } from '../core/base64.js';
+import { errors } from '../core/errors.js';
+import { sanitizeFilename } from '../core/filename.js';
+import { artifactId, assertNamespace, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
+import { ListQuerySchema, PutOptionsSchema, type ArtifactRef, type ArtifactScope, type ByteRange, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
+import type { BlobStore } from '../blob/blob-store.js';
+import type { ArtifactRepository, RefRow, ScopeFilter } from '../db/repository.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { rowToRef } from './refs.js';
+import { createTouchBatcher } from './touch.js';
+
+/** The limits the service enforces on every put. */
+export interface ServiceLimits {
+  maxArtifactBytes: number;
+  defaultTtlSeconds: number;
+  maxTtlSeconds: number;
+  /** Batch last-accessed writes over this many ms (0 = write on every read). */
+  touchFlushMs: number;
+}
+
+export interface ArtifactServiceDeps {
+  repo: ArtifactRepository;
+  blobs: BlobStore;
+  limits: ServiceLimits;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
+}
+
+/** Who is reading: a tenant and the scope parts the caller is bound to. */
+export interface Access {
+  tenantId: string;
+  filter: ScopeFilter;
+}
+
+export interface PutResult {
+  ref: ArtifactRef;
+  /** False when this scope already held the artifact (the put refreshed its expiry). */
+  created: boolean;
+}
+
+export interface GetResult {
+  ref: ArtifactRef;
+  sizeBytes: number;
+  /** The range served, when one was asked. */
+  range?: ByteRange;
+  body: ReadableStream<Uint8Array>;
+}
+
+const MIME_PATTERN = /^[a-z0-9!#$&^_.+-]{1,127}\/[a-z0-9!#$&^_.+-]{1,127}(\s*;[\x20-\x7e]*)?$/i;
+const META_MAX_BYTES = 8 * 1024;
+export const DEFAULT_MIME = 'application/octet-stream';
+export const TEXT_MIME = 'text/plain; charset=utf-8';
+
+/**
+ * The artifact service: put / get / delete / list over a BlobStore and an ArtifactRepository. Knows
+ * nothing of HTTP. Bytes are hashed while streaming and committed before any metadata row exists,
+ * so no row ever points at missing bytes.
+ */
+export function createArtifactService(deps: ArtifactServiceDeps) {
+  const { repo, blobs, limits } = deps;
+  const now = deps.now ?? Date.now;
+  const touches = createTouchBatcher((ids, at) => repo.touch(ids, at), limits.touchFlushMs, now);
+
+  function checkPutOptions(raw: PutOptions) {
+    const parsed = PutOptionsSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.join('.') || 'options';
+      if (field === 'namespace' && typeof raw.namespace === 'string') assertNamespace(raw.namespace);
+      throw errors.badRequest(`Invalid put option ${field}: ${issue.message}.`);
+    }
+    const options = parsed.data;
+    const mimeType = options.mimeType?.trim();
+    if (mimeType !== undefined && !MIME_PATTERN.test(mimeType)) {
+      throw errors.badRequest(`Invalid mime type ${JSON.stringify(options.mimeType)}: use type/subtype, for example application/pdf.`);
+    }
+    if (options.ttl !== undefined && options.ttl > limits.maxTtlSeconds) {
+      throw errors.badRequest(`ttl ${options.ttl}s is over the maximum of ${limits.maxTtlSeconds}s. Ask for less, or raise ARTIFACT_STORE_MAX_TTL_SECONDS.`);
+    }
+    for (const [name, value] of [['meta', options.meta], ['source', options.source]] as const) {
+      if (value !== undefined && new TextEncoder().encode(JSON.stringify(value)).byteLength > META_MAX_BYTES) {
+        throw errors.badRequest(`${name} is larger than ${META_MAX_BYTES} bytes of JSON. Keep it small; store big data as an artifact.`);
+      }
+    }
+    return { ...options, mimeType, filename: sanitizeFilename(options.filename) };
+  }
+
+  function putScope(scope: ArtifactScope, options: PutOptions): ArtifactScope {
+    return { ...scope, ...(options.scope ?? {}), tenantId: scope.tenantId };
+  }
+
+  async function putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, rawOptions: PutOptions = {}): Promise<PutResult> {
+    let options: ReturnType<typeof checkPutOptions>;
+    try {
+      options = checkPutOptions(rawOptions);
+    } catch (err) {
+      await body.cancel(err).catch(() => {});
+      throw err;
+    }
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    const blob = await blobs.put(body, { maxBytes: limits.maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true });
+    const at = now();
+    const ttl = options.ttl ?? limits.defaultTtlSeconds;
+    const { row, created } = await repo.commitPut({
+      scope: putScope(scope, options),
+      artifactId: artifactId(namespace, blob.sha256),
+      namespace,
+      sha256: blob.sha256,
+      sizeBytes: blob.sizeBytes,
+      mimeType: options.mimeType ?? DEFAULT_MIME,
+      filename: options.filename,
+      meta: options.meta,
+      source: options.source,
+      now: at,
+      expiresAt: at + ttl * 1000,
+    });
+    return { ref: rowToRef(row), created };
+  }
+
+  async function find(access: Access, id: string): Promise<RefRow> {
+    const row = isArtifactId(id) ? await repo.findRef(access.tenantId, id, access.filter, now()) : undefined;
+    if (!row) throw errors.notFound(id);
+    return row;
+  }
+
+  return {
+    limits,
+
+    putStream,
+
+    /** Buffered put of bytes already in memory. */
+    putBytes(scope: ArtifactScope, bytes: Uint8Array, options: PutOptions = {}) {
+      return putStream(scope, streamOf(bytes), options);
+    },
+
+    /** A UTF-8 text artifact; mime defaults to text/plain. */
+    putText(scope: ArtifactScope, text: string, options: PutOptions = {}) {
+      return putStream(scope, streamOf(new TextEncoder().encode(text)), { mimeType: TEXT_MIME, ...options });
+    },
+
+    /** base64, base64url or a data: URL (whose media type is used unless mimeType is given). */
+    putBase64(scope: ArtifactScope, data: string, options: PutOptions = {}) {
+      const decoded = decodeBase64(data);
+      return putStream(scope, streamOf(decoded.bytes), { ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}), ...options });
+    },
+
+    /** The reference visible to this caller; not_found when missing or out of scope (one path). */
+    async getRef(access: Access, id: string): Promise<ArtifactRef> {
+      return rowToRef(await find(access, id));
+    },
+
+    async exists(access: Access, id: string): Promise<boolean> {
+      if (!isArtifactId(id)) return false;
+      return (await repo.findRef(access.tenantId, id, access.filter, now())) !== undefined;
+    },
+
+    /**
+     * Streams the bytes (or a range). `resolveRange` sees the size before any byte is read, so a bad
+     * range is refused without opening the blob. Touches last-accessed (batched).
+     */
+    async getStream(access: Access, id: string, resolveRange?: (size: number) => ByteRange | undefined): Promise<GetResult> {
+      const row = await find(access, id);
+      const range = resolveRange?.(row.sizeBytes);
+      const body = await blobs.get(row.sha256, range);
+      if (!body) {
+        throw errors.backendUnavailable(`The bytes of ${id} are missing from the blob store. Run 'artifact-store fsck' and tell the operator.`);
+      }
+      touches.add(row.refId);
+      return { ref: rowToRef(row), sizeBytes: row.sizeBytes, range, body };
+    },
+
+    /** Removes the caller's visible references; the artifact goes with its last reference. */
+    async delete(access: Access, id: string): Promise<boolean> {
+      if (!isArtifactId(id)) return false;
+      return (await repo.deleteRefs(access.tenantId, id, access.filter, now())) > 0;
+    },
+
+    async list(access: Access, rawQuery: ListQuery = {}): Promise<ListPage> {
+      const parsed = ListQuerySchema.safeParse(rawQuery);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw errors.badRequest(`Invalid list filter ${issue.path.join('.')}: ${issue.message}.`);
+      }
+      const q = parsed.data;
+      for (const part of ['sessionId', 'traceId', 'userId'] as const) {
+        const bound = access.filter[part];
+        if (bound !== undefined && q[part] !== undefined && q[part] !== bound) {
+          throw errors.forbidden(`Your token is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`);
+        }
+      }
+      const limit = q.limit ?? 100;
+      const rows = await repo.list(access.tenantId, {
+        userId: access.filter.userId ?? q.userId,
+        sessionId: access.filter.sessionId ?? q.sessionId,
+        traceId: access.filter.traceId ?? q.traceId,
+        namespace: q.namespace,
+        mimePrefix: q.mimePrefix,
+        createdAfter: q.createdAfter ? Date.parse(q.createdAfter) : undefined,
+        createdBefore: q.createdBefore ? Date.parse(q.createdBefore) : undefined,
+        after: q.cursor ? decodeCursor(q.cursor) : undefined,
+        limit: limit + 1,
+        now: now(),
+      });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return rows.length > limit && last ? { items: page.map(rowToRef), nextCursor: encodeCursor(last) } : { items: page.map(rowToRef) };
+    },
+
+    /** Flushes pending last-accessed writes. */
+    async flush() {
+      await touches.flush();
+    },
+
+    async close() {
+      await touches.close();
+    },
+  };
+}
+
+export type ArtifactService = ReturnType<typeof createArtifactService>;
+
+function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      if (bytes.byteLength > 0) controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
