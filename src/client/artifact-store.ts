@@ -1,0 +1,46 @@
+import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+
+/** What a store can do beyond the required methods; the contract suite tests what is declared. */
+export interface ArtifactStoreCapabilities {
+  /** Bytes survive the process. */
+  persistent: boolean;
+  /** getStream honours a byte range. */
+  ranges: boolean;
+  /** `url()` returns a download URL a browser can fetch without a token. */
+  signedUrls: boolean;
+  /** `events()` streams artifact.* events. */
+  events: boolean;
+}
+
+export interface GetStreamOptions {
+  range?: ByteRange;
+}
+
+export interface UrlOptions {
+  mode?: FetchMode;
+  expiresIn?: number;
+  disposition?: 'inline' | 'attachment';
+}
+
+/**
+ * Where a planner puts binary and oversized tool output. Every implementation (HTTP, embedded,
+ * in-memory, no-op) passes one contract suite (test/artifact-store.contract.ts).
+ */
+export interface ArtifactStore {
+  readonly capabilities: ArtifactStoreCapabilities;
+  putBytes(data: Uint8Array, options?: PutOptions): Promise<ArtifactRef>;
+  putText(text: string, options?: PutOptions): Promise<ArtifactRef>;
+  /** base64, base64url or a `data:` URL. */
+  putBase64(data: string, options?: PutOptions): Promise<ArtifactRef>;
+  putStream(stream: ReadableStream<Uint8Array>, options?: PutOptions): Promise<ArtifactRef>;
+  /** The whole artifact in memory (the explicitly buffered call); null when missing or out of scope. */
+  get(id: string): Promise<Uint8Array | null>;
+  getStream(id: string, options?: GetStreamOptions): Promise<ReadableStream<Uint8Array> | null>;
+  getRef(id: string): Promise<ArtifactRef | null>;
+  exists(id: string): Promise<boolean>;
+  /** True when something was deleted. */
+  delete(id: string): Promise<boolean>;
+  list(query?: ListQuery): Promise<ListPage>;
+  /** Present when capabilities.signedUrls. */
+  url?(id: string, options?: UrlOptions): Promise<{ url: string; fetchMode: FetchMode; urlExpiresAt: string; mimeType: string; sizeBytes: number }>;
+}
