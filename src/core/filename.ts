@@ -31,6 +31,20 @@ export function decodeExtValue(value: string): string {
   }
 }
 
+/**
+ * Header values reach us as latin1 code units. A client that sent raw UTF-8 (curl does) would show as
+ * mojibake; when the units form valid UTF-8, decode them so the name comes out as the sender meant.
+ */
+export function headerUtf8(value: string): string {
+  if (!/[\u0080-\u00ff]/.test(value) || /[^\u0000-\u00ff]/.test(value)) return value;
+  const bytes = Uint8Array.from(value, (ch) => ch.charCodeAt(0));
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return value;
+  }
+}
+
 /** Percent-encodes a value for an RFC 8187 ext-value (attr-char is stricter than encodeURIComponent). */
 export function encodeExtValue(value: string): string {
   return `UTF-8''${encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;

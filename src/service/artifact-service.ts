@@ -155,12 +155,12 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     },
 
     /**
-     * Streams the bytes (or a range). `resolveRange` sees the size before any byte is read, so a bad
+     * Streams the bytes (or a range). `resolveRange` sees the size and hash before any byte is read, so a bad
      * range is refused without opening the blob. Touches last-accessed (batched).
      */
-    async getStream(access: Access, id: string, resolveRange?: (size: number) => ByteRange | undefined): Promise<GetResult> {
+    async getStream(access: Access, id: string, resolveRange?: (entity: { sizeBytes: number; sha256: string }) => ByteRange | undefined): Promise<GetResult> {
       const row = await find(access, id);
-      const range = resolveRange?.(row.sizeBytes);
+      const range = resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 });
       const body = await blobs.get(row.sha256, range);
       if (!body) {
         throw errors.backendUnavailable(`The bytes of ${id} are missing from the blob store. Run 'artifact-store fsck' and tell the operator.`);

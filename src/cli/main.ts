@@ -1,0 +1,108 @@
+import { parseArgs } from 'node:util';
+import { loadConfig, type ConfigInput } from '../core/config.js';
+import { createSqliteRepository } from '../db/sqlite.js';
+import { PERMS, type Perm } from '../http/tokens.js';
+import { startServer } from '../node.js';
+import { issueApiKey } from '../service/api-keys.js';
+import { resolve, join } from 'node:path';
+
+const USAGE = `artifact-store — keep binary tool outputs out of LLM context
+
+Usage:
+  artifact-store serve [--host H] [--port N] [--data-dir DIR]
+  artifact-store keys create --tenant T [--perms read,write] [--label L]
+  artifact-store keys ls [--tenant T]
+  artifact-store keys revoke ID
+
+Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
+
+async function serve(argv: string[]) {
+  const { values } = parseArgs({ args: argv, options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } } });
+  const overrides: Partial<ConfigInput> = {};
+  if (values.host) overrides.host = values.host;
+  if (values.port) overrides.port = Number(values.port);
+  if (values['data-dir']) overrides.dataDir = values['data-dir'];
+  const config = loadConfig(process.env, overrides);
+  const running = await startServer(config);
+  const out = [
+    '',
+    `artifact-store listening on ${running.url}  (${config.env}, blobs: ${config.blobDriver}, db: ${resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'))})`,
+    `  API docs:  ${running.url}/docs`,
+    `  OpenAPI:   ${running.url}/openapi.json`,
+  ];
+  if (running.token) {
+    out.push(
+      '',
+      'Dev token (tenant "dev", read/write/admin, valid 30 days):',
+      `  export ARTIFACT_STORE_TOKEN=${running.token}`,
+      '',
+      'Try it:',
+      `  curl -s -X POST ${running.url}/v1/artifacts -H "Authorization: Bearer $ARTIFACT_STORE_TOKEN" -H 'Content-Type: text/plain' --data-binary 'hello'`,
+    );
+  }
+  process.stdout.write(`${out.join('\n')}\n\n`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal })}\n`);
+    await running.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+async function keys(argv: string[]) {
+  const [action, ...rest] = argv;
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { tenant: { type: 'string' }, perms: { type: 'string' }, label: { type: 'string' } } });
+  const config = loadConfig(process.env);
+  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  try {
+    if (action === 'create') {
+      if (!values.tenant) throw new Error('keys create needs --tenant');
+      const perms = (values.perms ?? 'read,write').split(',').map((p) => p.trim());
+      const bad = perms.filter((p) => !(PERMS as readonly string[]).includes(p));
+      if (bad.length) throw new Error(`Unknown perms ${bad.join(', ')}; use ${PERMS.join(', ')}`);
+      const { id, key } = await issueApiKey(repo, { tenantId: values.tenant, perms: perms as Perm[], label: values.label });
+      process.stdout.write(`Created API key ${id} for tenant ${values.tenant} (${perms.join(', ')}). It is shown once:\n${key}\n`);
+    } else if (action === 'ls') {
+      for (const k of await repo.listApiKeys(values.tenant)) {
+        process.stdout.write(`${k.id}\t${k.tenantId}\t${k.perms.join(',')}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.label ?? ''}\n`);
+      }
+    } else if (action === 'revoke') {
+      const id = positionals[0];
+      if (!id) throw new Error('keys revoke needs an id');
+      const ok = await repo.revokeApiKey(id, Date.now());
+      process.stdout.write(ok ? `Revoked ${id}\n` : `No active key ${id}\n`);
+      if (!ok) process.exitCode = 1;
+    } else {
+      throw new Error(USAGE);
+    }
+  } finally {
+    await repo.close();
+  }
+}
+
+async function main() {
+  const [command, ...rest] = process.argv.slice(2);
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case 'keys':
+      return keys(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      throw new Error(`Unknown command ${command}\n\n${USAGE}`);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,150 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { cors } from 'hono/cors';
+import { HTTPException } from 'hono/http-exception';
+import type { BlobStore } from '../blob/blob-store.js';
+import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
+import type { ArtifactRepository } from '../db/repository.js';
+import type { ArtifactService } from '../service/artifact-service.js';
+import type { Authenticator } from './auth.js';
+import type { AppEnv } from './context.js';
+import { silentLogger, type Logger } from './logger.js';
+import { registerDeleteArtifact } from './routes/delete-artifact.js';
+import { registerDocs, type DocsAssets } from './routes/docs.js';
+import { registerGetArtifactMeta } from './routes/get-artifact-meta.js';
+import { registerGetArtifact } from './routes/get-artifact.js';
+import { registerHealth } from './routes/health.js';
+import { registerListArtifacts } from './routes/list-artifacts.js';
+import { registerPutArtifact } from './routes/put-artifact.js';
+
+export interface AppDeps {
+  service: ArtifactService;
+  repo: ArtifactRepository;
+  blobs: BlobStore;
+  auth: Authenticator;
+  logger?: Logger;
+  /** Browser origins allowed by CORS; empty = CORS off; ['*'] = any. */
+  corsOrigins?: string[];
+  docsAssets?: DocsAssets;
+  /** True once shutdown began: /readyz answers 503 so load balancers stop sending. */
+  isDraining?: () => boolean;
+  version?: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the Hono app. No I/O here: drivers come in through deps. */
+export function createApp(deps: AppDeps) {
+  const logger = deps.logger ?? silentLogger;
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        const issue = result.error.issues[0];
+        const where = issue ? `${issue.path.join('.') || 'request'}: ${issue.message}` : 'invalid request';
+        return c.json({ code: 'bad_request', message: `Invalid ${result.target} (${where}).` }, 400);
+      }
+    },
+  });
+
+  app.use('*', async function requestContext(c, next) {
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    c.set('requestId', requestId);
+    const started = performance.now();
+    await next();
+    c.res.headers.set('X-Request-Id', requestId);
+    const caller = c.get('caller');
+    logger.info('request', {
+      requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      ...(caller ? { tenant: caller.tenantId } : {}),
+    });
+  });
+
+  if (deps.corsOrigins && deps.corsOrigins.length > 0) {
+    const origins = deps.corsOrigins;
+    app.use(
+      '*',
+      cors({
+        origin: origins.includes('*') ? '*' : origins,
+        allowMethods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+        allowHeaders: ['Authorization', 'Content-Type', 'Range', 'If-None-Match', 'If-Range', 'X-Request-Id', 'X-Artifact-Filename', 'X-Artifact-Namespace', 'X-Artifact-Meta', 'X-Artifact-Source', 'X-Artifact-Ttl', 'X-Artifact-Sha256', 'X-Artifact-Session', 'X-Artifact-Trace', 'X-Artifact-User'],
+        exposeHeaders: ['ETag', 'Content-Range', 'Content-Length', 'Content-Disposition', 'Accept-Ranges', 'Location', 'Retry-After', 'X-Request-Id'],
+        maxAge: 600,
+      }),
+    );
+  }
+
+  app.use('/v1/*', async function authenticate(c, next) {
+    c.set('caller', await deps.auth.authenticate(c.req.header('authorization')));
+    await next();
+  });
+
+  registerPutArtifact(app, deps.service);
+  registerGetArtifactMeta(app, deps.service);
+  registerGetArtifact(app, deps.service);
+  registerDeleteArtifact(app, deps.service);
+  registerListArtifacts(app, deps.service);
+  registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
+  registerDocs(app, deps.docsAssets);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A JWT (claims tenant, sub, session, trace, perms) or an API key ask_…',
+  });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'artifact-store',
+      version: deps.version ?? '0.1.0',
+      description: 'Keeps binary and oversized tool outputs out of LLM context: bytes stored once by content hash, scoped to tenant / user / session / trace; the model gets a small ArtifactRef.',
+    },
+    security: [{ bearer: [] }],
+  });
+
+  app.notFound((c) => c.json({ code: 'not_found', message: `No route ${c.req.method} ${c.req.path}. See /docs.` }, 404));
+
+  app.onError((err, c) => {
+    const artifactError = toArtifactError(err);
+    if (artifactError.code === 'backend_unavailable') {
+      logger.error('backend unavailable', { requestId: c.get('requestId'), error: describe(err), cause: describe((err as { cause?: unknown }).cause) });
+    }
+    const headers: Record<string, string> = {};
+    if (artifactError.retryAfter !== undefined) headers['Retry-After'] = String(artifactError.retryAfter);
+    if (artifactError.status === 401) headers['WWW-Authenticate'] = 'Bearer';
+    return c.json(artifactError.toJSON(), artifactError.status as 400, headers);
+  });
+
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;
+
+/** Everything that escapes a handler becomes one of the closed codes. */
+function toArtifactError(err: unknown): ArtifactError {
+  if (isArtifactError(err)) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 413) return new ArtifactError('payload_too_large', err.message);
+    if (err.status === 401) return errors.unauthorized(err.message);
+    return errors.badRequest(err.message || `Request refused (${err.status}).`);
+  }
+  const code = (err as { code?: unknown })?.code;
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    return errors.backendUnavailable('The database is busy. Retry shortly.', { cause: err, retryAfter: 1 });
+  }
+  if (isClientAbort(err)) return errors.badRequest('The request body ended early (client disconnected).', { cause: err });
+  return errors.backendUnavailable('Unexpected server error. Retry; if it persists, report the X-Request-Id.', { cause: err, retryAfter: 1 });
+}
+
+function isClientAbort(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (err instanceof Error && err.message === 'aborted');
+}
+
+function describe(err: unknown): string | undefined {
+  if (err === undefined) return undefined;
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

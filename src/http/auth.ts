@@ -1,0 +1,139 @@
+import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { errors } from '../core/errors.js';
+import { sha256Hex } from '../core/hash.js';
+import type { ArtifactRepository } from '../db/repository.js';
+import type { Access } from '../service/artifact-service.js';
+import { PERMS, TokenClaimsSchema, type Perm } from './tokens.js';
+
+/** An authenticated caller: a tenant, the scope it is bound to, and what it may do. */
+export interface Caller {
+  kind: 'jwt' | 'api_key';
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  traceId?: string;
+  perms: ReadonlySet<Perm>;
+}
+
+export interface AuthOptions {
+  /** HS256 secrets by kid. */
+  hmacSecrets?: { kid: string; secret: string }[];
+  /** Public keys (RS256, ES256, EdDSA, PS256) selected by kid. */
+  jwks?: JSONWebKeySet;
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+  /** For API keys (`ask_…`). */
+  repo?: Pick<ArtifactRepository, 'findApiKey'>;
+}
+
+const ASYMMETRIC_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+export const API_KEY_PATTERN = /^ask_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
+
+/** What a caller may read: its tenant, narrowed to the session / trace its token is bound to. */
+export function accessOf(caller: Caller): Access {
+  const filter: Access['filter'] = {};
+  if (caller.sessionId !== undefined) filter.sessionId = caller.sessionId;
+  if (caller.traceId !== undefined) filter.traceId = caller.traceId;
+  return { tenantId: caller.tenantId, filter };
+}
+
+export function requirePerm(caller: Caller, perm: Perm): void {
+  if (!caller.perms.has(perm)) {
+    throw errors.forbidden(`This token lacks the '${perm}' permission. Ask for a token whose perms include '${perm}'.`);
+  }
+}
+
+/**
+ * Verifies bearer tokens: JWTs (HS256 secrets and/or public keys, chosen by `kid`, several at once
+ * so keys rotate; `exp` required; `iss`/`aud` checked when configured) or API keys.
+ */
+export function createAuthenticator(options: AuthOptions) {
+  const hmac = new Map((options.hmacSecrets ?? []).map((s) => [s.kid, new TextEncoder().encode(s.secret)]));
+  const publicKeys: JWTVerifyGetKey | undefined = options.jwks
+    ? createLocalJWKSet(options.jwks)
+    : options.jwksUrl
+      ? createRemoteJWKSet(new URL(options.jwksUrl))
+      : undefined;
+  const algorithms = [...(hmac.size > 0 ? ['HS256'] : []), ...(publicKeys ? ASYMMETRIC_ALGS : [])];
+  const onlyHmacKey = hmac.size === 1 ? [...hmac.values()][0] : undefined;
+
+  const getKey: JWTVerifyGetKey = async (header, token) => {
+    if (header.alg === 'HS256') {
+      const key = header.kid !== undefined ? hmac.get(header.kid) : onlyHmacKey;
+      if (!key) throw errors.unauthorized(header.kid !== undefined ? `Unknown token key id ${JSON.stringify(header.kid)}.` : 'The token has no kid and several keys are configured; sign it with a kid.');
+      return key;
+    }
+    if (!publicKeys) throw errors.unauthorized(`Token algorithm ${header.alg} is not accepted here.`);
+    return publicKeys(header, token);
+  };
+
+  async function verifyJwt(token: string): Promise<Caller> {
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw errors.unauthorized('The bearer token is neither a JWT nor an API key.');
+    }
+    if (!alg || !algorithms.includes(alg)) {
+      throw errors.unauthorized(`Token algorithm ${alg ?? 'none'} is not accepted here${algorithms.length ? ` (accepted: ${algorithms.join(', ')})` : ''}.`);
+    }
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, getKey, {
+        algorithms,
+        requiredClaims: ['exp'],
+        ...(options.issuer ? { issuer: options.issuer } : {}),
+        ...(options.audience ? { audience: options.audience } : {}),
+      }));
+    } catch (err) {
+      throw errors.unauthorized(explainJoseError(err), { cause: err });
+    }
+    const claims = TokenClaimsSchema.safeParse(payload);
+    if (!claims.success) {
+      const issue = claims.error.issues[0]!;
+      throw errors.unauthorized(`Token claim ${issue.path.join('.') || '?'} is invalid: ${issue.message}. Tokens carry tenant, and optionally sub, session, trace and perms (${PERMS.join(', ')}).`);
+    }
+    const c = claims.data;
+    return { kind: 'jwt', tenantId: c.tenant, userId: c.sub, sessionId: c.session, traceId: c.trace, perms: new Set(c.perms) };
+  }
+
+  async function verifyApiKey(token: string): Promise<Caller> {
+    const m = API_KEY_PATTERN.exec(token);
+    const record = m && options.repo ? await options.repo.findApiKey(m[1]!) : undefined;
+    if (!m || !record || !constantTimeEqual(await sha256Hex(new TextEncoder().encode(m[2]!)), record.secretHash)) {
+      throw errors.unauthorized('Unknown or revoked API key.');
+    }
+    return { kind: 'api_key', tenantId: record.tenantId, perms: new Set(record.perms.filter((p): p is Perm => (PERMS as readonly string[]).includes(p))) };
+  }
+
+  return {
+    /** Resolves an Authorization header into a Caller, or throws unauthorized. */
+    async authenticate(authorization: string | undefined | null): Promise<Caller> {
+      if (!authorization) throw errors.unauthorized('Missing Authorization header. Send Authorization: Bearer <token>.');
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!m) throw errors.unauthorized('Malformed Authorization header. Send Authorization: Bearer <token>.');
+      const token = m[1]!;
+      return token.startsWith('ask_') ? verifyApiKey(token) : verifyJwt(token);
+    },
+  };
+}
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;
+
+function explainJoseError(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return 'The token has expired. Mint a new one.';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return `Token claim check failed (${err.claim}): ${err.reason}.`;
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'The token signature is invalid.';
+  if (err instanceof joseErrors.JWKSNoMatchingKey) return 'No configured key matches the token kid.';
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'The token algorithm is not accepted here.';
+  if (err instanceof Error && 'code' in err && err.code === 'unauthorized') return err.message;
+  return 'The token could not be verified.';
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}

@@ -1,0 +1,39 @@
+import { z } from '@hono/zod-openapi';
+import { ERROR_CODES } from '../core/errors.js';
+import { ArtifactRefSchema } from '../core/schemas.js';
+
+/** Schemas as they appear in /openapi.json. */
+export const ArtifactRefDoc = ArtifactRefSchema.openapi('ArtifactRef');
+
+export const ErrorDoc = z
+  .object({
+    code: z.enum(ERROR_CODES as [string, ...string[]]),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .openapi('Error');
+
+export const ListPageDoc = z.object({ items: z.array(ArtifactRefDoc), nextCursor: z.string().optional() }).openapi('ArtifactList');
+
+export const ArtifactIdParam = z.object({
+  id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' }, example: 'art_3f1c0a9be2d4c6f8a0b1c2d3' }),
+});
+
+/** Standard error responses for a route: each status with the shared error body. */
+export function errorResponses(...statuses: number[]) {
+  const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorDoc } } }> = {};
+  for (const s of statuses) out[s] = { description: DESCRIPTIONS[s] ?? 'Error', content: { 'application/json': { schema: ErrorDoc } } };
+  return out;
+}
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request (bad_request)',
+  401: 'Missing or invalid token (unauthorized)',
+  403: 'Permission missing (forbidden)',
+  404: 'Missing or out of scope (not_found)',
+  409: 'Quota or hash collision (quota_exceeded, hash_collision)',
+  413: 'Body over the maximum artifact size (payload_too_large)',
+  416: 'Bad range (invalid_range)',
+  422: 'Declared sha256 does not match (checksum_mismatch)',
+  503: 'Backend unavailable (backend_unavailable), with Retry-After',
+};

@@ -1,0 +1,100 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { isArtifactError } from '../../core/errors.js';
+import { parseRange } from '../../core/range.js';
+import type { ArtifactService } from '../../service/artifact-service.js';
+import { accessOf, requirePerm } from '../auth.js';
+import type { AppEnv } from '../context.js';
+import { downloadHeaders, etagMatches, etagOf } from '../download-headers.js';
+import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
+
+const query = z.object({
+  disposition: z.enum(['inline', 'attachment']).optional().openapi({ description: 'attachment forces a download; active types (HTML, SVG, XML, JS) are always attachments.' }),
+});
+
+const headers = z.object({
+  range: z.string().optional().openapi({ description: 'One byte range: bytes=START-END, bytes=START- or bytes=-SUFFIX.' }),
+  'if-none-match': z.string().optional().openapi({ description: 'ETag (the sha256 in quotes); a match answers 304.' }),
+  'if-range': z.string().optional(),
+});
+
+const binary = { '*/*': { schema: z.string().openapi({ format: 'binary' }) } };
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/v1/artifacts/{id}',
+  tags: ['artifacts'],
+  summary: 'Download the bytes',
+  description: 'Streams the bytes. Range gives 206; ETag is the sha256; If-None-Match answers 304. Missing and out-of-scope ids answer the same 404.',
+  request: { params: ArtifactIdParam, query, headers },
+  responses: {
+    200: { description: 'The bytes', content: binary },
+    206: { description: 'A range of the bytes', content: binary },
+    304: { description: 'Not modified' },
+    ...errorResponses(401, 403, 404, 416, 503),
+  },
+});
+
+const headRoute = createRoute({
+  method: 'head',
+  path: '/v1/artifacts/{id}',
+  tags: ['artifacts'],
+  summary: 'Download headers only',
+  request: { params: ArtifactIdParam, query, headers },
+  responses: { 200: { description: 'Headers of the download' }, 304: { description: 'Not modified' }, ...errorResponses(401, 404) },
+});
+
+export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
+  app.openapi(headRoute, async (c) => {
+    const caller = c.get('caller');
+    requirePerm(caller, 'read');
+    const ref = await service.getRef(accessOf(caller), c.req.valid('param').id);
+    const h = downloadHeaders(ref, { disposition: c.req.valid('query').disposition, cache: 'private' });
+    const status = etagMatches(c.req.header('if-none-match'), etagOf(ref), true) ? 304 : 200;
+    return new Response(null, { status, headers: status === 304 ? notModified(h) : { ...h, 'Content-Length': String(ref.sizeBytes) } }) as never;
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const caller = c.get('caller');
+    requirePerm(caller, 'read');
+    const access = accessOf(caller);
+    const id = c.req.valid('param').id;
+    const ifNoneMatch = c.req.header('if-none-match');
+    if (ifNoneMatch) {
+      const ref = await service.getRef(access, id);
+      if (etagMatches(ifNoneMatch, etagOf(ref), true)) {
+        return new Response(null, { status: 304, headers: notModified(downloadHeaders(ref, { cache: 'private' })) }) as never;
+      }
+    }
+    const rangeHeader = c.req.header('range');
+    const ifRange = c.req.header('if-range');
+    let result;
+    try {
+      result = await service.getStream(access, id, (entity) => {
+        if (rangeHeader === undefined) return undefined;
+        // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
+        if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
+        return parseRange(rangeHeader, entity.sizeBytes);
+      });
+    } catch (err) {
+      if (isArtifactError(err) && err.code === 'invalid_range') {
+        return c.json(err.toJSON(), 416, { 'Content-Range': `bytes */${String(err.details?.sizeBytes ?? '*')}` }) as never;
+      }
+      throw err;
+    }
+    const { ref, range, body, sizeBytes } = result;
+    const h = downloadHeaders(ref, { disposition: c.req.valid('query').disposition, cache: 'private' });
+    if (range) {
+      return new Response(body, {
+        status: 206,
+        headers: { ...h, 'Content-Range': `bytes ${range.start}-${range.end}/${sizeBytes}`, 'Content-Length': String(range.end - range.start + 1) },
+      }) as never;
+    }
+    return new Response(body, { status: 200, headers: { ...h, 'Content-Length': String(sizeBytes) } }) as never;
+  });
+}
+
+/** A 304 keeps the validators and caching headers, not the entity ones. */
+function notModified(h: Record<string, string>): Record<string, string> {
+  const { ETag, 'Cache-Control': cache, Vary } = h;
+  return { ETag: ETag!, 'Cache-Control': cache!, Vary: Vary!, 'X-Content-Type-Options': 'nosniff' };
+}

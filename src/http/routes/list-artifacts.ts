@@ -1,0 +1,48 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { ArtifactService } from '../../service/artifact-service.js';
+import { accessOf, requirePerm } from '../auth.js';
+import type { AppEnv } from '../context.js';
+import { errorResponses, ListPageDoc } from '../openapi-schemas.js';
+
+const query = z.object({
+  session: z.string().optional().openapi({ description: 'Only this session (a session-bound token always lists its own).' }),
+  trace: z.string().optional(),
+  user: z.string().optional(),
+  namespace: z.string().optional(),
+  mimePrefix: z.string().optional().openapi({ description: 'For example image/ or application/pdf' }),
+  createdAfter: z.string().optional().openapi({ description: 'ISO 8601, inclusive' }),
+  createdBefore: z.string().optional().openapi({ description: 'ISO 8601, exclusive' }),
+  cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page' }),
+  limit: z.string().regex(/^\d{1,4}$/, 'a whole number 1-1000').optional().openapi({ description: '1-1000, default 100' }),
+});
+
+const route = createRoute({
+  method: 'get',
+  path: '/v1/artifacts',
+  tags: ['artifacts'],
+  summary: 'List references, newest first',
+  description: 'One row per scope holding an id. The order is stable: pages never repeat or skip items that existed when listing began.',
+  request: { query },
+  responses: { 200: { description: 'A page', content: { 'application/json': { schema: ListPageDoc } } }, ...errorResponses(400, 401, 403) },
+});
+
+export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
+  app.openapi(route, async (c) => {
+    const caller = c.get('caller');
+    requirePerm(caller, 'read');
+    const q = c.req.valid('query');
+    const page = await service.list(accessOf(caller), {
+      sessionId: q.session,
+      traceId: q.trace,
+      userId: q.user,
+      namespace: q.namespace,
+      mimePrefix: q.mimePrefix,
+      createdAfter: q.createdAfter,
+      createdBefore: q.createdBefore,
+      cursor: q.cursor,
+      limit: q.limit === undefined ? undefined : Number(q.limit),
+    });
+    c.header('Cache-Control', 'private, no-cache');
+    return c.json(page, 200);
+  });
+}

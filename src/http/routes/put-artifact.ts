@@ -1,0 +1,113 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { errors } from '../../core/errors.js';
+import { decodeExtValue, headerUtf8 } from '../../core/filename.js';
+import type { ArtifactScope, PutOptions } from '../../core/schemas.js';
+import type { ArtifactService } from '../../service/artifact-service.js';
+import { requirePerm, type Caller } from '../auth.js';
+import type { AppEnv } from '../context.js';
+import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
+
+const header = (description: string) => z.string().optional().openapi({ description });
+
+const route = createRoute({
+  method: 'post',
+  path: '/v1/artifacts',
+  tags: ['artifacts'],
+  summary: 'Store an artifact (raw body, streamed)',
+  description:
+    'The body is the raw bytes (not multipart), streamed and hashed on the way in. The same bytes, namespace and tenant always give the same id, so a put is idempotent and safe to retry. 201 when the reference is new for this scope, 200 when the scope already held it (its expiry is refreshed). Every X-Artifact-* header may instead be sent as a query parameter of the same name without the prefix (filename, namespace, meta, ttl, sha256, source, session, trace, user). An empty body is refused (400).',
+  request: {
+    headers: z.object({
+      'content-type': header('The mime type of the bytes (default application/octet-stream).'),
+      'x-artifact-filename': header("Display name; directories are stripped, control characters refused. Non-ASCII as RFC 8187 UTF-8''<percent-encoded>."),
+      'x-artifact-namespace': header('[a-z0-9._-]{1,64}, default "art". Becomes the id prefix.'),
+      'x-artifact-meta': header('JSON object, at most 8 KiB, kept with this scope\'s reference.'),
+      'x-artifact-source': header('JSON object describing where the bytes came from (tool, server).'),
+      'x-artifact-ttl': header('Seconds until this reference expires.'),
+      'x-artifact-sha256': header('Expected lowercase hex sha256; a mismatch is refused with 422 and nothing is stored.'),
+      'x-artifact-session': header('Tenant-wide tokens only: the session to store under.'),
+      'x-artifact-trace': header('The trace to store under (unless the token is bound to one).'),
+      'x-artifact-user': header('Tenant-wide tokens only: the user to store under.'),
+    }),
+    body: { content: { '*/*': { schema: z.string().openapi({ format: 'binary' }) } }, required: true },
+  },
+  responses: {
+    200: { description: 'This scope already held the artifact; expiry refreshed.', content: { 'application/json': { schema: ArtifactRefDoc } } },
+    201: { description: 'Stored.', content: { 'application/json': { schema: ArtifactRefDoc } } },
+    ...errorResponses(400, 401, 403, 409, 413, 422, 503),
+  },
+});
+
+/** Reads X-Artifact-{name}, else the query parameter {name}. */
+function wire(c: Context, name: string): string | undefined {
+  return c.req.header(`x-artifact-${name}`) ?? c.req.query(name) ?? undefined;
+}
+
+function parseJsonObject(name: string, raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(headerUtf8(decodeExtValue(raw)));
+  } catch {
+    throw errors.badRequest(`X-Artifact-${name} is not valid JSON. Send a JSON object (non-ASCII as UTF-8''<percent-encoded>).`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw errors.badRequest(`X-Artifact-${name} must be a JSON object.`);
+  return value as Record<string, unknown>;
+}
+
+/** The scope of a put: the token's, optionally narrowed by headers; a bound part can never change. */
+export function putScopeOf(caller: Caller, named: { sessionId?: string; traceId?: string; userId?: string }): ArtifactScope {
+  const scope: ArtifactScope = { tenantId: caller.tenantId };
+  const parts = [
+    ['sessionId', 'session', caller.sessionId],
+    ['traceId', 'trace', caller.traceId],
+    ['userId', 'user', caller.userId],
+  ] as const;
+  for (const [key, label, bound] of parts) {
+    const asked = named[key];
+    if (bound !== undefined && asked !== undefined && asked !== bound) {
+      throw errors.forbidden(`Your token is bound to ${label} ${JSON.stringify(bound)}; it cannot act for ${label} ${JSON.stringify(asked)}.`);
+    }
+    if (key === 'sessionId' && asked !== undefined && caller.sessionId === undefined && caller.traceId !== undefined) {
+      throw errors.forbidden('Your token is bound to a trace; it cannot name a session.');
+    }
+    const value = bound ?? asked;
+    if (value !== undefined) scope[key] = value;
+  }
+  return scope;
+}
+
+export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
+  app.openapi(route, async (c) => {
+    const caller = c.get('caller');
+    requirePerm(caller, 'write');
+    const length = c.req.header('content-length');
+    if (length !== undefined && /^\d+$/.test(length) && Number(length) > service.limits.maxArtifactBytes) {
+      throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
+    }
+    const ttlRaw = wire(c, 'ttl');
+    if (ttlRaw !== undefined && !/^[1-9]\d{0,9}$/.test(ttlRaw)) throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds.');
+    const sha = wire(c, 'sha256');
+    if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha)) throw errors.badRequest('X-Artifact-Sha256 must be 64 hex characters.');
+    const filename = wire(c, 'filename');
+    const mime = c.req.header('content-type');
+    const options: PutOptions = {
+      ...(mime ? { mimeType: mime } : {}),
+      ...(filename !== undefined ? { filename: headerUtf8(decodeExtValue(filename)) } : {}),
+      ...(wire(c, 'namespace') !== undefined ? { namespace: wire(c, 'namespace') } : {}),
+      ...(ttlRaw !== undefined ? { ttl: Number(ttlRaw) } : {}),
+      ...(sha !== undefined ? { sha256: sha.toLowerCase() } : {}),
+    };
+    const meta = parseJsonObject('Meta', wire(c, 'meta'));
+    if (meta) options.meta = meta;
+    const source = parseJsonObject('Source', wire(c, 'source'));
+    if (source) options.source = source;
+    const scope = putScopeOf(caller, { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') });
+    const body = c.req.raw.body;
+    if (!body) throw errors.badRequest('The body is empty. An artifact needs at least one byte.');
+    const { ref, created } = await service.putStream(scope, body, options);
+    c.header('Location', `/v1/artifacts/${encodeURIComponent(ref.id)}`);
+    return c.json(ref, created ? 201 : 200);
+  });
+}

@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { serve } from '@hono/node-server';
+import swaggerUi from 'swagger-ui-dist';
+import type { BlobStore } from './blob/blob-store.js';
+import { createFsBlobStore } from './blob/fs.js';
+import { createMemoryBlobStore } from './blob/memory.js';
+import { nodeSha256 } from './blob/node-hash.js';
+import type { Config } from './core/config.js';
+import type { ArtifactRepository } from './db/repository.js';
+import { createSqliteRepository } from './db/sqlite.js';
+import { createApp } from './http/app.js';
+import { createAuthenticator } from './http/auth.js';
+import { createJsonLogger, type Logger } from './http/logger.js';
+import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
+import { mintToken, parseJwtSecrets, type TokenClaims } from './http/tokens.js';
+import { createArtifactService, type ArtifactService } from './service/artifact-service.js';
+
+/** The drivers a Node process runs on, chosen from config. The only place (with the CLI) that picks them. */
+export function openNodeDrivers(config: Config): { repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService } {
+  const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  const blobs =
+    config.blobDriver === 'memory'
+      ? createMemoryBlobStore({ hash: nodeSha256 })
+      : createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 });
+  const service = createArtifactService({
+    repo,
+    blobs,
+    limits: { maxArtifactBytes: config.maxArtifactBytes, defaultTtlSeconds: config.defaultTtlSeconds, maxTtlSeconds: config.maxTtlSeconds, touchFlushMs: config.touchFlushMs },
+  });
+  return { repo, blobs, service };
+}
+
+/** Swagger UI's files from the swagger-ui-dist package, read on demand and kept. */
+function nodeDocsAssets(): DocsAssets {
+  const root = swaggerUi.getAbsoluteFSPath();
+  const cache = new Map<string, Uint8Array>();
+  return {
+    async get(name) {
+      if (!DOCS_ASSET_NAMES.includes(name)) return null;
+      let bytes = cache.get(name);
+      if (!bytes) {
+        bytes = new Uint8Array(await readFile(join(root, name)));
+        cache.set(name, bytes);
+      }
+      return bytes;
+    },
+  };
+}
+
+const DEV_KID = 'dev';
+
+/**
+ * The signing keys in force. Production refuses to start without configured keys. Development
+ * keeps one random secret in {dataDir}/dev-jwt-secret so the printed token survives restarts;
+ * test mode uses a fresh secret per process.
+ */
+function resolveHmacSecrets(config: Config): { secrets: { kid: string; secret: string }[]; devSecret?: { kid: string; secret: string } } {
+  const configured = parseJwtSecrets(config.jwtSecrets);
+  if (config.env === 'production') {
+    if (configured.length === 0 && !config.jwksFile && !config.jwksUrl) {
+      throw new Error('Refusing to start in production without keys: set ARTIFACT_STORE_JWT_SECRETS (kid:secret,...), ARTIFACT_STORE_JWKS_FILE or ARTIFACT_STORE_JWKS_URL.');
+    }
+    const weak = configured.find((s) => s.secret.length < 32);
+    if (weak) throw new Error(`Refusing to start in production: the JWT secret of kid "${weak.kid}" is shorter than 32 characters.`);
+    return { secrets: configured };
+  }
+  if (configured.length > 0) return { secrets: configured, devSecret: configured[0] };
+  let secret: string;
+  if (config.env === 'test') {
+    secret = randomBytes(32).toString('base64url');
+  } else {
+    const file = resolve(config.dataDir, 'dev-jwt-secret');
+    if (existsSync(file)) {
+      secret = readFileSync(file, 'utf8').trim();
+    } else {
+      mkdirSync(resolve(config.dataDir), { recursive: true });
+      secret = randomBytes(32).toString('base64url');
+      writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    }
+  }
+  const dev = { kid: DEV_KID, secret };
+  return { secrets: [dev], devSecret: dev };
+}
+
+export interface RunningServer {
+  url: string;
+  /** A tenant-wide token (tenant "dev", read/write/admin) outside production; '' in production. */
+  token: string;
+  /** Signs a token with the dev/first secret (not in production). */
+  mintToken(claims: TokenClaims, ttlSeconds?: number): Promise<string>;
+  service: ArtifactService;
+  repo: ArtifactRepository;
+  server: Server;
+  /** Stops accepting, drains in-flight transfers (up to shutdownGraceMs), then closes the drivers. */
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP service on the configured drivers. */
+export async function startServer(config: Config, options: { logger?: Logger } = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createJsonLogger(config.logLevel);
+  const { secrets, devSecret } = resolveHmacSecrets(config);
+  const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
+  const { repo, blobs, service } = openNodeDrivers(config);
+  const auth = createAuthenticator({ hmacSecrets: secrets, jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
+  let draining = false;
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining });
+
+  const server = await new Promise<Server>((ok, fail) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
+    s.once('error', fail);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+
+  const mint = async (claims: TokenClaims, ttlSeconds = 3600) => {
+    if (!devSecret) throw new Error('No dev signing secret in production: mint tokens in the host application.');
+    return mintToken(devSecret, claims, ttlSeconds, { issuer: config.jwtIssuer, audience: config.jwtAudience });
+  };
+  const token = devSecret ? await mint({ tenant: 'dev', sub: 'dev', perms: ['read', 'write', 'admin'] }, 30 * 24 * 3600) : '';
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      draining = true;
+      const closed = new Promise<void>((ok) => server.close(() => ok()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+      timer.unref();
+      await closed;
+      clearTimeout(timer);
+      await service.close();
+      await repo.close();
+      await blobs.close?.();
+    })());
+
+  return { url, token, mintToken: mint, service, repo, server, close };
+}
