@@ -48,7 +48,7 @@ function parseJsonObject(name: string, raw: string | undefined): Record<string, 
   if (raw === undefined) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(headerUtf8(decodeExtValue(raw)));
+    value = JSON.parse(decodeExtValue(headerUtf8(raw)));
   } catch {
     throw errors.badRequest(`X-Artifact-${name} is not valid JSON. Send a JSON object (non-ASCII as UTF-8''<percent-encoded>).`);
   }
@@ -94,7 +94,7 @@ export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     const mime = c.req.header('content-type');
     const options: PutOptions = {
       ...(mime ? { mimeType: mime } : {}),
-      ...(filename !== undefined ? { filename: headerUtf8(decodeExtValue(filename)) } : {}),
+      ...(filename !== undefined ? { filename: decodeExtValue(headerUtf8(filename)) } : {}),
       ...(wire(c, 'namespace') !== undefined ? { namespace: wire(c, 'namespace') } : {}),
       ...(ttlRaw !== undefined ? { ttl: Number(ttlRaw) } : {}),
       ...(sha !== undefined ? { sha256: sha.toLowerCase() } : {}),
