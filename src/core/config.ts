@@ -16,8 +16,6 @@ export const ConfigSchema = z.object({
   env: z.enum(['development', 'production', 'test']).default('development'),
   host: z.string().default('127.0.0.1'),
   port: z.coerce.number().int().min(0).max(65535).default(8787),
-  /** Public base URL of the service, used in links; defaults to http://host:port. */
-  publicUrl: z.url().optional(),
   dataDir: z.string().default('./data'),
   /** SQLite file; defaults to {dataDir}/artifacts.db. */
   dbPath: z.string().optional(),
@@ -54,7 +52,6 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   env: 'ARTIFACT_STORE_ENV',
   host: 'ARTIFACT_STORE_HOST',
   port: 'ARTIFACT_STORE_PORT',
-  publicUrl: 'ARTIFACT_STORE_PUBLIC_URL',
   dataDir: 'ARTIFACT_STORE_DATA_DIR',
   dbPath: 'ARTIFACT_STORE_DB_PATH',
   blobDriver: 'ARTIFACT_STORE_BLOB_DRIVER',
