@@ -142,3 +142,8 @@ export async function startServer(config: Config, options: { logger?: Logger } =
 
   return { url, token, mintToken: mint, service, repo, server, close };
 }
+
+export { createFsBlobStore } from './blob/fs.js';
+export { nodeSha256 } from './blob/node-hash.js';
+export { createSqliteRepository } from './db/sqlite.js';
+export { loadConfig, type Config } from './core/config.js';
