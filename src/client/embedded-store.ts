@@ -1,0 +1,72 @@
+import { isArtifactError } from '../core/errors.js';
+import type { ArtifactRef, ArtifactScope, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+import type { ArtifactService, PutResult } from '../service/artifact-service.js';
+import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
+import { putScopeFor, readAccessOf, resolveByteRange } from './store-scope.js';
+
+export interface EmbeddedArtifactStoreOptions {
+  service: ArtifactService;
+  /** Who this store acts for. Reads see the tenant, narrowed to the session / trace when set. */
+  scope: ArtifactScope;
+  /** Whether the service's drivers keep bytes past the process (fs + SQLite file: yes). Default true. */
+  persistent?: boolean;
+}
+
+/**
+ * The artifact service in-process, no HTTP: for a planner running next to its storage (one machine,
+ * CLI, tests). Same validation, ids and scoping as the HTTP API, because it is the same service.
+ *
+ * @example
+ * const store = createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', sessionId: 's-42' } });
+ * const ref = await store.putBytes(pdf, { mimeType: 'application/pdf', filename: 'Sales.pdf' });
+ */
+export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOptions): ArtifactStore {
+  const { service, scope } = options;
+  const access = readAccessOf(scope);
+  const capabilities: ArtifactStoreCapabilities = { persistent: options.persistent ?? true, ranges: true, signedUrls: false, events: false };
+
+  async function put(run: (scope: ArtifactScope) => Promise<PutResult>, putOptions: PutOptions | undefined): Promise<ArtifactRef> {
+    // Refuse a scope change before the service merges options.scope over ours.
+    putScopeFor(scope, putOptions?.scope);
+    return (await run(scope)).ref;
+  }
+
+  async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
+    return nullWhenNotFound(async () => (await service.getStream(access, id, ({ sizeBytes }) => resolveByteRange(getOptions.range, sizeBytes))).body);
+  }
+
+  return {
+    capabilities,
+    putBytes: (data: Uint8Array, o?: PutOptions) => put((s) => service.putBytes(s, data, o), o),
+    putText: (text: string, o?: PutOptions) => put((s) => service.putText(s, text, o), o),
+    putBase64: (data: string, o?: PutOptions) => put((s) => service.putBase64(s, data, o), o),
+    putStream: async (stream: ReadableStream<Uint8Array>, o?: PutOptions) => {
+      try {
+        putScopeFor(scope, o?.scope);
+      } catch (err) {
+        await stream.cancel(err).catch(() => {});
+        throw err;
+      }
+      return (await service.putStream(scope, stream, o)).ref;
+    },
+    async get(id: string) {
+      const body = await getStream(id);
+      return body ? new Uint8Array(await new Response(body).arrayBuffer()) : null;
+    },
+    getStream,
+    getRef: (id: string) => nullWhenNotFound(() => service.getRef(access, id)),
+    exists: (id: string) => service.exists(access, id),
+    delete: (id: string) => service.delete(access, id),
+    list: (query?: ListQuery): Promise<ListPage> => service.list(access, query),
+  };
+}
+
+/** Missing and out of scope read as null, like the other stores; every other error propagates. */
+async function nullWhenNotFound<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isArtifactError(err) && err.code === 'not_found') return null;
+    throw err;
+  }
+}

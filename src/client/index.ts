@@ -1,0 +1,14 @@
+/**
+ * The SDK: one ArtifactStore interface and its implementations. Web standards only (fetch, Web
+ * Streams, Web Crypto), so this entry point runs in Node, browsers and Workers.
+ */
+export type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions, UrlOptions } from './artifact-store.js';
+export { createHttpArtifactStore, type HttpArtifactStore, type HttpArtifactStoreOptions } from './http-store.js';
+export { createEmbeddedArtifactStore, type EmbeddedArtifactStoreOptions } from './embedded-store.js';
+export { createInMemoryArtifactStore, type InMemoryArtifactStore, type InMemoryArtifactStoreOptions } from './memory-store.js';
+export { createNoOpArtifactStore, NOOP_WARNING, type NoOpArtifactStoreOptions } from './noop-store.js';
+export { discoverArtifactStore, isArtifactStore } from './discover.js';
+
+export type { ArtifactRef, ArtifactScope, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+export { ArtifactError, ERROR_CODES, ERROR_STATUS, isArtifactError, isErrorCode, type ArtifactErrorOptions, type ErrorCode } from '../core/errors.js';
+export { artifactId, DEFAULT_NAMESPACE, isArtifactId, namespaceFromToolName } from '../core/ids.js';

@@ -1,0 +1,359 @@
+import { decodeBase64 } from '../core/base64.js';
+import { errors } from '../core/errors.js';
+import { sanitizeFilename } from '../core/filename.js';
+import { sha256Hex } from '../core/hash.js';
+import { artifactId, assertNamespace, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
+import { ListQuerySchema, PutOptionsSchema, type ArtifactRef, type ArtifactScope, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
+import { decodeCursor, encodeCursor } from '../service/cursor.js';
+import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
+import { putScopeFor, readAccessOf, resolveByteRange } from './store-scope.js';
+
+export interface InMemoryArtifactStoreOptions {
+  /** Who this store acts for; default `{ tenantId: 'local' }`. */
+  scope?: ArtifactScope;
+  /** Puts larger than this fail with payload_too_large. Default: no limit. */
+  maxArtifactBytes?: number;
+  /** Default 3600, as the service. */
+  defaultTtlSeconds?: number;
+  /** Default 7 days, as the service. */
+  maxTtlSeconds?: number;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
+}
+
+/** An ArtifactStore in a Map, plus views of the same data under other scopes. */
+export interface InMemoryArtifactStore extends ArtifactStore {
+  readonly scope: ArtifactScope;
+  /** Another store over the same artifacts, acting for `scope` (for example another session). */
+  withScope(scope: ArtifactScope): InMemoryArtifactStore;
+}
+
+interface StoredRef {
+  seq: number;
+  tenantId: string;
+  artifactId: string;
+  userId?: string;
+  sessionId?: string;
+  traceId?: string;
+  mimeType: string;
+  filename?: string;
+  meta?: Record<string, unknown>;
+  source?: Record<string, unknown>;
+  createdAt: number;
+  lastAccessedAt: number;
+  expiresAt: number;
+}
+
+interface StoredArtifact {
+  namespace: string;
+  sha256: string;
+  bytes: Uint8Array;
+}
+
+/** The shared state behind every scoped view. */
+interface MemoryState {
+  /** `${tenantId}\n${artifactId}` → artifact. */
+  artifacts: Map<string, StoredArtifact>;
+  /** `${tenantId}\n${artifactId}\n${user}\n${session}\n${trace}` → reference. */
+  refs: Map<string, StoredRef>;
+  seq: number;
+  lastSweep: number;
+}
+
+const MIME_PATTERN = /^[a-z0-9!#$&^_.+-]{1,127}\/[a-z0-9!#$&^_.+-]{1,127}(\s*;[\x20-\x7e]*)?$/i;
+const META_MAX_BYTES = 8 * 1024;
+const DEFAULT_MIME = 'application/octet-stream';
+const TEXT_MIME = 'text/plain; charset=utf-8';
+const SWEEP_EVERY_MS = 60_000;
+
+const artifactKey = (tenantId: string, id: string) => `${tenantId}\n${id}`;
+const refKey = (s: ArtifactScope, id: string) => `${s.tenantId}\n${id}\n${s.userId ?? ''}\n${s.sessionId ?? ''}\n${s.traceId ?? ''}`;
+
+/**
+ * Pure-JS store for tests, demos and browsers: no SQLite, no node: imports. Same ids, validation,
+ * TTL and session scoping as the service; bytes live as long as the process.
+ *
+ * @example
+ * const store = createInMemoryArtifactStore({ scope: { tenantId: 'demo', sessionId: 's-1' } });
+ * const ref = await store.putText('hello', { filename: 'hello.txt' });
+ */
+export function createInMemoryArtifactStore(options: InMemoryArtifactStoreOptions = {}): InMemoryArtifactStore {
+  const state: MemoryState = { artifacts: new Map(), refs: new Map(), seq: 0, lastSweep: 0 };
+  const settings = {
+    maxArtifactBytes: options.maxArtifactBytes ?? Number.POSITIVE_INFINITY,
+    defaultTtlSeconds: options.defaultTtlSeconds ?? 3600,
+    maxTtlSeconds: options.maxTtlSeconds ?? 7 * 24 * 3600,
+    now: options.now ?? Date.now,
+  };
+  return scopedView(state, settings, options.scope ?? { tenantId: 'local' });
+}
+
+type Settings = { maxArtifactBytes: number; defaultTtlSeconds: number; maxTtlSeconds: number; now: () => number };
+
+function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope): InMemoryArtifactStore {
+  const { now } = settings;
+  const access = readAccessOf(scope);
+  const capabilities: ArtifactStoreCapabilities = { persistent: false, ranges: true, signedUrls: false, events: false };
+
+  const visible = (ref: StoredRef, at: number) =>
+    ref.tenantId === access.tenantId &&
+    ref.expiresAt > at &&
+    (access.filter.sessionId === undefined || ref.sessionId === access.filter.sessionId) &&
+    (access.filter.traceId === undefined || ref.traceId === access.filter.traceId);
+
+  const newestFirst = (a: StoredRef, b: StoredRef) => b.createdAt - a.createdAt || b.seq - a.seq;
+
+  /** The newest live reference visible here; reads of the bytes refresh last-accessed (LRU), as in the service. */
+  function find(id: string, touch = false): { ref: StoredRef; artifact: StoredArtifact } | undefined {
+    if (!isArtifactId(id)) return undefined;
+    const at = now();
+    let best: StoredRef | undefined;
+    for (const ref of state.refs.values()) {
+      if (ref.artifactId === id && visible(ref, at) && (!best || newestFirst(ref, best) < 0)) best = ref;
+    }
+    const artifact = best && state.artifacts.get(artifactKey(best.tenantId, id));
+    if (!best || !artifact) return undefined;
+    if (touch) best.lastAccessedAt = at;
+    return { ref: best, artifact };
+  }
+
+  function toRef(ref: StoredRef, artifact: StoredArtifact): ArtifactRef {
+    const out: ArtifactRef = {
+      id: ref.artifactId,
+      mimeType: ref.mimeType,
+      sizeBytes: artifact.bytes.byteLength,
+      sha256: artifact.sha256,
+      namespace: artifact.namespace,
+      scope: scopeOf(ref),
+      createdAt: new Date(ref.createdAt).toISOString(),
+      lastAccessedAt: new Date(ref.lastAccessedAt).toISOString(),
+      expiresAt: new Date(ref.expiresAt).toISOString(),
+    };
+    if (ref.filename !== undefined) out.filename = ref.filename;
+    if (ref.source !== undefined) out.source = structuredClone(ref.source);
+    if (ref.meta !== undefined) out.meta = structuredClone(ref.meta);
+    return out;
+  }
+
+  function checkPutOptions(raw: PutOptions) {
+    const parsed = PutOptionsSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.join('.') || 'options';
+      if (field === 'namespace' && typeof raw.namespace === 'string') assertNamespace(raw.namespace);
+      throw errors.badRequest(`Invalid put option ${field}: ${issue.message}.`);
+    }
+    const o = parsed.data;
+    const mimeType = o.mimeType?.trim();
+    if (mimeType !== undefined && !MIME_PATTERN.test(mimeType)) {
+      throw errors.badRequest(`Invalid mime type ${JSON.stringify(o.mimeType)}: use type/subtype, for example application/pdf.`);
+    }
+    if (o.ttl !== undefined && o.ttl > settings.maxTtlSeconds) {
+      throw errors.badRequest(`ttl ${o.ttl}s is over the maximum of ${settings.maxTtlSeconds}s. Ask for less.`);
+    }
+    for (const [name, value] of [['meta', o.meta], ['source', o.source]] as const) {
+      if (value !== undefined && new TextEncoder().encode(JSON.stringify(value)).byteLength > META_MAX_BYTES) {
+        throw errors.badRequest(`${name} is larger than ${META_MAX_BYTES} bytes of JSON. Keep it small; store big data as an artifact.`);
+      }
+    }
+    return { ...o, mimeType, filename: sanitizeFilename(o.filename), scope: putScopeFor(scope, o.scope) };
+  }
+
+  async function commit(bytes: Uint8Array, raw: PutOptions): Promise<ArtifactRef> {
+    const o = checkPutOptions(raw);
+    if (bytes.byteLength > settings.maxArtifactBytes) throw errors.payloadTooLarge(settings.maxArtifactBytes);
+    if (bytes.byteLength === 0) {
+      throw errors.badRequest('The body is empty. An artifact needs at least one byte; send the content, or skip storing nothing.');
+    }
+    const sha256 = await sha256Hex(bytes);
+    if (o.sha256 && o.sha256 !== sha256) throw errors.checksumMismatch(o.sha256, sha256);
+    const namespace = o.namespace ?? DEFAULT_NAMESPACE;
+    const id = artifactId(namespace, sha256);
+    const at = now();
+    sweep(at);
+
+    const aKey = artifactKey(o.scope.tenantId, id);
+    let artifact = state.artifacts.get(aKey);
+    if (artifact && artifact.sha256 !== sha256) throw errors.hashCollision(id);
+    if (!artifact) {
+      // Copy: the caller may reuse its buffer.
+      artifact = { namespace, sha256, bytes: new Uint8Array(bytes) };
+      state.artifacts.set(aKey, artifact);
+    }
+    const rKey = refKey(o.scope, id);
+    const prior = state.refs.get(rKey);
+    const live = prior !== undefined && prior.expiresAt > at;
+    const ref: StoredRef = {
+      seq: prior?.seq ?? ++state.seq,
+      tenantId: o.scope.tenantId,
+      artifactId: id,
+      ...(o.scope.userId !== undefined ? { userId: o.scope.userId } : {}),
+      ...(o.scope.sessionId !== undefined ? { sessionId: o.scope.sessionId } : {}),
+      ...(o.scope.traceId !== undefined ? { traceId: o.scope.traceId } : {}),
+      mimeType: o.mimeType ?? DEFAULT_MIME,
+      ...(o.filename !== undefined ? { filename: o.filename } : {}),
+      ...(o.meta !== undefined ? { meta: structuredClone(o.meta) } : {}),
+      ...(o.source !== undefined ? { source: structuredClone(o.source) } : {}),
+      // A re-put refreshes expiry; an expired reference not swept yet counts as new.
+      createdAt: live ? prior.createdAt : at,
+      lastAccessedAt: at,
+      expiresAt: at + (o.ttl ?? settings.defaultTtlSeconds) * 1000,
+    };
+    state.refs.set(rKey, ref);
+    return toRef(ref, artifact);
+  }
+
+  /** Drops expired references and artifacts nothing references any more (at most once a minute). */
+  function sweep(at: number) {
+    if (at - state.lastSweep < SWEEP_EVERY_MS) return;
+    state.lastSweep = at;
+    for (const [key, ref] of state.refs) if (ref.expiresAt <= at) state.refs.delete(key);
+    dropUnreferenced();
+  }
+
+  function dropUnreferenced() {
+    const held = new Set<string>();
+    for (const ref of state.refs.values()) held.add(artifactKey(ref.tenantId, ref.artifactId));
+    for (const key of state.artifacts.keys()) if (!held.has(key)) state.artifacts.delete(key);
+  }
+
+  async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
+    const found = find(id, true);
+    if (!found) return null;
+    const { bytes } = found.artifact;
+    const range = resolveByteRange(getOptions.range, bytes.byteLength);
+    const view = range ? bytes.slice(range.start, range.end + 1) : bytes.slice();
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(view);
+        controller.close();
+      },
+    });
+  }
+
+  return {
+    capabilities,
+    scope,
+    withScope: (other: ArtifactScope) => scopedView(state, settings, other),
+
+    putBytes: (data: Uint8Array, o: PutOptions = {}) => commit(data, o),
+    putText: (text: string, o: PutOptions = {}) => commit(new TextEncoder().encode(text), { mimeType: TEXT_MIME, ...o }),
+    async putBase64(data: string, o: PutOptions = {}) {
+      const decoded = decodeBase64(data);
+      return commit(decoded.bytes, { ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}), ...o });
+    },
+    async putStream(stream: ReadableStream<Uint8Array>, o: PutOptions = {}) {
+      try {
+        checkPutOptions(o);
+      } catch (err) {
+        await stream.cancel(err).catch(() => {});
+        throw err;
+      }
+      return commit(await collect(stream, settings.maxArtifactBytes), o);
+    },
+
+    async get(id: string) {
+      const found = find(id, true);
+      return found ? found.artifact.bytes.slice() : null;
+    },
+    getStream,
+    async getRef(id: string) {
+      const found = find(id);
+      return found ? toRef(found.ref, found.artifact) : null;
+    },
+    async exists(id: string) {
+      if (!isArtifactId(id)) return false;
+      const at = now();
+      for (const ref of state.refs.values()) if (ref.artifactId === id && visible(ref, at)) return true;
+      return false;
+    },
+    async delete(id: string) {
+      if (!isArtifactId(id)) return false;
+      const at = now();
+      let removed = 0;
+      for (const [key, ref] of state.refs) {
+        if (ref.artifactId === id && visible(ref, at)) {
+          state.refs.delete(key);
+          removed++;
+        }
+      }
+      if (removed > 0) dropUnreferenced();
+      return removed > 0;
+    },
+
+    async list(rawQuery: ListQuery = {}): Promise<ListPage> {
+      const parsed = ListQuerySchema.safeParse(rawQuery);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw errors.badRequest(`Invalid list filter ${issue.path.join('.')}: ${issue.message}.`);
+      }
+      const q = parsed.data;
+      for (const part of ['sessionId', 'traceId'] as const) {
+        const bound = access.filter[part];
+        if (bound !== undefined && q[part] !== undefined && q[part] !== bound) {
+          throw errors.forbidden(`This store is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`);
+        }
+      }
+      const after = q.cursor ? decodeCursor(q.cursor) : undefined;
+      const createdAfter = q.createdAfter ? Date.parse(q.createdAfter) : undefined;
+      const createdBefore = q.createdBefore ? Date.parse(q.createdBefore) : undefined;
+      const at = now();
+      const rows: { ref: StoredRef; artifact: StoredArtifact }[] = [];
+      for (const ref of state.refs.values()) {
+        if (!visible(ref, at)) continue;
+        if (q.sessionId !== undefined && ref.sessionId !== q.sessionId) continue;
+        if (q.traceId !== undefined && ref.traceId !== q.traceId) continue;
+        if (q.userId !== undefined && ref.userId !== q.userId) continue;
+        if (q.mimePrefix !== undefined && !ref.mimeType.startsWith(q.mimePrefix)) continue;
+        if (createdAfter !== undefined && ref.createdAt < createdAfter) continue;
+        if (createdBefore !== undefined && ref.createdAt >= createdBefore) continue;
+        if (after && !(ref.createdAt < after.createdAt || (ref.createdAt === after.createdAt && ref.seq < after.refId))) continue;
+        const artifact = state.artifacts.get(artifactKey(ref.tenantId, ref.artifactId));
+        if (!artifact || (q.namespace !== undefined && artifact.namespace !== q.namespace)) continue;
+        rows.push({ ref, artifact });
+      }
+      rows.sort((a, b) => newestFirst(a.ref, b.ref));
+      const limit = q.limit ?? 100;
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      const items = page.map((r) => toRef(r.ref, r.artifact));
+      return rows.length > limit && last ? { items, nextCursor: encodeCursor({ createdAt: last.ref.createdAt, refId: last.ref.seq }) } : { items };
+    },
+  };
+}
+
+function scopeOf(ref: StoredRef): ArtifactScope {
+  const scope: ArtifactScope = { tenantId: ref.tenantId };
+  if (ref.userId !== undefined) scope.userId = ref.userId;
+  if (ref.sessionId !== undefined) scope.sessionId = ref.sessionId;
+  if (ref.traceId !== undefined) scope.traceId = ref.traceId;
+  return scope;
+}
+
+/** Reads a stream into one buffer, refusing it as soon as it passes `maxBytes`. */
+async function collect(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) throw errors.payloadTooLarge(maxBytes);
+      chunks.push(value);
+    }
+  } catch (err) {
+    await reader.cancel(err).catch(() => {});
+    throw err;
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}

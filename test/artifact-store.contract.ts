@@ -1,0 +1,340 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ArtifactStore } from '../src/client/artifact-store.js';
+import { ArtifactError, type ErrorCode } from '../src/core/errors.js';
+import { sha256Hex } from '../src/core/hash.js';
+
+export interface ContractSubject {
+  store: ArtifactStore;
+  /** A store for another session of the same tenant, when the implementation has sessions. */
+  otherSession?: ArtifactStore;
+  cleanup(): Promise<void>;
+}
+
+const text = (bytes: Uint8Array | null) => (bytes ? new TextDecoder().decode(bytes) : null);
+
+async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {
+  return stream ? new Uint8Array(await new Response(stream).arrayBuffer()) : null;
+}
+
+function streamOf(...chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(c);
+      controller.close();
+    },
+  });
+}
+
+/** Distinct non-trivial bytes per seed. */
+function bytesOf(seed: number, size = 1000): Uint8Array {
+  const out = new Uint8Array(size);
+  for (let i = 0; i < size; i++) out[i] = (i * 31 + seed * 7 + (i >> 8)) & 0xff;
+  out[0] = seed & 0xff;
+  out[1] = (seed >> 8) & 0xff;
+  return out;
+}
+
+async function expectArtifactError(promise: Promise<unknown>, code: ErrorCode): Promise<ArtifactError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, `expected ArtifactError ${code}`).toBeInstanceOf(ArtifactError);
+  expect((err as ArtifactError).code).toBe(code);
+  return err as ArtifactError;
+}
+
+const ID = (ns: string) => new RegExp(`^${ns.replace(/\./g, '\\.')}_[0-9a-f]{24}$`);
+const MISSING_ID = 'art_000000000000000000000000';
+// A one-pixel PNG.
+const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+/**
+ * The behaviour every ArtifactStore shares (HTTP, embedded, in-memory): run it once per implementation.
+ * `make` is called before each test and must return stores over empty storage (or a fresh session).
+ */
+export function describeArtifactStoreContract(name: string, make: () => Promise<ContractSubject>): void {
+  describe(`ArtifactStore contract: ${name}`, () => {
+    let subject: ContractSubject;
+    let store: ArtifactStore;
+
+    beforeEach(async () => {
+      subject = await make();
+      store = subject.store;
+    });
+    afterEach(async () => {
+      await subject.cleanup();
+    });
+
+    describe('round trips', () => {
+      it('putBytes → get and getStream give the same bytes back', async () => {
+        const data = bytesOf(1, 70_000);
+        const ref = await store.putBytes(data, { mimeType: 'application/pdf', filename: 'Sales.pdf' });
+        expect(ref.sizeBytes).toBe(data.byteLength);
+        expect(ref.sha256).toBe(await sha256Hex(data));
+        expect(await store.get(ref.id)).toEqual(data);
+        expect(await readAll(await store.getStream(ref.id))).toEqual(data);
+      });
+
+      it('putText stores UTF-8 with a text/plain mime type by default', async () => {
+        const ref = await store.putText('naïve café ☕\nline two');
+        expect(ref.mimeType).toMatch(/^text\/plain/);
+        expect(text(await store.get(ref.id))).toBe('naïve café ☕\nline two');
+      });
+
+      it('putBase64 with a data: URL takes its media type and stores the decoded bytes', async () => {
+        const ref = await store.putBase64(`data:image/png;base64,${PNG_BASE64}`);
+        expect(ref.mimeType).toBe('image/png');
+        const bytes = await store.get(ref.id);
+        expect(bytes?.subarray(0, 4)).toEqual(new Uint8Array([0x89, 0x50, 0x4e, 0x47]));
+        expect(ref.sizeBytes).toBe(bytes?.byteLength);
+      });
+
+      it('putBase64 accepts plain and url-safe base64 of the same bytes (same id)', async () => {
+        const data = bytesOf(2, 300);
+        const standard = btoa(String.fromCharCode(...data));
+        const urlSafe = standard.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+        const a = await store.putBase64(standard, { mimeType: 'application/octet-stream' });
+        const b = await store.putBase64(urlSafe);
+        expect(b.id).toBe(a.id);
+        expect(await store.get(a.id)).toEqual(data);
+      });
+
+      it('putStream stores a multi-chunk stream whole', async () => {
+        const parts = [bytesOf(3, 5000), bytesOf(4, 1), bytesOf(5, 20_000)];
+        const whole = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+        let offset = 0;
+        for (const p of parts) {
+          whole.set(p, offset);
+          offset += p.byteLength;
+        }
+        const ref = await store.putStream(streamOf(...parts), { mimeType: 'application/octet-stream' });
+        expect(ref.sizeBytes).toBe(whole.byteLength);
+        expect(ref.sha256).toBe(await sha256Hex(whole));
+        expect(await store.get(ref.id)).toEqual(whole);
+      });
+    });
+
+    describe('ids', () => {
+      it('are {namespace}_{first 24 hex of sha256}', async () => {
+        const data = bytesOf(6);
+        const sha = await sha256Hex(data);
+        const plain = await store.putBytes(data);
+        expect(plain.id).toBe(`art_${sha.slice(0, 24)}`);
+        expect(plain.namespace).toBe('art');
+        const named = await store.putBytes(data, { namespace: 'tableau.download_workbook' });
+        expect(named.id).toMatch(ID('tableau.download_workbook'));
+        expect(named.id).toBe(`tableau.download_workbook_${sha.slice(0, 24)}`);
+      });
+
+      it('a re-put of the same bytes gives the same id and one listing row', async () => {
+        const data = bytesOf(7);
+        const first = await store.putBytes(data, { filename: 'a.bin' });
+        const again = await store.putBytes(data, { filename: 'a.bin' });
+        expect(again.id).toBe(first.id);
+        const page = await store.list();
+        expect(page.items.filter((r) => r.id === first.id)).toHaveLength(1);
+      });
+
+      it('different bytes give different ids', async () => {
+        const a = await store.putBytes(bytesOf(8));
+        const b = await store.putBytes(bytesOf(9));
+        expect(a.id).not.toBe(b.id);
+      });
+    });
+
+    describe('getRef', () => {
+      it('describes what was put', async () => {
+        const data = bytesOf(10, 4321);
+        const ref = await store.putBytes(data, {
+          mimeType: 'application/pdf',
+          filename: 'reports/Q3 Sales.pdf',
+          namespace: 'reports',
+          meta: { pages: 3, title: 'Q3' },
+          source: { tool: 'download_workbook' },
+          ttl: 120,
+        });
+        const got = await store.getRef(ref.id);
+        expect(got).not.toBeNull();
+        expect(got).toMatchObject({
+          id: ref.id,
+          mimeType: 'application/pdf',
+          filename: 'Q3 Sales.pdf',
+          sizeBytes: 4321,
+          sha256: await sha256Hex(data),
+          namespace: 'reports',
+          meta: { pages: 3, title: 'Q3' },
+          source: { tool: 'download_workbook' },
+        });
+        expect(got!.scope).toEqual(ref.scope);
+        expect(got!.scope.tenantId).toEqual(expect.any(String));
+        const created = Date.parse(got!.createdAt);
+        expect(Number.isNaN(created)).toBe(false);
+        expect(Date.parse(got!.expiresAt!) - created).toBe(120_000);
+      });
+
+      it('keeps a non-ASCII filename exactly', async () => {
+        const ref = await store.putText('x', { filename: 'Ünïcødé résumé 报告.txt' });
+        expect(ref.filename).toBe('Ünïcødé résumé 报告.txt');
+        expect((await store.getRef(ref.id))?.filename).toBe('Ünïcødé résumé 报告.txt');
+      });
+
+      it('keeps non-ASCII meta exactly', async () => {
+        const ref = await store.putText('meta', { meta: { title: 'Straße – 東京', quote: "it's" } });
+        expect((await store.getRef(ref.id))?.meta).toEqual({ title: 'Straße – 東京', quote: "it's" });
+      });
+    });
+
+    describe('ranges', () => {
+      it('getStream returns the asked byte range (inclusive ends), clamped to the size', async (ctx) => {
+        if (!store.capabilities.ranges) ctx.skip();
+        const data = bytesOf(11, 10_000);
+        const ref = await store.putBytes(data);
+        expect(await readAll(await store.getStream(ref.id, { range: { start: 100, end: 199 } }))).toEqual(data.subarray(100, 200));
+        expect(await readAll(await store.getStream(ref.id, { range: { start: 9990, end: 20_000 } }))).toEqual(data.subarray(9990));
+        expect(await readAll(await store.getStream(ref.id, { range: { start: 0, end: 0 } }))).toEqual(data.subarray(0, 1));
+      });
+
+      it('a range starting past the end is invalid_range', async (ctx) => {
+        if (!store.capabilities.ranges) ctx.skip();
+        const ref = await store.putBytes(bytesOf(12, 10));
+        await expectArtifactError(store.getStream(ref.id, { range: { start: 10, end: 20 } }), 'invalid_range');
+      });
+    });
+
+    describe('missing, exists and delete', () => {
+      it('a missing or malformed id reads as null / false', async () => {
+        for (const id of [MISSING_ID, 'not-an-id', '../../etc/passwd']) {
+          expect(await store.get(id)).toBeNull();
+          expect(await store.getStream(id)).toBeNull();
+          expect(await store.getRef(id)).toBeNull();
+          expect(await store.exists(id)).toBe(false);
+          expect(await store.delete(id)).toBe(false);
+        }
+      });
+
+      it('delete removes the artifact; a second delete is false', async () => {
+        const ref = await store.putText('to delete');
+        expect(await store.exists(ref.id)).toBe(true);
+        expect(await store.delete(ref.id)).toBe(true);
+        expect(await store.exists(ref.id)).toBe(false);
+        expect(await store.get(ref.id)).toBeNull();
+        expect(await store.getRef(ref.id)).toBeNull();
+        expect((await store.list()).items.map((r) => r.id)).not.toContain(ref.id);
+        expect(await store.delete(ref.id)).toBe(false);
+      });
+
+      it('the same bytes can be stored again after a delete', async () => {
+        const ref = await store.putText('phoenix');
+        await store.delete(ref.id);
+        const again = await store.putText('phoenix');
+        expect(again.id).toBe(ref.id);
+        expect(text(await store.get(ref.id))).toBe('phoenix');
+      });
+    });
+
+    describe('list', () => {
+      it('pages with a cursor cover every item once, newest first', async () => {
+        const put: string[] = [];
+        for (let i = 0; i < 7; i++) put.push((await store.putBytes(bytesOf(100 + i, 50))).id);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await store.list({ limit: 2, ...(cursor ? { cursor } : {}) });
+          expect(page.items.length).toBeLessThanOrEqual(2);
+          seen.push(...page.items.map((r) => r.id));
+          cursor = page.nextCursor;
+          pages++;
+        } while (cursor && pages < 20);
+        expect(pages).toBe(4);
+        expect(new Set(seen).size).toBe(seen.length);
+        expect([...seen].sort()).toEqual([...put].sort());
+        const createdAt = (await store.list({ limit: 100 })).items.map((r) => Date.parse(r.createdAt));
+        expect(createdAt).toEqual([...createdAt].sort((a, b) => b - a));
+      });
+
+      it('filters by namespace and mime prefix', async () => {
+        const alpha = await store.putBytes(bytesOf(200), { namespace: 'alpha', mimeType: 'image/png' });
+        const beta = await store.putBytes(bytesOf(201), { namespace: 'beta', mimeType: 'application/pdf' });
+        expect((await store.list({ namespace: 'alpha' })).items.map((r) => r.id)).toEqual([alpha.id]);
+        expect((await store.list({ namespace: 'beta' })).items.map((r) => r.id)).toEqual([beta.id]);
+        expect((await store.list({ mimePrefix: 'image/' })).items.map((r) => r.id)).toEqual([alpha.id]);
+        expect((await store.list({ namespace: 'gamma' })).items).toEqual([]);
+      });
+
+      it('an invalid cursor is bad_request', async () => {
+        await expectArtifactError(store.list({ cursor: '%%%not-a-cursor' }), 'bad_request');
+      });
+    });
+
+    describe('bad input', () => {
+      it('an invalid namespace is bad_request', async () => {
+        await expectArtifactError(store.putBytes(bytesOf(300), { namespace: 'Bad Namespace!' }), 'bad_request');
+        await expectArtifactError(store.putText('x', { namespace: '' }), 'bad_request');
+      });
+
+      it('malformed base64 is bad_request', async () => {
+        await expectArtifactError(store.putBase64('this is *not* base64!'), 'bad_request');
+        await expectArtifactError(store.putBase64('data:image/png,notbase64'), 'bad_request');
+        await expectArtifactError(store.putBase64('QUJD='), 'bad_request');
+      });
+
+      it('a declared sha256 that does not match is checksum_mismatch, and nothing is stored', async () => {
+        const data = bytesOf(301);
+        const wrong = await sha256Hex(bytesOf(302));
+        const err = await expectArtifactError(store.putBytes(data, { sha256: wrong }), 'checksum_mismatch');
+        expect(err.details).toMatchObject({ expected: wrong, actual: await sha256Hex(data) });
+        await expectArtifactError(store.putStream(streamOf(data), { sha256: wrong }), 'checksum_mismatch');
+        expect((await store.list()).items).toEqual([]);
+      });
+
+      it('a matching declared sha256 is accepted', async () => {
+        const data = bytesOf(303);
+        const ref = await store.putBytes(data, { sha256: await sha256Hex(data) });
+        expect(ref.sha256).toBe(await sha256Hex(data));
+      });
+
+      it('an empty body is bad_request, whichever put', async () => {
+        await expectArtifactError(store.putBytes(new Uint8Array(0)), 'bad_request');
+        await expectArtifactError(store.putText(''), 'bad_request');
+        await expectArtifactError(store.putStream(streamOf()), 'bad_request');
+        expect((await store.list()).items).toEqual([]);
+      });
+
+      it('a filename with control characters is bad_request', async () => {
+        await expectArtifactError(store.putText('x', { filename: 'evil\r\nX-Injected: 1.txt' }), 'bad_request');
+      });
+    });
+
+    describe('session isolation', () => {
+      it('another session cannot see, read, list or delete this session’s artifact', async (ctx) => {
+        const other = subject.otherSession;
+        if (!other) return ctx.skip();
+        const ref = await store.putText('secret of session A', { filename: 'a.txt' });
+        expect(await other.getRef(ref.id)).toBeNull();
+        expect(await other.get(ref.id)).toBeNull();
+        expect(await other.getStream(ref.id)).toBeNull();
+        expect(await other.exists(ref.id)).toBe(false);
+        expect((await other.list()).items.map((r) => r.id)).not.toContain(ref.id);
+        expect(await other.delete(ref.id)).toBe(false);
+        expect(text(await store.get(ref.id))).toBe('secret of session A');
+      });
+
+      it('the same bytes put by two sessions: each sees its own filename; deletes are per session', async (ctx) => {
+        const other = subject.otherSession;
+        if (!other) return ctx.skip();
+        const a = await store.putText('shared bytes', { filename: 'a.txt', meta: { by: 'A' } });
+        const b = await other.putText('shared bytes', { filename: 'b.txt', meta: { by: 'B' } });
+        expect(b.id).toBe(a.id);
+        expect(await store.getRef(a.id)).toMatchObject({ filename: 'a.txt', meta: { by: 'A' } });
+        expect(await other.getRef(a.id)).toMatchObject({ filename: 'b.txt', meta: { by: 'B' } });
+        expect((await store.list()).items.map((r) => r.filename)).toEqual(['a.txt']);
+        expect(await other.delete(a.id)).toBe(true);
+        expect(await other.exists(a.id)).toBe(false);
+        expect(text(await store.get(a.id))).toBe('shared bytes');
+        expect((await store.getRef(a.id))?.filename).toBe('a.txt');
+      });
+    });
+  });
+}

@@ -1,0 +1,231 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { createFsBlobStore } from '../src/blob/fs.js';
+import type { ArtifactStore } from '../src/client/artifact-store.js';
+import { discoverArtifactStore, isArtifactStore } from '../src/client/discover.js';
+import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
+import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
+import { createNoOpArtifactStore, NOOP_WARNING } from '../src/client/noop-store.js';
+import { ArtifactError } from '../src/core/errors.js';
+import { sha256Hex } from '../src/core/hash.js';
+import { createSqliteRepository } from '../src/db/sqlite.js';
+import { createArtifactService } from '../src/service/artifact-service.js';
+import { describeArtifactStoreContract } from './artifact-store.contract.js';
+
+describeArtifactStoreContract('embedded (SQLite file + fs blobs)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'artifact-embedded-'));
+  const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
+  const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
+  const service = createArtifactService({
+    repo,
+    blobs,
+    limits: { maxArtifactBytes: 10 * 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 7 * 24 * 3600, touchFlushMs: 0 },
+  });
+  return {
+    store: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' } }),
+    otherSession: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-b' } }),
+    async cleanup() {
+      await service.close();
+      await repo.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describeArtifactStoreContract('in-memory', async () => {
+  const store = createInMemoryArtifactStore({ scope: { tenantId: 'acme', sessionId: 's-a' } });
+  return { store, otherSession: store.withScope({ tenantId: 'acme', sessionId: 's-b' }), cleanup: async () => {} };
+});
+
+async function rejection(promise: Promise<unknown>): Promise<ArtifactError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ArtifactError);
+  return err as ArtifactError;
+}
+
+describe('in-memory store specifics', () => {
+  it('an expired reference is invisible; a re-put brings it back with a fresh expiry', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const store = createInMemoryArtifactStore({ now: () => now });
+    const ref = await store.putText('short-lived', { ttl: 60 });
+    now += 59_000;
+    expect(await store.exists(ref.id)).toBe(true);
+    now += 1_000;
+    expect(await store.exists(ref.id)).toBe(false);
+    expect(await store.get(ref.id)).toBeNull();
+    expect(await store.getRef(ref.id)).toBeNull();
+    expect((await store.list()).items).toEqual([]);
+    expect(await store.delete(ref.id)).toBe(false);
+    const again = await store.putText('short-lived', { ttl: 60 });
+    expect(again.createdAt).toBe(new Date(now).toISOString());
+    expect(again.expiresAt).toBe(new Date(now + 60_000).toISOString());
+  });
+
+  it('a re-put by the same scope refreshes the expiry but keeps createdAt', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const store = createInMemoryArtifactStore({ now: () => now });
+    const first = await store.putText('kept', { ttl: 60 });
+    now += 30_000;
+    const second = await store.putText('kept', { ttl: 60 });
+    expect(second.createdAt).toBe(first.createdAt);
+    expect(second.expiresAt).toBe(new Date(now + 60_000).toISOString());
+  });
+
+  it('maxArtifactBytes refuses bigger puts with payload_too_large, streamed or not', async () => {
+    const store = createInMemoryArtifactStore({ maxArtifactBytes: 10 });
+    expect((await rejection(store.putBytes(new Uint8Array(11).fill(1)))).code).toBe('payload_too_large');
+    const endless = new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(new Uint8Array(4).fill(2)) });
+    expect((await rejection(store.putStream(endless))).code).toBe('payload_too_large');
+    expect((await store.putBytes(new Uint8Array(10).fill(1))).sizeBytes).toBe(10);
+  });
+
+  it('a ttl over the maximum is bad_request', async () => {
+    const store = createInMemoryArtifactStore({ maxTtlSeconds: 100 });
+    expect((await rejection(store.putText('x', { ttl: 101 }))).code).toBe('bad_request');
+  });
+
+  it('a session-bound store cannot put for another session', async () => {
+    const store = createInMemoryArtifactStore({ scope: { tenantId: 't', sessionId: 's-1' } });
+    expect((await rejection(store.putText('x', { scope: { sessionId: 's-2' } }))).code).toBe('forbidden');
+    expect((await rejection(store.list({ sessionId: 's-2' }))).code).toBe('forbidden');
+  });
+
+  it('a tenant-wide view sees every session and deletes every reference', async () => {
+    const tenant = createInMemoryArtifactStore({ scope: { tenantId: 't' } });
+    const a = tenant.withScope({ tenantId: 't', sessionId: 's-1' });
+    const b = tenant.withScope({ tenantId: 't', sessionId: 's-2' });
+    const ref = await a.putText('both', { filename: 'a.txt' });
+    await b.putText('both', { filename: 'b.txt' });
+    expect((await tenant.list()).items.map((r) => r.filename).sort()).toEqual(['a.txt', 'b.txt']);
+    expect((await tenant.list({ sessionId: 's-2' })).items.map((r) => r.filename)).toEqual(['b.txt']);
+    expect(await tenant.delete(ref.id)).toBe(true);
+    expect(await a.exists(ref.id)).toBe(false);
+    expect(await b.exists(ref.id)).toBe(false);
+  });
+
+  it('does not share buffers with the caller', async () => {
+    const store = createInMemoryArtifactStore();
+    const data = new Uint8Array([1, 2, 3]);
+    const ref = await store.putBytes(data);
+    data[0] = 9;
+    const got = (await store.get(ref.id))!;
+    expect(got).toEqual(new Uint8Array([1, 2, 3]));
+    got[1] = 9;
+    expect(await store.get(ref.id)).toEqual(new Uint8Array([1, 2, 3]));
+  });
+});
+
+describe('embedded store specifics', () => {
+  it('refuses to put for a session other than its own', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'artifact-embedded-'));
+    const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
+    const service = createArtifactService({
+      repo,
+      blobs: createFsBlobStore({ root: join(dir, 'blobs'), fsync: false }),
+      limits: { maxArtifactBytes: 1024, defaultTtlSeconds: 60, maxTtlSeconds: 120, touchFlushMs: 0 },
+    });
+    try {
+      const store = createEmbeddedArtifactStore({ service, scope: { tenantId: 't', sessionId: 's-1' }, persistent: false });
+      expect(store.capabilities).toEqual({ persistent: false, ranges: true, signedUrls: false, events: false });
+      expect((await rejection(store.putText('x', { scope: { sessionId: 's-2' } }))).code).toBe('forbidden');
+      expect((await rejection(store.putBytes(new Uint8Array(2048).fill(1)))).code).toBe('payload_too_large');
+      const ref = await store.putText('x', { scope: { traceId: 'tr-1' } });
+      expect(ref.scope).toEqual({ tenantId: 't', sessionId: 's-1', traceId: 'tr-1' });
+    } finally {
+      await service.close();
+      await repo.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('NoOp store', () => {
+  it('stores nothing but answers with a ref marked truncated, computed like a real one', async () => {
+    const warn = vi.fn();
+    const store = createNoOpArtifactStore({ warn });
+    const data = new TextEncoder().encode('%PDF-1.7 pretend');
+    const ref = await store.putBytes(data, { mimeType: 'application/pdf', filename: 'dir/Sales.pdf', namespace: 'tableau.download_workbook', source: { tool: 'download_workbook' } });
+    const sha = await sha256Hex(data);
+    expect(ref).toMatchObject({
+      id: `tableau.download_workbook_${sha.slice(0, 24)}`,
+      sha256: sha,
+      sizeBytes: data.byteLength,
+      mimeType: 'application/pdf',
+      filename: 'Sales.pdf',
+      namespace: 'tableau.download_workbook',
+      source: { tool: 'download_workbook', truncated: true, warning: NOOP_WARNING },
+    });
+    expect(await store.get(ref.id)).toBeNull();
+    expect(await store.getStream(ref.id)).toBeNull();
+    expect(await store.getRef(ref.id)).toBeNull();
+    expect(await store.exists(ref.id)).toBe(false);
+    expect(await store.delete(ref.id)).toBe(false);
+    expect(await store.list()).toEqual({ items: [] });
+    expect(store.capabilities).toEqual({ persistent: false, ranges: false, signedUrls: false, events: false });
+  });
+
+  it('warns once, however many puts', async () => {
+    const warn = vi.fn();
+    const store = createNoOpArtifactStore({ warn });
+    await store.putText('a');
+    await store.putBase64('data:image/png;base64,iVBORw0KGgo=');
+    await store.putStream(new Response('streamed').body!);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith(NOOP_WARNING);
+  });
+
+  it('reports the real size and mime of text, base64 and streams', async () => {
+    const store = createNoOpArtifactStore({ warn: () => {} });
+    expect(await store.putText('héllo')).toMatchObject({ sizeBytes: 6, mimeType: 'text/plain; charset=utf-8' });
+    expect(await store.putBase64('data:image/png;base64,iVBORw0KGgo=')).toMatchObject({ sizeBytes: 8, mimeType: 'image/png' });
+    expect(await store.putStream(new Response('streamed').body!)).toMatchObject({ sizeBytes: 8 });
+  });
+
+  it('still refuses what no store could keep: bad namespace and malformed base64', async () => {
+    const store = createNoOpArtifactStore({ warn: () => {} });
+    expect((await rejection(store.putText('x', { namespace: 'Bad NS' }))).code).toBe('bad_request');
+    expect((await rejection(store.putBase64('not base64 at all!'))).code).toBe('bad_request');
+  });
+});
+
+describe('discoverArtifactStore', () => {
+  const memory = () => createInMemoryArtifactStore();
+
+  it('prefers the explicit store', () => {
+    const explicit = memory();
+    expect(discoverArtifactStore({ artifactStore: memory() }, explicit)).toBe(explicit);
+  });
+
+  it('then the state store’s artifactStore', () => {
+    const nested = memory();
+    expect(discoverArtifactStore({ artifactStore: nested })).toBe(nested);
+  });
+
+  it('then a state store that is itself an ArtifactStore', () => {
+    const stateStore = Object.assign(memory(), { saveState: async () => {} });
+    expect(discoverArtifactStore(stateStore)).toBe(stateStore);
+  });
+
+  it('else a NoOp store that warns on first put', async () => {
+    const warn = vi.fn();
+    for (const stateStore of [undefined, null, {}, { artifactStore: { putBytes() {} } }, { get() {}, list() {} }]) {
+      const store = discoverArtifactStore(stateStore, undefined, { warn });
+      expect(store.capabilities.persistent).toBe(false);
+      expect((await store.putText('x')).source).toMatchObject({ truncated: true });
+    }
+    expect(warn).toHaveBeenCalledTimes(5);
+  });
+
+  it('isArtifactStore checks every method and capabilities', () => {
+    const store: ArtifactStore = memory();
+    expect(isArtifactStore(store)).toBe(true);
+    expect(isArtifactStore({ ...store, capabilities: undefined })).toBe(false);
+    const { list: _list, ...withoutList } = store;
+    expect(isArtifactStore(withoutList)).toBe(false);
+  });
+});
