@@ -1,9 +1,9 @@
 import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
-import { sanitizeFilename } from '../core/filename.js';
 import { sha256Hex } from '../core/hash.js';
-import { artifactId, assertNamespace, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
-import { ListQuerySchema, PutOptionsSchema, type ArtifactRef, type ArtifactScope, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
+import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
+import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
+import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
 import { decodeCursor, encodeCursor } from '../service/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from './store-scope.js';
@@ -60,10 +60,6 @@ interface MemoryState {
   lastSweep: number;
 }
 
-const MIME_PATTERN = /^[a-z0-9!#$&^_.+-]{1,127}\/[a-z0-9!#$&^_.+-]{1,127}(\s*;[\x20-\x7e]*)?$/i;
-const META_MAX_BYTES = 8 * 1024;
-const DEFAULT_MIME = 'application/octet-stream';
-const TEXT_MIME = 'text/plain; charset=utf-8';
 const SWEEP_EVERY_MS = 60_000;
 
 const artifactKey = (tenantId: string, id: string) => `${tenantId}\n${id}`;
@@ -136,27 +132,8 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
   }
 
   function checkPutOptions(raw: PutOptions) {
-    const parsed = PutOptionsSchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = issue.path.join('.') || 'options';
-      if (field === 'namespace' && typeof raw.namespace === 'string') assertNamespace(raw.namespace);
-      throw errors.badRequest(`Invalid put option ${field}: ${issue.message}.`);
-    }
-    const o = parsed.data;
-    const mimeType = o.mimeType?.trim();
-    if (mimeType !== undefined && !MIME_PATTERN.test(mimeType)) {
-      throw errors.badRequest(`Invalid mime type ${JSON.stringify(o.mimeType)}: use type/subtype, for example application/pdf.`);
-    }
-    if (o.ttl !== undefined && o.ttl > settings.maxTtlSeconds) {
-      throw errors.badRequest(`ttl ${o.ttl}s is over the maximum of ${settings.maxTtlSeconds}s. Ask for less.`);
-    }
-    for (const [name, value] of [['meta', o.meta], ['source', o.source]] as const) {
-      if (value !== undefined && new TextEncoder().encode(JSON.stringify(value)).byteLength > META_MAX_BYTES) {
-        throw errors.badRequest(`${name} is larger than ${META_MAX_BYTES} bytes of JSON. Keep it small; store big data as an artifact.`);
-      }
-    }
-    return { ...o, mimeType, filename: sanitizeFilename(o.filename), scope: putScopeFor(scope, o.scope) };
+    const o = validatePutOptions(raw, settings);
+    return { ...o, scope: putScopeFor(scope, o.scope) };
   }
 
   async function commit(bytes: Uint8Array, raw: PutOptions): Promise<ArtifactRef> {

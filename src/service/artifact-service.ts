@@ -1,8 +1,8 @@
 import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
-import { sanitizeFilename } from '../core/filename.js';
-import { artifactId, assertNamespace, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
-import { ListQuerySchema, PutOptionsSchema, type ArtifactRef, type ArtifactScope, type ByteRange, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
+import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
+import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
+import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { ArtifactRepository, RefRow, ScopeFilter } from '../db/repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -46,10 +46,6 @@ export interface GetResult {
   body: ReadableStream<Uint8Array>;
 }
 
-const MIME_PATTERN = /^[a-z0-9!#$&^_.+-]{1,127}\/[a-z0-9!#$&^_.+-]{1,127}(\s*;[\x20-\x7e]*)?$/i;
-const META_MAX_BYTES = 8 * 1024;
-export const DEFAULT_MIME = 'application/octet-stream';
-export const TEXT_MIME = 'text/plain; charset=utf-8';
 
 /**
  * The artifact service: put / get / delete / list over a BlobStore and an ArtifactRepository. Knows
@@ -61,29 +57,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
   const now = deps.now ?? Date.now;
   const touches = createTouchBatcher((ids, at) => repo.touch(ids, at), limits.touchFlushMs, now);
 
-  function checkPutOptions(raw: PutOptions) {
-    const parsed = PutOptionsSchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = issue.path.join('.') || 'options';
-      if (field === 'namespace' && typeof raw.namespace === 'string') assertNamespace(raw.namespace);
-      throw errors.badRequest(`Invalid put option ${field}: ${issue.message}.`);
-    }
-    const options = parsed.data;
-    const mimeType = options.mimeType?.trim();
-    if (mimeType !== undefined && !MIME_PATTERN.test(mimeType)) {
-      throw errors.badRequest(`Invalid mime type ${JSON.stringify(options.mimeType)}: use type/subtype, for example application/pdf.`);
-    }
-    if (options.ttl !== undefined && options.ttl > limits.maxTtlSeconds) {
-      throw errors.badRequest(`ttl ${options.ttl}s is over the maximum of ${limits.maxTtlSeconds}s. Ask for less, or raise ARTIFACT_STORE_MAX_TTL_SECONDS.`);
-    }
-    for (const [name, value] of [['meta', options.meta], ['source', options.source]] as const) {
-      if (value !== undefined && new TextEncoder().encode(JSON.stringify(value)).byteLength > META_MAX_BYTES) {
-        throw errors.badRequest(`${name} is larger than ${META_MAX_BYTES} bytes of JSON. Keep it small; store big data as an artifact.`);
-      }
-    }
-    return { ...options, mimeType, filename: sanitizeFilename(options.filename) };
-  }
+  const checkPutOptions = (raw: PutOptions) => validatePutOptions(raw, limits);
 
   function putScope(scope: ArtifactScope, options: PutOptions): ArtifactScope {
     return { ...scope, ...(options.scope ?? {}), tenantId: scope.tenantId };
@@ -139,7 +113,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     },
 
     /** base64, base64url or a data: URL (whose media type is used unless mimeType is given). */
-    putBase64(scope: ArtifactScope, data: string, options: PutOptions = {}) {
+    async putBase64(scope: ArtifactScope, data: string, options: PutOptions = {}): Promise<PutResult> {
       const decoded = decodeBase64(data);
       return putStream(scope, streamOf(decoded.bytes), { ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}), ...options });
     },
