@@ -1,0 +1,386 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BlobStore } from '../src/blob/blob-store.js';
+import { ArtifactError, type ErrorCode } from '../src/core/errors.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+export interface BlobStoreFixture {
+  store: BlobStore;
+  cleanup(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream and byte helpers, shared with the driver-specific tests.
+// ---------------------------------------------------------------------------------------------
+
+export function sha256Of(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** A pull-based stream over `bytes`, cut into views (not copies) of `chunkSize` bytes. */
+export function bytesStream(bytes: Uint8Array, chunkSize = 64 * KiB): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (offset >= bytes.byteLength) {
+          controller.close();
+          return;
+        }
+        controller.enqueue(bytes.subarray(offset, offset + chunkSize));
+        offset += chunkSize;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * A stream that pulls from an (async) iterator one chunk per read request and returns the iterator
+ * when the stream is cancelled, so a test can see whether the consumer stopped pulling.
+ */
+export function iteratorStream(iterator: AsyncIterator<Uint8Array> | Iterator<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await iterator.next();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      async cancel() {
+        await iterator.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** Emits `chunks`, then errors the stream instead of closing it. */
+export function failingStream(chunks: Uint8Array[], error: Error): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (i < chunks.length) controller.enqueue(chunks[i++]!);
+        else controller.error(error);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+export async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    size += value.byteLength;
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.byteLength;
+  }
+  return out;
+}
+
+/** Hashes a stream without holding it in memory. */
+export async function hashStream(stream: ReadableStream<Uint8Array>): Promise<{ sha256: string; sizeBytes: number }> {
+  const h = createHash('sha256');
+  let sizeBytes = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    h.update(value);
+    sizeBytes += value.byteLength;
+  }
+  return { sha256: h.digest('hex'), sizeBytes };
+}
+
+/** Resolves with the ArtifactError a promise rejects with, failing the test if it has another code. */
+export async function expectArtifactError(promise: Promise<unknown>, code: ErrorCode): Promise<ArtifactError> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, `expected an ArtifactError ${code}`).toBeInstanceOf(ArtifactError);
+  expect((caught as ArtifactError).code).toBe(code);
+  return caught as ArtifactError;
+}
+
+/** Lets pending I/O callbacks and timers run (a few event-loop turns). */
+export async function settle(turns = 10): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise<void>((r) => setTimeout(r, 1));
+}
+
+const MISSING_SHA = 'f'.repeat(64);
+
+// ---------------------------------------------------------------------------------------------
+// The contract.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The behaviour every BlobStore driver must have. `make` returns a fresh, empty store per test.
+ */
+export function describeBlobStoreContract(name: string, make: () => Promise<BlobStoreFixture>): void {
+  describe(`BlobStore contract: ${name}`, () => {
+    let fixture: BlobStoreFixture;
+    let store: BlobStore;
+
+    beforeEach(async () => {
+      fixture = await make();
+      store = fixture.store;
+    });
+
+    afterEach(async () => {
+      await fixture.store.close?.();
+      await fixture.cleanup();
+    });
+
+    it('put streams the body and returns its sha256 (as node:crypto computes it) and size', async () => {
+      const bytes = randomBytes(300 * KiB + 7);
+      const info = await store.put(bytesStream(bytes, 10 * KiB));
+      expect(info).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.byteLength });
+      expect(info.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(await store.exists(info.sha256)).toBe(true);
+      expect(await store.stat(info.sha256)).toEqual({ sha256: info.sha256, sizeBytes: bytes.byteLength });
+    });
+
+    it('get returns the identical bytes, as often as asked', async () => {
+      const bytes = randomBytes(2 * MiB + 123);
+      const { sha256 } = await store.put(bytesStream(bytes));
+      const [a, b] = await Promise.all([store.get(sha256).then((s) => readAll(s!)), store.get(sha256).then((s) => readAll(s!))]);
+      expect(Buffer.from(a).equals(bytes)).toBe(true);
+      expect(Buffer.from(b).equals(bytes)).toBe(true);
+    });
+
+    it('accepts chunk views into larger buffers and skips empty chunks', async () => {
+      const backing = randomBytes(100 * KiB);
+      const chunks = [backing.subarray(10, 5000), new Uint8Array(0), backing.subarray(5000, 5000), backing.subarray(5000, 90_000), backing.subarray(90_000, 90_001)];
+      const expected = Buffer.concat(chunks);
+      const info = await store.put(iteratorStream(chunks[Symbol.iterator]()));
+      expect(info).toEqual({ sha256: sha256Of(expected), sizeBytes: expected.byteLength });
+      expect(Buffer.from(await readAll((await store.get(info.sha256))!)).equals(expected)).toBe(true);
+    });
+
+    it('stores an empty body when rejectEmpty is not set', async () => {
+      const info = await store.put(bytesStream(new Uint8Array(0)));
+      expect(info).toEqual({ sha256: sha256Of(new Uint8Array(0)), sizeBytes: 0 });
+      expect((await readAll((await store.get(info.sha256))!)).byteLength).toBe(0);
+    });
+
+    it('serves ranges with inclusive ends: first byte, last byte, middle, across read chunks, whole', async () => {
+      const size = 3 * MiB + 17;
+      const bytes = randomBytes(size);
+      const { sha256 } = await store.put(bytesStream(bytes));
+      const ranges = [
+        { start: 0, end: 0 },
+        { start: size - 1, end: size - 1 },
+        { start: 0, end: size - 1 },
+        { start: 100, end: 199 },
+        { start: MiB - 1, end: MiB },
+        { start: 12345, end: 2 * MiB + 5 },
+        { start: size - 1000, end: size - 1 },
+      ];
+      for (const range of ranges) {
+        const got = await readAll((await store.get(sha256, range))!);
+        expect(got.byteLength, `range ${range.start}-${range.end}`).toBe(range.end - range.start + 1);
+        expect(Buffer.from(got).equals(bytes.subarray(range.start, range.end + 1)), `range ${range.start}-${range.end}`).toBe(true);
+      }
+    });
+
+    it('a missing key: get null, stat null, exists false, delete false', async () => {
+      for (const key of [MISSING_SHA, sha256Of(randomBytes(16)), 'not-a-hash', '../../etc/passwd', MISSING_SHA.toUpperCase()]) {
+        expect(await store.get(key), key).toBeNull();
+        expect(await store.get(key, { start: 0, end: 0 }), key).toBeNull();
+        expect(await store.stat(key), key).toBeNull();
+        expect(await store.exists(key), key).toBe(false);
+        expect(await store.delete(key), key).toBe(false);
+      }
+    });
+
+    it('delete removes the blob: true the first time, false after', async () => {
+      const bytes = randomBytes(4096);
+      const keep = randomBytes(4096);
+      const { sha256 } = await store.put(bytesStream(bytes));
+      const other = await store.put(bytesStream(keep));
+      expect(await store.delete(sha256)).toBe(true);
+      expect(await store.delete(sha256)).toBe(false);
+      expect(await store.exists(sha256)).toBe(false);
+      expect(await store.stat(sha256)).toBeNull();
+      expect(await store.get(sha256)).toBeNull();
+      // Only that blob went.
+      expect(Buffer.from(await readAll((await store.get(other.sha256))!)).equals(keep)).toBe(true);
+      // And it can be stored again.
+      expect((await store.put(bytesStream(bytes))).sha256).toBe(sha256);
+      expect(await store.exists(sha256)).toBe(true);
+    });
+
+    it('expectedSha256 that matches is accepted', async () => {
+      const bytes = randomBytes(50 * KiB);
+      const info = await store.put(bytesStream(bytes), { expectedSha256: sha256Of(bytes) });
+      expect(info.sha256).toBe(sha256Of(bytes));
+      expect(await store.exists(info.sha256)).toBe(true);
+    });
+
+    it('expectedSha256 mismatch: checksum_mismatch and nothing is stored', async () => {
+      const bytes = randomBytes(3 * MiB);
+      const real = sha256Of(bytes);
+      const declared = sha256Of(randomBytes(8));
+      const err = await expectArtifactError(store.put(bytesStream(bytes), { expectedSha256: declared }), 'checksum_mismatch');
+      expect(err.status).toBe(422);
+      expect(await store.exists(real)).toBe(false);
+      expect(await store.exists(declared)).toBe(false);
+      expect(await store.get(real)).toBeNull();
+    });
+
+    it('maxBytes: exactly the limit is accepted, one byte more is payload_too_large with nothing stored', async () => {
+      const limit = 256 * KiB;
+      const exact = randomBytes(limit);
+      expect((await store.put(bytesStream(exact, 10_000), { maxBytes: limit })).sizeBytes).toBe(limit);
+      const over = randomBytes(limit + 1);
+      const err = await expectArtifactError(store.put(bytesStream(over, 10_000), { maxBytes: limit }), 'payload_too_large');
+      expect(err.status).toBe(413);
+      expect(await store.exists(sha256Of(over))).toBe(false);
+    });
+
+    it('maxBytes is enforced while streaming: an endless body is cut off and no longer pulled', async () => {
+      const chunk = randomBytes(64 * KiB);
+      const limit = MiB;
+      let pulled = 0;
+      let finished = false;
+      async function* endless(): AsyncGenerator<Uint8Array> {
+        try {
+          for (;;) {
+            pulled++;
+            yield chunk;
+          }
+        } finally {
+          finished = true;
+        }
+      }
+      await expectArtifactError(store.put(iteratorStream(endless()), { maxBytes: limit }), 'payload_too_large');
+      const pulledAtReject = pulled;
+      // The limit was noticed within a few chunks of passing it, not after buffering a lot more.
+      expect(pulledAtReject).toBeGreaterThan(limit / chunk.byteLength);
+      expect(pulledAtReject).toBeLessThanOrEqual(limit / chunk.byteLength + 4);
+      await settle();
+      expect(pulled).toBe(pulledAtReject);
+      // The body was cancelled, so its producer could release what it held.
+      expect(finished).toBe(true);
+    });
+
+    it('rejectEmpty: an empty body is bad_request and nothing is stored', async () => {
+      const empty = sha256Of(new Uint8Array(0));
+      await expectArtifactError(store.put(bytesStream(new Uint8Array(0)), { rejectEmpty: true }), 'bad_request');
+      await expectArtifactError(store.put(iteratorStream([new Uint8Array(0), new Uint8Array(0)][Symbol.iterator]()), { rejectEmpty: true }), 'bad_request');
+      expect(await store.exists(empty)).toBe(false);
+      // One byte is enough.
+      expect((await store.put(bytesStream(new Uint8Array([7])), { rejectEmpty: true })).sizeBytes).toBe(1);
+    });
+
+    it('a body that errors mid-way rejects the put and leaves nothing', async () => {
+      const chunks = [randomBytes(MiB), randomBytes(MiB), randomBytes(300 * KiB)];
+      const partial = Buffer.concat(chunks);
+      const intended = Buffer.concat([partial, randomBytes(MiB)]);
+      await expect(store.put(failingStream(chunks, new Error('upstream reset')))).rejects.toThrow();
+      expect(await store.exists(sha256Of(partial))).toBe(false);
+      expect(await store.exists(sha256Of(intended))).toBe(false);
+      // The store is still usable.
+      const info = await store.put(bytesStream(intended));
+      expect(info.sha256).toBe(sha256Of(intended));
+    });
+
+    it('concurrent puts of the same content all succeed with the same hash and the blob reads back intact', async () => {
+      const bytes = randomBytes(5 * MiB);
+      const expected = sha256Of(bytes);
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.put(bytesStream(bytes, (32 + i * 16) * KiB))));
+      for (const r of results) expect(r).toEqual({ sha256: expected, sizeBytes: bytes.byteLength });
+      expect(await hashStream((await store.get(expected))!)).toEqual({ sha256: expected, sizeBytes: bytes.byteLength });
+      expect(await store.stat(expected)).toEqual({ sha256: expected, sizeBytes: bytes.byteLength });
+    });
+
+    it('re-putting a blob that exists never exposes a partial blob to readers', async () => {
+      const bytes = randomBytes(4 * MiB);
+      const expected = sha256Of(bytes);
+      await store.put(bytesStream(bytes));
+      const puts = Array.from({ length: 6 }, () => store.put(bytesStream(bytes, 100 * KiB)));
+      const reads = Array.from({ length: 6 }, async () => {
+        const s = await store.get(expected);
+        expect(s).not.toBeNull();
+        return hashStream(s!);
+      });
+      const [putResults, readResults] = await Promise.all([Promise.all(puts), Promise.all(reads)]);
+      for (const r of putResults) expect(r.sha256).toBe(expected);
+      for (const r of readResults) expect(r).toEqual({ sha256: expected, sizeBytes: bytes.byteLength });
+    });
+
+    it('a 64 MiB body produced chunk by chunk round-trips with the right hash', async () => {
+      const chunkSize = MiB;
+      const chunks = 64;
+      const producerHash = createHash('sha256');
+      function* produce(): Generator<Uint8Array> {
+        for (let i = 0; i < chunks; i++) {
+          const c = randomBytes(chunkSize);
+          producerHash.update(c);
+          yield c;
+        }
+      }
+      const info = await store.put(iteratorStream(produce()));
+      const expected = producerHash.digest('hex');
+      expect(info).toEqual({ sha256: expected, sizeBytes: chunks * chunkSize });
+      expect(await hashStream((await store.get(expected))!)).toEqual({ sha256: expected, sizeBytes: chunks * chunkSize });
+      const tail = await readAll((await store.get(expected, { start: chunks * chunkSize - 10, end: chunks * chunkSize - 1 }))!);
+      expect(tail.byteLength).toBe(10);
+    });
+
+    it('a reader never sees a blob whose put is still in flight', async () => {
+      const chunkSize = 256 * KiB;
+      const parts = Array.from({ length: 32 }, () => randomBytes(chunkSize));
+      const whole = Buffer.concat(parts);
+      const sha256 = sha256Of(whole);
+      const gateAt = 24;
+      let releaseGate!: () => void;
+      const gate = new Promise<void>((r) => (releaseGate = r));
+      let signalGate!: () => void;
+      const atGate = new Promise<void>((r) => (signalGate = r));
+      let i = 0;
+      const body = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            if (i === gateAt) {
+              signalGate();
+              await gate;
+            }
+            if (i >= parts.length) controller.close();
+            else controller.enqueue(parts[i++]!);
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      let settled = false;
+      const put = store.put(body).finally(() => (settled = true));
+      // 6 MiB have been consumed (and, for staging drivers, written) by now.
+      await atGate;
+      await settle();
+      expect(settled).toBe(false);
+      expect(await store.exists(sha256)).toBe(false);
+      expect(await store.stat(sha256)).toBeNull();
+      expect(await store.get(sha256)).toBeNull();
+      expect(await store.get(sha256, { start: 0, end: 0 })).toBeNull();
+      releaseGate();
+      expect(await put).toEqual({ sha256, sizeBytes: whole.byteLength });
+      expect(await store.exists(sha256)).toBe(true);
+      expect(Buffer.from(await readAll((await store.get(sha256))!)).equals(whole)).toBe(true);
+    });
+  });
+}
