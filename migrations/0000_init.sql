@@ -26,6 +26,7 @@ CREATE TABLE `artifact_refs` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `artifact_refs_scope` ON `artifact_refs` (`tenant_id`,`artifact_id`,`user_id`,`session_id`,`trace_id`);--> statement-breakpoint
+CREATE INDEX `artifact_refs_artifact` ON `artifact_refs` (`tenant_id`,`artifact_id`,`created_at`,`ref_id`);--> statement-breakpoint
 CREATE INDEX `artifact_refs_tenant_created` ON `artifact_refs` (`tenant_id`,`created_at`,`ref_id`);--> statement-breakpoint
 CREATE INDEX `artifact_refs_session_created` ON `artifact_refs` (`tenant_id`,`session_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `artifact_refs_trace_created` ON `artifact_refs` (`tenant_id`,`trace_id`,`created_at`);--> statement-breakpoint

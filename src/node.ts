@@ -3,9 +3,9 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { serve } from '@hono/node-server';
-import swaggerUi from 'swagger-ui-dist';
 import type { BlobStore } from './blob/blob-store.js';
 import { createFsBlobStore } from './blob/fs.js';
 import { createMemoryBlobStore } from './blob/memory.js';
@@ -38,7 +38,8 @@ export function openNodeDrivers(config: Config): { repo: ArtifactRepository; blo
 
 /** Swagger UI's files from the swagger-ui-dist package, read on demand and kept. */
 function nodeDocsAssets(): DocsAssets {
-  const root = swaggerUi.getAbsoluteFSPath();
+  // Resolve the package folder without loading its 1.7 MB bundle into this process.
+  const root = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const cache = new Map<string, Uint8Array>();
   return {
     async get(name) {
@@ -131,9 +132,14 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       draining = true;
       const closed = new Promise<void>((ok) => server.close(() => ok()));
       server.closeIdleConnections();
+      // A keep-alive connection whose last response ends while draining goes idle: close it then,
+      // rather than waiting out its keep-alive timeout.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
+      sweep.unref();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
       timer.unref();
       await closed;
+      clearInterval(sweep);
       clearTimeout(timer);
       await service.close();
       await repo.close();

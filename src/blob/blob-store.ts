@@ -27,6 +27,11 @@ export interface BlobStore {
   put(body: ReadableStream<Uint8Array>, options?: BlobPutOptions): Promise<BlobInfo>;
   /** The bytes (or a range of them, inclusive ends); null when the blob does not exist. */
   get(sha256: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * Optional fast path for small reads (the HTTP layer asks for bodies up to 64 KiB): the bytes in
+   * one buffer, or null when the blob does not exist. Drivers without a cheaper way leave it out.
+   */
+  readSmall?(sha256: string, range: ByteRange): Promise<Uint8Array | null>;
   /** Size of a committed blob, or null. */
   stat(sha256: string): Promise<BlobInfo | null>;
   exists(sha256: string): Promise<boolean>;

@@ -35,6 +35,9 @@ export async function ingest(
       if (batchSize >= batchBytes) {
         await pending;
         pending = write(batch);
+        // Handled from here on: a failed write surfaces at the next `await pending`, never as an
+        // unhandled rejection while the next batch is still being read.
+        pending.catch(() => {});
         batch = [];
         batchSize = 0;
       }

@@ -45,6 +45,10 @@ export function createMemoryBlobStore(options: MemoryBlobStoreOptions): BlobStor
         },
       });
     },
+    async readSmall(sha256: string, range: ByteRange) {
+      const bytes = blobs.get(sha256);
+      return bytes ? bytes.slice(range.start, range.end + 1) : null;
+    },
     async stat(sha256: string) {
       const bytes = blobs.get(sha256);
       return bytes ? { sha256, sizeBytes: bytes.byteLength } : null;

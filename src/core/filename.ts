@@ -21,7 +21,8 @@ export function sanitizeFilename(input: string | undefined): string | undefined 
 
 /** Decodes an RFC 8187 ext-value (`UTF-8''na%C3%AFve.pdf`) or returns the plain value as is. */
 export function decodeExtValue(value: string): string {
-  const m = /^([A-Za-z0-9!#$&+^`{}~-]+)'[A-Za-z0-9-]*'(.*)$/.exec(value);
+  // Only the charsets RFC 8187 names: a plain name such as rock'n'roll.mp3 is not an ext-value.
+  const m = /^(UTF-8|ISO-8859-1)'[A-Za-z0-9-]*'(.*)$/i.exec(value);
   if (!m) return value;
   if (m[1]!.toLowerCase() !== 'utf-8') throw errors.badRequest(`Filename charset ${m[1]} is not supported; use UTF-8''<percent-encoded>.`);
   try {

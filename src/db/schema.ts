@@ -45,6 +45,8 @@ export const artifactRefs = sqliteTable(
   },
   (t) => [
     uniqueIndex('artifact_refs_scope').on(t.tenantId, t.artifactId, t.userId, t.sessionId, t.traceId),
+    // Lookup of one id (every GET): equality on (tenant, id), newest reference first, no sort.
+    index('artifact_refs_artifact').on(t.tenantId, t.artifactId, t.createdAt, t.refId),
     index('artifact_refs_tenant_created').on(t.tenantId, t.createdAt, t.refId),
     index('artifact_refs_session_created').on(t.tenantId, t.sessionId, t.createdAt),
     index('artifact_refs_trace_created').on(t.tenantId, t.traceId, t.createdAt),

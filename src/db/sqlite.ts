@@ -61,26 +61,24 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
   const db: BetterSQLite3Database<typeof schema> = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
 
-  // The hot path (every GET): one prepared statement per filter shape.
-  const findStatements = new Map<string, ReturnType<typeof prepareFind>>();
-  function prepareFind(filter: ScopeFilter) {
-    return db
-      .select(refColumns)
-      .from(artifactRefs)
-      .innerJoin(artifacts, and(eq(artifacts.tenantId, artifactRefs.tenantId), eq(artifacts.id, artifactRefs.artifactId)))
-      .where(
-        and(
-          eq(artifactRefs.tenantId, sql.placeholder('tenantId')),
-          eq(artifactRefs.artifactId, sql.placeholder('artifactId')),
-          gt(artifactRefs.expiresAt, sql.placeholder('now')),
-          ...(filter.userId !== undefined ? [eq(artifactRefs.userId, sql.placeholder('userId'))] : []),
-          ...(filter.sessionId !== undefined ? [eq(artifactRefs.sessionId, sql.placeholder('sessionId'))] : []),
-          ...(filter.traceId !== undefined ? [eq(artifactRefs.traceId, sql.placeholder('traceId'))] : []),
-        ),
-      )
-      .orderBy(desc(artifactRefs.createdAt), desc(artifactRefs.refId))
-      .limit(1)
-      .prepare();
+  // The hot path (every GET), as plain prepared statements, one per filter shape: drizzle's
+  // prepared queries cost ~30 µs a call here against ~7 µs for better-sqlite3 directly.
+  const findStatements = new Map<string, Database.Statement>();
+  function prepareFind(filter: ScopeFilter): Database.Statement {
+    const extra = [
+      filter.userId !== undefined ? 'AND r.user_id = @userId' : '',
+      filter.sessionId !== undefined ? 'AND r.session_id = @sessionId' : '',
+      filter.traceId !== undefined ? 'AND r.trace_id = @traceId' : '',
+    ].join(' ');
+    return sqlite.prepare(`
+      SELECT r.ref_id AS refId, r.tenant_id AS tenantId, r.artifact_id AS artifactId, a.namespace AS namespace,
+             a.sha256 AS sha256, a.size_bytes AS sizeBytes, r.user_id AS userId, r.session_id AS sessionId,
+             r.trace_id AS traceId, r.mime_type AS mimeType, r.filename AS filename, r.meta AS meta,
+             r.source AS source, r.created_at AS createdAt, r.last_accessed_at AS lastAccessedAt, r.expires_at AS expiresAt
+      FROM artifact_refs r JOIN artifacts a ON a.tenant_id = r.tenant_id AND a.id = r.artifact_id
+      WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId AND r.expires_at > @now ${extra}
+      ORDER BY r.created_at DESC, r.ref_id DESC
+      LIMIT 1`);
   }
 
   const selectRef = (tenantId: string, artifactId: string, scope: { userId: string; sessionId: string; traceId: string }) =>
@@ -163,7 +161,9 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
         stmt = prepareFind(filter);
         findStatements.set(shape, stmt);
       }
-      return stmt.get({ tenantId, artifactId, now, ...filter }) as RefRow | undefined;
+      const row = stmt.get({ tenantId, artifactId, now, ...filter }) as (Omit<RefRow, 'meta' | 'source'> & { meta: string | null; source: string | null }) | undefined;
+      if (!row) return undefined;
+      return { ...row, meta: row.meta === null ? null : JSON.parse(row.meta), source: row.source === null ? null : JSON.parse(row.source) };
     },
 
     async touch(refIds, at) {

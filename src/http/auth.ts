@@ -27,6 +27,8 @@ export interface AuthOptions {
   repo?: Pick<ArtifactRepository, 'findApiKey'>;
 }
 
+const CACHE_TTL_MS = 60_000;
+const CACHE_MAX_ENTRIES = 10_000;
 const ASYMMETRIC_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 export const API_KEY_PATTERN = /^ask_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
 
@@ -68,7 +70,24 @@ export function createAuthenticator(options: AuthOptions) {
     return publicKeys(header, token);
   };
 
+  // Verified tokens are remembered briefly: an HMAC or signature check per request would dominate
+  // small GETs. An entry lives until the token's exp or CACHE_TTL_MS, whichever is first, so a key
+  // removed from the configuration stops working within that window.
+  const verified = new Map<string, { caller: Caller; until: number }>();
+
   async function verifyJwt(token: string): Promise<Caller> {
+    const hit = verified.get(token);
+    if (hit) {
+      if (Date.now() < hit.until) return hit.caller;
+      verified.delete(token);
+    }
+    const { caller, exp } = await verifyJwtUncached(token);
+    if (verified.size >= CACHE_MAX_ENTRIES) verified.delete(verified.keys().next().value!);
+    verified.set(token, { caller, until: Math.min(exp * 1000, Date.now() + CACHE_TTL_MS) });
+    return caller;
+  }
+
+  async function verifyJwtUncached(token: string): Promise<{ caller: Caller; exp: number }> {
     let alg: string | undefined;
     try {
       alg = decodeProtectedHeader(token).alg;
@@ -95,7 +114,8 @@ export function createAuthenticator(options: AuthOptions) {
       throw errors.unauthorized(`Token claim ${issue.path.join('.') || '?'} is invalid: ${issue.message}. Tokens carry tenant, and optionally sub, session, trace and perms (${PERMS.join(', ')}).`);
     }
     const c = claims.data;
-    return { kind: 'jwt', tenantId: c.tenant, userId: c.sub, sessionId: c.session, traceId: c.trace, perms: new Set(c.perms) };
+    const caller: Caller = { kind: 'jwt', tenantId: c.tenant, userId: c.sub, sessionId: c.session, traceId: c.trace, perms: new Set(c.perms) };
+    return { caller, exp: payload.exp as number };
   }
 
   async function verifyApiKey(token: string): Promise<Caller> {

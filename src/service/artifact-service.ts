@@ -38,6 +38,9 @@ export interface PutResult {
   created: boolean;
 }
 
+/** Sees the size and hash of the artifact before any byte is read, and picks the range to serve. */
+export type RangeResolver = (entity: { sizeBytes: number; sha256: string }) => ByteRange | undefined;
+
 export interface GetResult {
   ref: ArtifactRef;
   sizeBytes: number;
@@ -91,6 +94,14 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     return { ref: rowToRef(row), created };
   }
 
+  async function open(access: Access, id: string, resolveRange: RangeResolver | undefined) {
+    const row = await find(access, id);
+    return { row, range: resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 }) };
+  }
+
+  const missingBytes = (id: string) =>
+    errors.backendUnavailable(`The bytes of ${id} are missing from the blob store although the database references them. Tell the operator; retrying will not help.`);
+
   async function find(access: Access, id: string): Promise<RefRow> {
     const row = isArtifactId(id) ? await repo.findRef(access.tenantId, id, access.filter, now()) : undefined;
     if (!row) throw errors.notFound(id);
@@ -132,12 +143,26 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
      * Streams the bytes (or a range). `resolveRange` sees the size and hash before any byte is read, so a bad
      * range is refused without opening the blob. Touches last-accessed (batched).
      */
-    async getStream(access: Access, id: string, resolveRange?: (entity: { sizeBytes: number; sha256: string }) => ByteRange | undefined): Promise<GetResult> {
-      const row = await find(access, id);
-      const range = resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 });
-      const body = await blobs.get(row.sha256, range);
-      if (!body) {
-        throw errors.backendUnavailable(`The bytes of ${id} are missing from the blob store. Run 'artifact-store fsck' and tell the operator.`);
+    async getStream(access: Access, id: string, resolveRange?: RangeResolver): Promise<GetResult> {
+      const found = await open(access, id, resolveRange);
+      const body = await blobs.get(found.row.sha256, found.range ?? { start: 0, end: found.row.sizeBytes - 1 });
+      if (!body) throw missingBytes(id);
+      touches.add(found.row.refId);
+      return { ref: rowToRef(found.row), sizeBytes: found.row.sizeBytes, range: found.range, body };
+    },
+
+    /**
+     * Like getStream, but a body of at most `smallBytes` comes as one buffer (written in one go with
+     * the headers, through the driver's small-read path when it has one); larger bodies stream.
+     */
+    async getBody(access: Access, id: string, resolveRange: RangeResolver | undefined, smallBytes: number): Promise<Omit<GetResult, 'body'> & { body: ReadableStream<Uint8Array> | Uint8Array }> {
+      const { row, range } = await open(access, id, resolveRange);
+      const span = range ?? { start: 0, end: row.sizeBytes - 1 };
+      const small = span.end - span.start + 1 <= smallBytes;
+      const body = small && blobs.readSmall ? await blobs.readSmall(row.sha256, span) : await blobs.get(row.sha256, span);
+      if (!body) throw missingBytes(id);
+      if (body instanceof Uint8Array && body.byteLength !== span.end - span.start + 1) {
+        throw errors.backendUnavailable(`The stored bytes of ${id} are shorter than recorded. Tell the operator; retrying will not help.`);
       }
       touches.add(row.refId);
       return { ref: rowToRef(row), sizeBytes: row.sizeBytes, range, body };

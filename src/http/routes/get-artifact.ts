@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { isArtifactError } from '../../core/errors.js';
 import { parseRange } from '../../core/range.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
-import { accessOf, requirePerm } from '../auth.js';
+import { accessOf, requirePerm, type Caller } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { downloadHeaders, etagMatches, etagOf } from '../download-headers.js';
 import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
@@ -16,6 +16,8 @@ const headers = z.object({
   'if-none-match': z.string().optional().openapi({ description: 'ETag (the sha256 in quotes); a match answers 304.' }),
   'if-range': z.string().optional(),
 });
+
+const SMALL_BODY_BYTES = 64 * 1024;
 
 const binary = { '*/*': { schema: z.string().openapi({ format: 'binary' }) } };
 
@@ -44,17 +46,26 @@ const headRoute = createRoute({
 });
 
 export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
-  app.openapi(headRoute, async (c) => {
-    const caller = c.get('caller');
+  // Headers only: never opens the blob. Range is ignored (RFC 9110 14.2: range handling is defined for GET only).
+  const head = async (caller: Caller, id: string, disposition: 'inline' | 'attachment' | undefined, ifNoneMatch: string | undefined) => {
     requirePerm(caller, 'read');
-    const ref = await service.getRef(accessOf(caller), c.req.valid('param').id);
-    const h = downloadHeaders(ref, { disposition: c.req.valid('query').disposition, cache: 'private' });
-    const status = etagMatches(c.req.header('if-none-match'), etagOf(ref), true) ? 304 : 200;
-    return new Response(null, { status, headers: status === 304 ? notModified(h) : { ...h, 'Content-Length': String(ref.sizeBytes) } }) as never;
+    const ref = await service.getRef(accessOf(caller), id);
+    const h = downloadHeaders(ref, { disposition, cache: 'private' });
+    const status = etagMatches(ifNoneMatch, etagOf(ref), true) ? 304 : 200;
+    return new Response(null, { status, headers: status === 304 ? notModified(h) : { ...h, 'Content-Length': String(ref.sizeBytes) } });
+  };
+
+  app.openapi(headRoute, async (c) => {
+    return (await head(c.get('caller'), c.req.valid('param').id, c.req.valid('query').disposition, c.req.header('if-none-match'))) as never;
   });
 
   app.openapi(getRoute, async (c) => {
     const caller = c.get('caller');
+    // Hono answers HEAD by running the GET handler and dropping the body, which would open the blob
+    // and leave its stream unread (a file handle held until GC). Answer HEAD without opening it.
+    if (c.req.method === 'HEAD') {
+      return (await head(caller, c.req.valid('param').id, c.req.valid('query').disposition, c.req.header('if-none-match'))) as never;
+    }
     requirePerm(caller, 'read');
     const access = accessOf(caller);
     const id = c.req.valid('param').id;
@@ -69,19 +80,21 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     const ifRange = c.req.header('if-range');
     let result;
     try {
-      result = await service.getStream(access, id, (entity) => {
+      result = await service.getBody(access, id, (entity) => {
         if (rangeHeader === undefined) return undefined;
         // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
         if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
         return parseRange(rangeHeader, entity.sizeBytes);
-      });
+      }, SMALL_BODY_BYTES);
     } catch (err) {
       if (isArtifactError(err) && err.code === 'invalid_range') {
         return c.json(err.toJSON(), 416, { 'Content-Range': `bytes */${String(err.details?.sizeBytes ?? '*')}` }) as never;
       }
       throw err;
     }
-    const { ref, range, body, sizeBytes } = result;
+    const { ref, range, sizeBytes } = result;
+    // Small bodies go out in one write with the headers; larger ones stream.
+    const body = result.body as BodyInit;
     const h = downloadHeaders(ref, { disposition: c.req.valid('query').disposition, cache: 'private' });
     if (range) {
       return new Response(body, {
