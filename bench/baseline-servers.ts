@@ -1,0 +1,108 @@
+/**
+ * The plain servers the service is measured against, one per process:
+ *   upload <dir>    node:http; hashes (node:crypto sha256), writes a temp file and fsyncs it
+ *   download <file> node:http; pipeline(createReadStream(file, { highWaterMark: 1 MiB }), res)
+ *   hello           Hono hello-world on @hono/node-server
+ * Each listens on 127.0.0.1 at a free port and prints {"url": ...} once listening.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { close, createReadStream, createWriteStream, fsync, open, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { announceAndWait } from './server-lifecycle.js';
+
+const HOST = '127.0.0.1';
+
+function uploadHandler(dir: string) {
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405).end();
+      return;
+    }
+    const tmp = join(dir, `${randomUUID()}.part`);
+    // A plain descriptor that outlives the stream, for the fsync once the last byte is written.
+    const fd = await promisify(open)(tmp, 'wx');
+    try {
+      const hash = createHash('sha256');
+      let size = 0;
+      const hashing = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          hash.update(chunk);
+          size += chunk.length;
+          done(null, chunk);
+        },
+      });
+      await pipeline(req, hashing, createWriteStream('', { fd, autoClose: false }));
+      await promisify(fsync)(fd);
+      res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify({ sha256: hash.digest('hex'), sizeBytes: size }));
+    } catch (err) {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+    } finally {
+      await promisify(close)(fd).catch(() => {});
+      // Removed after the answer: deleting is not part of the measured ingest.
+      await rm(tmp, { force: true }).catch(() => {});
+    }
+  };
+}
+
+function downloadHandler(file: string) {
+  const size = statSync(file).size;
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(size) });
+    // A client closing right after the last byte rejects with a premature close: not a failure.
+    pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), res).catch(() => {});
+  };
+}
+
+function listenPlain(handler: (req: IncomingMessage, res: ServerResponse) => unknown): Promise<Server> {
+  const server = createServer((req, res) => void handler(req, res));
+  return new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, HOST, () => ok(server));
+  });
+}
+
+function listenHello(): Promise<Server> {
+  const app = new Hono();
+  app.get('/', (c) => c.text('Hello Hono!'));
+  return new Promise((ok, fail) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: HOST }, () => ok(server as Server)) as Server;
+    server.once('error', fail);
+  });
+}
+
+async function main() {
+  const [mode, arg] = process.argv.slice(2);
+  let server: Server;
+  if (mode === 'upload' && arg) {
+    await mkdir(arg, { recursive: true });
+    server = await listenPlain(uploadHandler(arg));
+  } else if (mode === 'download' && arg) {
+    server = await listenPlain(downloadHandler(arg));
+  } else if (mode === 'hello') {
+    server = await listenHello();
+  } else {
+    throw new Error('usage: baseline-servers.ts upload <dir> | download <file> | hello');
+  }
+  const { port } = server.address() as AddressInfo;
+  announceAndWait({ url: `http://${HOST}:${port}` }, () => {
+    server.closeAllConnections();
+    return new Promise((ok) => server.close(() => ok()));
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,271 @@
+/**
+ * npm run bench: the service against plain baselines measured in the same run, as one markdown table.
+ *
+ * Every server runs in its own process; this process is the client (uploads, downloads, autocannon)
+ * and samples the servers' RSS from /proc. Runs of service and baseline alternate, and the table
+ * shows medians. Progress goes to stderr, the report to stdout.
+ *
+ * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
+ * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
+import { load } from './load.js';
+import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
+import { machineSummary, MiB, readSettings } from './settings.js';
+import { download, mibPerSecond, upload, varyHead, writeRandomFile } from './transfer.js';
+
+type Service = ServerChild<{ url: string; token: string }>;
+
+const settings = readSettings();
+const size = settings.sizeMiB * MiB;
+/** Generous: at least 1 MiB/s, never under a minute. */
+const transferTimeoutMs = Math.max(60_000, settings.sizeMiB * 1000);
+const RSS_LIMIT_MIB = 64;
+
+const work = mkdtempSync(join(tmpdir(), 'artifact-store-bench-'));
+const input = join(work, 'artifact.bin');
+
+process.on('exit', () => {
+  killAllChildren();
+  rmSync(work, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping`);
+    process.exit(130);
+  });
+}
+setTimeout(() => {
+  console.error(`bench: still running after ${settings.timeoutS} s (BENCH_TIMEOUT), giving up`);
+  process.exit(1);
+}, settings.timeoutS * 1000).unref();
+
+const progress = (msg: string) => console.error(`[bench] ${msg}`);
+
+/** Problems with the service; its rows show n/a and the reason is printed under the table. */
+const serviceProblems: string[] = [];
+let service: Service | null = null;
+
+function serviceFailed(step: string, err: unknown): void {
+  serviceProblems.push(`${step}: ${err instanceof Error ? err.message : String(err)}`);
+  progress(`service failed at ${step}; its remaining rows are skipped`);
+  const dead = service;
+  service = null;
+  void dead?.stop();
+}
+
+const authOf = (s: Service) => ({ Authorization: `Bearer ${s.info.token}` });
+const uploadHeaders = { 'Content-Type': 'application/octet-stream', 'X-Artifact-Filename': 'bench.bin' };
+
+/** Stores bytes through the API and returns the new artifact's id. */
+async function putThroughService(s: Service, source: Parameters<typeof upload>[1]) {
+  const r = await upload(`${s.info.url}/v1/artifacts`, source, { ...uploadHeaders, ...authOf(s) }, transferTimeoutMs);
+  if (r.status !== 201) throw new Error(`POST /v1/artifacts answered ${r.status} (want 201, new content): ${r.body.slice(0, 300)}`);
+  const ref = JSON.parse(r.body) as { id?: unknown; sizeBytes?: unknown };
+  if (typeof ref.id !== 'string') throw new Error(`POST /v1/artifacts returned no id: ${r.body.slice(0, 300)}`);
+  if (ref.sizeBytes !== undefined && ref.sizeBytes !== r.bytes) throw new Error(`stored ${String(ref.sizeBytes)} bytes of ${r.bytes}`);
+  return { id: ref.id, result: r };
+}
+
+/** Service and baseline take turns; the first of a pair alternates from run to run. */
+async function alternate(run: number, baseline: () => Promise<void>, ofService: () => Promise<void>): Promise<void> {
+  const order = run % 2 === 0 ? [baseline, ofService] : [ofService, baseline];
+  for (const step of order) await step();
+}
+
+async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiBs: Samples, downloadRss: Samples) {
+  const baseUp = await startServerChild('baseline upload server', 'baseline-servers.ts', ['upload', join(work, 'baseline-uploads')]);
+  const baseDown = await startServerChild('baseline download server', 'baseline-servers.ts', ['download', input]);
+  let artifactId: string | undefined;
+  try {
+    for (let run = 0; run < settings.runs; run++) {
+      await varyHead(input);
+      await alternate(
+        run,
+        async () => {
+          const rss = watchRss(baseUp.pid);
+          const r = await upload(`${baseUp.info.url}/`, { file: input, size }, uploadHeaders, transferTimeoutMs);
+          const growth = rss.stop();
+          if (r.status !== 201) throw new Error(`baseline upload answered ${r.status}: ${r.body.slice(0, 300)}`);
+          uploadMiBs.baseline.push(mibPerSecond(r));
+          uploadRss.baseline.push(growth);
+        },
+        async () => {
+          const s = service;
+          if (!s) return;
+          try {
+            const rss = watchRss(s.pid);
+            const { id, result } = await putThroughService(s, { file: input, size });
+            const growth = rss.stop();
+            artifactId = id;
+            uploadMiBs.service?.push(mibPerSecond(result));
+            uploadRss.service?.push(growth);
+          } catch (err) {
+            serviceFailed(`upload, run ${run + 1}`, err);
+          }
+        },
+      );
+      progress(`upload run ${run + 1}/${settings.runs} done`);
+    }
+
+    for (let run = 0; run < settings.runs; run++) {
+      await alternate(
+        run,
+        async () => {
+          const rss = watchRss(baseDown.pid);
+          const r = await download(`${baseDown.info.url}/`, {}, transferTimeoutMs);
+          const growth = rss.stop();
+          if (r.status !== 200 || r.bytes !== size) throw new Error(`baseline download: status ${r.status}, ${r.bytes} of ${size} bytes`);
+          downloadMiBs.baseline.push(mibPerSecond(r));
+          downloadRss.baseline.push(growth);
+        },
+        async () => {
+          const s = service;
+          if (!s || !artifactId) return;
+          try {
+            const rss = watchRss(s.pid);
+            const r = await download(`${s.info.url}/v1/artifacts/${encodeURIComponent(artifactId)}`, authOf(s), transferTimeoutMs);
+            const growth = rss.stop();
+            if (r.status !== 200 || r.bytes !== size) throw new Error(`GET /v1/artifacts/{id}: status ${r.status}, ${r.bytes} of ${size} bytes`);
+            downloadMiBs.service?.push(mibPerSecond(r));
+            downloadRss.service?.push(growth);
+          } catch (err) {
+            serviceFailed(`download, run ${run + 1}`, err);
+          }
+        },
+      );
+      progress(`download run ${run + 1}/${settings.runs} done`);
+    }
+  } finally {
+    await Promise.all([baseUp.stop(), baseDown.stop()]);
+  }
+}
+
+async function smallGets(rps: Samples, p50: Samples, p99: Samples) {
+  const hello = await startServerChild('Hono hello-world', 'baseline-servers.ts', ['hello']);
+  try {
+    let target: { url: string; headers: Record<string, string> } | null = null;
+    if (service) {
+      try {
+        const { id } = await putThroughService(service, { buffer: randomBytes(4096) });
+        target = { url: `${service.info.url}/v1/artifacts/${encodeURIComponent(id)}`, headers: authOf(service) };
+      } catch (err) {
+        serviceFailed('storing the 4 KiB artifact', err);
+      }
+    }
+    const { connections, durationS } = settings;
+    const warmupS = Math.min(2, durationS);
+    progress(`small GETs: ${warmupS} s warm-up each, then ${settings.runs} × ${durationS} s per server`);
+    await load(`${hello.info.url}/`, {}, connections, warmupS);
+    if (target) {
+      try {
+        await load(target.url, target.headers, connections, warmupS);
+      } catch (err) {
+        serviceFailed('small GET warm-up', err);
+        target = null;
+      }
+    }
+    for (let run = 0; run < settings.runs; run++) {
+      await alternate(
+        run,
+        async () => {
+          const r = await load(`${hello.info.url}/`, {}, connections, durationS);
+          rps.baseline.push(r.requestsPerSecond);
+          p50.baseline.push(r.p50Ms);
+          p99.baseline.push(r.p99Ms);
+        },
+        async () => {
+          if (!target || !service) return;
+          try {
+            const r = await load(target.url, target.headers, connections, durationS);
+            rps.service?.push(r.requestsPerSecond);
+            p50.service?.push(r.p50Ms);
+            p99.service?.push(r.p99Ms);
+          } catch (err) {
+            serviceFailed(`small GETs, run ${run + 1}`, err);
+            target = null;
+          }
+        },
+      );
+      progress(`small GET run ${run + 1}/${settings.runs} done`);
+    }
+  } finally {
+    await hello.stop();
+  }
+}
+
+async function main() {
+  const date = new Date().toISOString();
+  const machine = machineSummary();
+  progress(`writing a ${settings.sizeMiB} MiB random file`);
+  await writeRandomFile(input, size);
+
+  if (existsSync(join(REPO_ROOT, 'src', 'node.ts'))) {
+    try {
+      service = await startServerChild('service', 'service-server.ts', [join(work, 'service-data'), String(size + 16 * MiB)]);
+    } catch (err) {
+      serviceFailed('start', err);
+    }
+  } else {
+    serviceProblems.push('src/node.ts does not exist yet: the service was not started');
+  }
+
+  const up = samples();
+  const upRss = samples();
+  const down = samples();
+  const downRss = samples();
+  const rps = samples();
+  const p50 = samples();
+  const p99 = samples();
+  await bigTransfers(up, upRss, down, downRss);
+  await smallGets(rps, p50, p99);
+  await service?.stop();
+
+  // A figure whose service runs were cut short by a failure is not reported.
+  for (const s of [up, upRss, down, downRss, rps, p50, p99]) {
+    if (s.service && s.service.length < s.baseline.length) s.service = null;
+  }
+
+  const mib = settings.sizeMiB;
+  const rows: Row[] = [
+    ratioRow(`Upload ${mib} MiB (MiB/s)`, up, 0, 0.7),
+    ratioRow(`Download ${mib} MiB (MiB/s)`, down, 0, 0.6),
+    ceilingRow(`Upload: server peak RSS growth (MiB)`, upRss, RSS_LIMIT_MIB, 'MiB'),
+    ceilingRow(`Download: server peak RSS growth (MiB)`, downRss, RSS_LIMIT_MIB, 'MiB'),
+    ratioRow(`Small GETs, 4 KiB, ${settings.connections} conns (req/s)`, rps, 0, 0.35),
+    infoRow('Small GETs p50 latency (ms)', p50, 0),
+    infoRow('Small GETs p99 latency (ms)', p99, 0),
+  ];
+
+  const out = [
+    '## artifact-store bench',
+    '',
+    `- date: ${date}`,
+    `- machine: ${machine}`,
+    `- settings: ${mib} MiB artifact, ${settings.runs} run(s) per figure (medians), small GETs ${settings.connections} connections × ${settings.durationS} s (autocannon)`,
+    '',
+    markdownTable(rows),
+    '',
+    'Baselines: upload = node:http + sha256 + temp file + fsync; download = node:http `pipeline(createReadStream(f, { highWaterMark: 1 << 20 }), res)`;',
+    'small GETs = Hono hello-world on @hono/node-server. Ratio = service / baseline. RSS growth = peak minus pre-transfer VmRSS of',
+    'the server process, sampled every 20 ms; cells show median (max) and the worst run is judged.',
+  ];
+  if (serviceProblems.length > 0) out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));
+  console.log(out.join('\n'));
+
+  const failed = rows.some((r) => r.result === 'FAIL');
+  if (serviceProblems.length > 0) process.exitCode = 1;
+  else if (failed && settings.strict) process.exitCode = 1;
+}
+
+main().then(
+  () => process.exit(),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,51 @@
+import { cpus, loadavg } from 'node:os';
+import { readFileSync } from 'node:fs';
+
+export const MiB = 1024 * 1024;
+
+export interface Settings {
+  /** Size of the large artifact, in MiB. */
+  sizeMiB: number;
+  /** Runs per figure; the table shows medians. */
+  runs: number;
+  /** Seconds of load per small-GET run. */
+  durationS: number;
+  connections: number;
+  /** Hard limit for the whole bench, in seconds. */
+  timeoutS: number;
+  /** Exit 1 when a row fails its target. */
+  strict: boolean;
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  return {
+    sizeMiB: positiveInt(env, 'BENCH_SIZE_MIB', 256),
+    runs: positiveInt(env, 'BENCH_RUNS', 3),
+    durationS: positiveInt(env, 'BENCH_DURATION', 10),
+    connections: positiveInt(env, 'BENCH_CONNECTIONS', 50),
+    timeoutS: positiveInt(env, 'BENCH_TIMEOUT', 1800),
+    strict: env.BENCH_STRICT === '1',
+  };
+}
+
+export function machineSummary(): string {
+  let model = cpus()[0]?.model ?? 'unknown cpu';
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('model name'));
+    if (line) model = line.slice(line.indexOf(':') + 1).trim();
+  } catch {
+    // no /proc: keep what os.cpus() said
+  }
+  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+  return `${model}, ${cpus().length} cores, Node ${process.version}, ${process.platform}/${process.arch}, load average at start ${load}`;
+}
