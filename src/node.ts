@@ -31,7 +31,7 @@ export function openNodeDrivers(config: Config): { repo: ArtifactRepository; blo
   const service = createArtifactService({
     repo,
     blobs,
-    limits: { maxArtifactBytes: config.maxArtifactBytes, defaultTtlSeconds: config.defaultTtlSeconds, maxTtlSeconds: config.maxTtlSeconds, touchFlushMs: config.touchFlushMs },
+    limits: { maxArtifactBytes: config.maxArtifactBytes, defaultTtlSeconds: config.defaultTtlSeconds, maxTtlSeconds: config.maxTtlSeconds, touchFlushMs: config.touchFlushMs, smallBlobCacheBytes: config.smallBlobCacheBytes },
   });
   return { repo, blobs, service };
 }

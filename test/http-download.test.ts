@@ -259,3 +259,39 @@ describe('Content-Disposition', () => {
     expect(await listAll(t.app, tok)).toEqual([]);
   });
 });
+
+describe('small bodies (one buffer, cached) and large bodies (streamed)', () => {
+  it.each([
+    ['small', 4096],
+    ['at the 64 KiB line', 64 * 1024],
+    ['large', 200_000],
+  ])('%s artifact: whole body and ranges are exact, also on repeated reads', async (_label, size) => {
+    const bytes = bytesOf(size, 3);
+    const a = await stored({ 'Content-Type': 'application/octet-stream' }, bytes);
+    for (let round = 0; round < 2; round++) {
+      const whole = await get(a.id);
+      expect(whole.status).toBe(200);
+      expect(whole.headers.get('content-length')).toBe(String(size));
+      expect(new Uint8Array(await whole.arrayBuffer())).toEqual(bytes);
+      const part = await get(a.id, { Range: `bytes=${size - 300}-${size - 101}` });
+      expect(part.status).toBe(206);
+      expect(part.headers.get('content-range')).toBe(`bytes ${size - 300}-${size - 101}/${size}`);
+      expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.subarray(size - 300, size - 100));
+    }
+  });
+
+  it('a small artifact whose bytes vanished from the blob store answers 503, not wrong bytes', async () => {
+    const a = await stored();
+    const cold = createTestApp({ limits: { smallBlobCacheBytes: 0 } });
+    try {
+      const coldTok = await cold.token({ tenant: 'acme', perms: ['read', 'write'] });
+      const { json } = await putArtifact(cold.app, coldTok, a.bytes, {});
+      await cold.blobs.delete(json.sha256);
+      const res = await cold.app.request(`/v1/artifacts/${json.id}`, { headers: bearer(coldTok) });
+      expect(res.status).toBe(503);
+      expect((await res.json()).code).toBe('backend_unavailable');
+    } finally {
+      await cold.cleanup();
+    }
+  });
+});

@@ -40,6 +40,8 @@ export const ConfigSchema = z.object({
   shutdownGraceMs: intFromEnv(30_000),
   /** SQLite busy timeout: how long a writer waits for another process's lock. */
   sqliteBusyTimeoutMs: intFromEnv(5000),
+  /** Memory for the bytes of hot small (≤ 64 KiB) artifacts; 0 turns the cache off. */
+  smallBlobCacheBytes: intFromEnv(32 * MiB),
   /** Last-accessed updates are batched and flushed at this interval (0 = write on every read). */
   touchFlushMs: intFromEnv(1000),
 });
@@ -68,6 +70,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   logLevel: 'ARTIFACT_STORE_LOG_LEVEL',
   shutdownGraceMs: 'ARTIFACT_STORE_SHUTDOWN_GRACE_MS',
   sqliteBusyTimeoutMs: 'ARTIFACT_STORE_SQLITE_BUSY_TIMEOUT_MS',
+  smallBlobCacheBytes: 'ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES',
   touchFlushMs: 'ARTIFACT_STORE_TOUCH_FLUSH_MS',
 };
 

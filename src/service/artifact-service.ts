@@ -7,6 +7,7 @@ import type { BlobStore } from '../blob/blob-store.js';
 import type { ArtifactRepository, RefRow, ScopeFilter } from '../db/repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { rowToRef } from './refs.js';
+import { createSmallBlobCache } from './small-blob-cache.js';
 import { createTouchBatcher } from './touch.js';
 
 /** The limits the service enforces on every put. */
@@ -16,6 +17,8 @@ export interface ServiceLimits {
   maxTtlSeconds: number;
   /** Batch last-accessed writes over this many ms (0 = write on every read). */
   touchFlushMs: number;
+  /** Memory for the bytes of hot small artifacts served by getBody (0 = no cache). */
+  smallBlobCacheBytes?: number;
 }
 
 export interface ArtifactServiceDeps {
@@ -58,6 +61,7 @@ export interface GetResult {
 export function createArtifactService(deps: ArtifactServiceDeps) {
   const { repo, blobs, limits } = deps;
   const now = deps.now ?? Date.now;
+  const smallBlobs = createSmallBlobCache(limits.smallBlobCacheBytes ?? 0);
   const touches = createTouchBatcher((ids, at) => repo.touch(ids, at), limits.touchFlushMs, now);
 
   const checkPutOptions = (raw: PutOptions) => validatePutOptions(raw, limits);
@@ -158,11 +162,23 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     async getBody(access: Access, id: string, resolveRange: RangeResolver | undefined, smallBytes: number): Promise<Omit<GetResult, 'body'> & { body: ReadableStream<Uint8Array> | Uint8Array }> {
       const { row, range } = await open(access, id, resolveRange);
       const span = range ?? { start: 0, end: row.sizeBytes - 1 };
-      const small = span.end - span.start + 1 <= smallBytes;
-      const body = small && blobs.readSmall ? await blobs.readSmall(row.sha256, span) : await blobs.get(row.sha256, span);
-      if (!body) throw missingBytes(id);
-      if (body instanceof Uint8Array && body.byteLength !== span.end - span.start + 1) {
-        throw errors.backendUnavailable(`The stored bytes of ${id} are shorter than recorded. Tell the operator; retrying will not help.`);
+      let body: ReadableStream<Uint8Array> | Uint8Array | null;
+      if (row.sizeBytes <= smallBytes) {
+        // Small: the whole blob in one buffer (cached), the range a view of it.
+        let whole = smallBlobs.get(row.sha256);
+        if (!whole) {
+          const read = blobs.readSmall ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 }) : await readAll(await blobs.get(row.sha256));
+          if (!read) throw missingBytes(id);
+          if (read.byteLength !== row.sizeBytes) {
+            throw errors.backendUnavailable(`The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`);
+          }
+          whole = read;
+          smallBlobs.set(row.sha256, whole);
+        }
+        body = range ? whole.subarray(span.start, span.end + 1) : whole;
+      } else {
+        body = await blobs.get(row.sha256, span);
+        if (!body) throw missingBytes(id);
       }
       touches.add(row.refId);
       return { ref: rowToRef(row), sizeBytes: row.sizeBytes, range, body };
@@ -217,6 +233,10 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
 }
 
 export type ArtifactService = ReturnType<typeof createArtifactService>;
+
+async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {
+  return stream ? new Uint8Array(await new Response(stream).arrayBuffer()) : null;
+}
 
 function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   return new ReadableStream({
