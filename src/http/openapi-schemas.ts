@@ -2,8 +2,12 @@ import { z } from '@hono/zod-openapi';
 import { ERROR_CODES } from '../core/errors.js';
 import { ArtifactRefSchema } from '../core/schemas.js';
 
-/** Schemas as they appear in /openapi.json. */
-export const ArtifactRefDoc = ArtifactRefSchema.openapi('ArtifactRef');
+/**
+ * Schemas as they appear in /openapi.json. Zod 4 attaches `.openapi()` to schemas created after
+ * @hono/zod-openapi loaded; the core schemas may be older (core does not depend on Hono), so the
+ * documented object is rebuilt here from their shapes.
+ */
+export const ArtifactRefDoc = z.object(ArtifactRefSchema.shape).openapi('ArtifactRef');
 
 export const ErrorDoc = z
   .object({
