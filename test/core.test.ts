@@ -281,6 +281,14 @@ describe('sanitizeFilename', () => {
     }
   });
 
+  it('refuses bidirectional overrides and line separators that disguise an extension', () => {
+    for (const input of ['invoice\u202Efdp.exe', 'a\u2066b.pdf', 'x\u200Fy.pdf', 'line\u2028sep.txt']) {
+      expect(codeOf(() => sanitizeFilename(input)), JSON.stringify(input)).toBe('bad_request');
+    }
+    // Ordinary non-ASCII (including a zero-width joiner in an emoji sequence) stays.
+    expect(sanitizeFilename('family \u{1F468}\u200D\u{1F469}.png')).toBe('family \u{1F468}\u200D\u{1F469}.png');
+  });
+
   it('refuses names over 255 characters', () => {
     expect(sanitizeFilename('a'.repeat(255))).toHaveLength(255);
     expect(codeOf(() => sanitizeFilename('a'.repeat(256)))).toBe('bad_request');

@@ -213,3 +213,30 @@ describe('sessions', () => {
     expect(retrace.res.status).toBe(403);
   });
 });
+
+describe('naming a scope with headers (tenant-wide tokens)', () => {
+  it('lists by X-Artifact-Session as by ?session=, and a token sub is only a default user', async () => {
+    const tok = await t.token({ tenant: 'acme', sub: 'dev', perms: ['read', 'write'] });
+    const a = await putArtifact(t.app, tok, bytesOf(10, 1), { 'X-Artifact-Session': 'A' });
+    const b = await putArtifact(t.app, tok, bytesOf(10, 2), { 'X-Artifact-Session': 'B', 'X-Artifact-User': 'bob' });
+    expect(a.res.status).toBe(201);
+    expect(b.res.status).toBe(201);
+    expect(a.json.scope).toEqual({ tenantId: 'acme', userId: 'dev', sessionId: 'A' });
+    expect(b.json.scope).toEqual({ tenantId: 'acme', userId: 'bob', sessionId: 'B' });
+    const byHeader = await t.app.request('/v1/artifacts', { headers: { ...bearer(tok), 'X-Artifact-Session': 'B' } });
+    expect(((await byHeader.json()) as { items: { id: string }[] }).items.map((r) => r.id)).toEqual([b.json.id]);
+    const byQuery = await t.app.request('/v1/artifacts?session=A', { headers: bearer(tok) });
+    expect(((await byQuery.json()) as { items: { id: string }[] }).items.map((r) => r.id)).toEqual([a.json.id]);
+  });
+
+  it('a session-bound token cannot name another user, and over-long scope values are refused', async () => {
+    const bound = await t.token({ tenant: 'acme', sub: 'u1', session: 's1', perms: ['read', 'write'] });
+    const other = await putArtifact(t.app, bound, bytesOf(10, 3), { 'X-Artifact-User': 'u2' });
+    expect(other.res.status).toBe(403);
+    const wide = await t.token({ tenant: 'acme', perms: ['read', 'write'] });
+    const long = await putArtifact(t.app, wide, bytesOf(10, 4), { 'X-Artifact-Session': 'x'.repeat(300) });
+    expect(long.res.status).toBe(400);
+    expect(long.json.code).toBe('bad_request');
+    expect(await listAll(t.app, wide)).toHaveLength(0);
+  });
+});

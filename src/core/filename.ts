@@ -1,7 +1,8 @@
 import { errors } from './errors.js';
 
-// C0 controls, DEL and C1 controls: refused outright, since a filename ends up in a header.
-const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+// C0 controls, DEL and C1 controls: refused outright, since a filename ends up in a header. Also
+// the bidirectional overrides and line separators, which make "…fdp.exe" display as "…exe.pdf".
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
 /**
  * Turns what a caller sent into a display name: directory parts stripped (both `/` and `\`),
@@ -11,7 +12,7 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 export function sanitizeFilename(input: string | undefined): string | undefined {
   if (input === undefined) return undefined;
   if (CONTROL_CHARS.test(input)) {
-    throw errors.badRequest('Filename contains control characters (CR, LF, NUL, ...). Send a plain display name.');
+    throw errors.badRequest('Filename contains control characters or bidirectional overrides (CR, LF, NUL, U+202E, ...). Send a plain display name.');
   }
   const base = input.split(/[\\/]/).pop()!.trim();
   if (base === '' || base === '.' || base === '..') return undefined;

@@ -131,12 +131,18 @@ function toArtifactError(err: unknown): ArtifactError {
     if (err.status === 401) return errors.unauthorized(err.message);
     return errors.badRequest(err.message || `Request refused (${err.status}).`);
   }
-  const code = (err as { code?: unknown })?.code;
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+  // drizzle wraps driver errors: the SQLite code may sit on a cause.
+  if (causeChain(err).some((e) => (e as { code?: unknown })?.code === 'SQLITE_BUSY' || (e as { code?: unknown })?.code === 'SQLITE_LOCKED')) {
     return errors.backendUnavailable('The database is busy. Retry shortly.', { cause: err, retryAfter: 1 });
   }
   if (isClientAbort(err)) return errors.badRequest('The request body ended early (client disconnected).', { cause: err });
   return errors.backendUnavailable('Unexpected server error. Retry; if it persists, report the X-Request-Id.', { cause: err, retryAfter: 1 });
+}
+
+function causeChain(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = err; e !== undefined && e !== null && out.length < 5; e = (e as { cause?: unknown }).cause) out.push(e);
+  return out;
 }
 
 function isClientAbort(err: unknown): boolean {

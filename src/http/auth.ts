@@ -1,6 +1,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
+import { readFilterOf } from '../core/scope.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { Access } from '../service/artifact-service.js';
 import { PERMS, TokenClaimsSchema, type Perm } from './tokens.js';
@@ -34,10 +35,7 @@ export const API_KEY_PATTERN = /^ask_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
 
 /** What a caller may read: its tenant, narrowed to the session / trace its token is bound to. */
 export function accessOf(caller: Caller): Access {
-  const filter: Access['filter'] = {};
-  if (caller.sessionId !== undefined) filter.sessionId = caller.sessionId;
-  if (caller.traceId !== undefined) filter.traceId = caller.traceId;
-  return { tenantId: caller.tenantId, filter };
+  return { tenantId: caller.tenantId, filter: readFilterOf(caller) };
 }
 
 export function requirePerm(caller: Caller, perm: Perm): void {

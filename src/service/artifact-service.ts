@@ -2,6 +2,7 @@ import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
+import { narrowScope } from '../core/scope.js';
 import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { ArtifactRepository, RefRow, ScopeFilter } from '../db/repository.js';
@@ -66,14 +67,12 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
 
   const checkPutOptions = (raw: PutOptions) => validatePutOptions(raw, limits);
 
-  function putScope(scope: ArtifactScope, options: PutOptions): ArtifactScope {
-    return { ...scope, ...(options.scope ?? {}), tenantId: scope.tenantId };
-  }
-
   async function putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, rawOptions: PutOptions = {}): Promise<PutResult> {
     let options: ReturnType<typeof checkPutOptions>;
+    let putScope: ArtifactScope;
     try {
       options = checkPutOptions(rawOptions);
+      putScope = narrowScope(scope, options.scope);
     } catch (err) {
       await body.cancel(err).catch(() => {});
       throw err;
@@ -83,7 +82,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     const at = now();
     const ttl = options.ttl ?? limits.defaultTtlSeconds;
     const { row, created } = await repo.commitPut({
-      scope: putScope(scope, options),
+      scope: putScope,
       artifactId: artifactId(namespace, blob.sha256),
       namespace,
       sha256: blob.sha256,

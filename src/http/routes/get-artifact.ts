@@ -75,6 +75,8 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     requirePerm(caller, 'read');
     const access = accessOf(caller);
     const id = c.req.valid('param').id;
+    // Every check that can fail runs before the blob is opened, so no error leaves a file open.
+    const disposition = dispositionOf(c.req.query('disposition'));
     const ifNoneMatch = c.req.header('if-none-match');
     if (ifNoneMatch) {
       const ref = await service.getRef(access, id);
@@ -101,7 +103,7 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     const { ref, range, sizeBytes } = result;
     // Small bodies go out in one write with the headers; larger ones stream.
     const body = result.body as BodyInit;
-    const h = downloadHeaders(ref, { disposition: dispositionOf(c.req.query('disposition')), cache: 'private' });
+    const h = downloadHeaders(ref, { disposition, cache: 'private' });
     if (range) {
       return new Response(body, {
         status: 206,

@@ -5,7 +5,7 @@ import type { AppEnv } from '../context.js';
 import { errorResponses, ListPageDoc } from '../openapi-schemas.js';
 
 const query = z.object({
-  session: z.string().optional().openapi({ description: 'Only this session (a session-bound token always lists its own).' }),
+  session: z.string().optional().openapi({ description: 'Only this session (a session-bound token always lists its own). Also accepted as the X-Artifact-Session header, as are X-Artifact-Trace and X-Artifact-User.' }),
   trace: z.string().optional(),
   user: z.string().optional(),
   namespace: z.string().optional(),
@@ -31,10 +31,11 @@ export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: Artifac
     const caller = c.get('caller');
     requirePerm(caller, 'read');
     const q = c.req.valid('query');
+    // The scope of a listing may be named like a put's: X-Artifact-* headers, else query parameters.
     const page = await service.list(accessOf(caller), {
-      sessionId: q.session,
-      traceId: q.trace,
-      userId: q.user,
+      sessionId: c.req.header('x-artifact-session') ?? q.session,
+      traceId: c.req.header('x-artifact-trace') ?? q.trace,
+      userId: c.req.header('x-artifact-user') ?? q.user,
       namespace: q.namespace,
       mimePrefix: q.mimePrefix,
       createdAfter: q.createdAfter,

@@ -2,9 +2,10 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { errors } from '../../core/errors.js';
 import { decodeExtValue, headerUtf8 } from '../../core/filename.js';
-import type { ArtifactScope, PutOptions } from '../../core/schemas.js';
+import type { PutOptions } from '../../core/schemas.js';
+import { narrowScope } from '../../core/scope.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
-import { requirePerm, type Caller } from '../auth.js';
+import { requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
 
@@ -56,28 +57,6 @@ function parseJsonObject(name: string, raw: string | undefined): Record<string, 
   return value as Record<string, unknown>;
 }
 
-/** The scope of a put: the token's, optionally narrowed by headers; a bound part can never change. */
-export function putScopeOf(caller: Caller, named: { sessionId?: string; traceId?: string; userId?: string }): ArtifactScope {
-  const scope: ArtifactScope = { tenantId: caller.tenantId };
-  const parts = [
-    ['sessionId', 'session', caller.sessionId],
-    ['traceId', 'trace', caller.traceId],
-    ['userId', 'user', caller.userId],
-  ] as const;
-  for (const [key, label, bound] of parts) {
-    const asked = named[key];
-    if (bound !== undefined && asked !== undefined && asked !== bound) {
-      throw errors.forbidden(`Your token is bound to ${label} ${JSON.stringify(bound)}; it cannot act for ${label} ${JSON.stringify(asked)}.`);
-    }
-    if (key === 'sessionId' && asked !== undefined && caller.sessionId === undefined && caller.traceId !== undefined) {
-      throw errors.forbidden('Your token is bound to a trace; it cannot name a session.');
-    }
-    const value = bound ?? asked;
-    if (value !== undefined) scope[key] = value;
-  }
-  return scope;
-}
-
 export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
@@ -103,7 +82,10 @@ export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     if (meta) options.meta = meta;
     const source = parseJsonObject('Source', wire(c, 'source'));
     if (source) options.source = source;
-    const scope = putScopeOf(caller, { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') });
+    const scope = narrowScope(
+      { tenantId: caller.tenantId, userId: caller.userId, sessionId: caller.sessionId, traceId: caller.traceId },
+      { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') },
+    );
     const body = c.req.raw.body;
     if (!body) throw errors.badRequest('The body is empty. An artifact needs at least one byte.');
     const { ref, created } = await service.putStream(scope, body, options);
