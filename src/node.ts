@@ -22,7 +22,8 @@ import { createArtifactService, type ArtifactService } from './service/artifact-
 
 /** The drivers a Node process runs on, chosen from config. The only place (with the CLI) that picks them. */
 export function openNodeDrivers(config: Config): { repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService } {
-  const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
+  const dbPath = config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
   const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
   const blobs =
     config.blobDriver === 'memory'

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { ByteRange } from '../core/schemas.js';
@@ -49,10 +49,17 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         fh = undefined;
         const final = blobPath(info.sha256);
         const dir = join(final, '..');
-        await mkdir(dir, { recursive: true });
+        const firstCreated = await mkdir(dir, { recursive: true });
         // rename over an existing blob is harmless: same hash, same bytes.
         await rename(tmp, final);
-        if (doSync) await syncDir(dir);
+        if (doSync) {
+          // The new entry, and every folder created for it, must reach the disk before the metadata
+          // row that points at it: fsync the blob's folder and each newly created folder's parent.
+          await syncDir(dir);
+          if (firstCreated) {
+            for (let d = dir; d.length >= firstCreated.length; d = dirname(d)) await syncDir(dirname(d));
+          }
+        }
         return { sha256: info.sha256, sizeBytes: info.sizeBytes };
       } catch (err) {
         if (fh) await fh.close().catch(() => {});

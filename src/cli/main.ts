@@ -10,9 +10,9 @@ const USAGE = `artifact-store — keep binary tool outputs out of LLM context
 
 Usage:
   artifact-store serve [--host H] [--port N] [--data-dir DIR]
-  artifact-store keys create --tenant T [--perms read,write] [--label L]
-  artifact-store keys ls [--tenant T]
-  artifact-store keys revoke ID
+  artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
+  artifact-store keys ls [--tenant T] [--data-dir DIR]
+  artifact-store keys revoke ID [--data-dir DIR]
 
 Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
 
@@ -55,8 +55,8 @@ async function serve(argv: string[]) {
 
 async function keys(argv: string[]) {
   const [action, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { tenant: { type: 'string' }, perms: { type: 'string' }, label: { type: 'string' } } });
-  const config = loadConfig(process.env);
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { tenant: { type: 'string' }, perms: { type: 'string' }, label: { type: 'string' }, 'data-dir': { type: 'string' } } });
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
   try {
     if (action === 'create') {

@@ -47,6 +47,25 @@ function scopeConditions(filter: ScopeFilter): SQL[] {
 }
 
 /**
+ * Runs the migrations when several processes may open a new file at the same moment (the service,
+ * the CLI, a second instance). drizzle decides what to apply before it takes the write lock, so two
+ * processes can both try; the loser sees "already exists" or a busy lock, waits, and retries, and by
+ * then the migrations table says everything is applied.
+ */
+function migrateShared(db: BetterSQLite3Database<typeof schema>): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      return;
+    } catch (err) {
+      const text = `${String(err)} ${String((err as { cause?: unknown }).cause ?? '')}`;
+      if (attempt >= 10 || !/already exists|SQLITE_BUSY|database is locked/i.test(text)) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50 * attempt);
+    }
+  }
+}
+
+/**
  * The embedded metadata store: better-sqlite3 in WAL mode with a busy timeout, so the service, the
  * CLI and a second instance can share one file. Writes take the lock up front (BEGIN IMMEDIATE) so
  * two processes never deadlock upgrading a read lock.
@@ -56,10 +75,11 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
   const sqlite = new Database(options.path);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
-  sqlite.pragma('synchronous = NORMAL');
+  // FULL: a put that answered 201 survives a power loss too (WAL is fsynced at each commit).
+  sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   const db: BetterSQLite3Database<typeof schema> = drizzle(sqlite, { schema });
-  migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  migrateShared(db);
 
   // The hot path (every GET), as plain prepared statements, one per filter shape: drizzle's
   // prepared queries cost ~30 µs a call here against ~7 µs for better-sqlite3 directly.
