@@ -7,6 +7,7 @@ import type { ArtifactRepository } from '../db/repository.js';
 import type { ArtifactService } from '../service/artifact-service.js';
 import type { Authenticator } from './auth.js';
 import type { AppEnv } from './context.js';
+import { header } from './fast-header.js';
 import { silentLogger, type Logger } from './logger.js';
 import { registerDeleteArtifact } from './routes/delete-artifact.js';
 import { registerDocs, type DocsAssets } from './routes/docs.js';
@@ -46,7 +47,7 @@ export function createApp(deps: AppDeps) {
   });
 
   app.use('*', async function requestContext(c, next) {
-    const incoming = c.req.header('x-request-id');
+    const incoming = header(c, 'x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     c.set('requestId', requestId);
     const started = performance.now();
@@ -78,7 +79,7 @@ export function createApp(deps: AppDeps) {
   }
 
   app.use('/v1/*', async function authenticate(c, next) {
-    c.set('caller', await deps.auth.authenticate(c.req.header('authorization')));
+    c.set('caller', await deps.auth.authenticate(header(c, 'authorization')));
     await next();
   });
 

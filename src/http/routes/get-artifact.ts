@@ -4,6 +4,7 @@ import { parseRange } from '../../core/range.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import { accessOf, requirePerm, type Caller } from '../auth.js';
 import type { AppEnv } from '../context.js';
+import { header } from '../fast-header.js';
 import { downloadHeaders, etagMatches, etagOf } from '../download-headers.js';
 import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
 
@@ -62,7 +63,7 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
   };
 
   app.openapi(headRoute, async (c) => {
-    return (await head(c.get('caller'), c.req.valid('param').id, dispositionOf(c.req.query('disposition')), c.req.header('if-none-match'))) as never;
+    return (await head(c.get('caller'), c.req.valid('param').id, dispositionOf(c.req.query('disposition')), header(c, 'if-none-match'))) as never;
   });
 
   app.openapi(getRoute, async (c) => {
@@ -70,22 +71,22 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     // Hono answers HEAD by running the GET handler and dropping the body, which would open the blob
     // and leave its stream unread (a file handle held until GC). Answer HEAD without opening it.
     if (c.req.method === 'HEAD') {
-      return (await head(caller, c.req.valid('param').id, dispositionOf(c.req.query('disposition')), c.req.header('if-none-match'))) as never;
+      return (await head(caller, c.req.valid('param').id, dispositionOf(c.req.query('disposition')), header(c, 'if-none-match'))) as never;
     }
     requirePerm(caller, 'read');
     const access = accessOf(caller);
     const id = c.req.valid('param').id;
     // Every check that can fail runs before the blob is opened, so no error leaves a file open.
     const disposition = dispositionOf(c.req.query('disposition'));
-    const ifNoneMatch = c.req.header('if-none-match');
+    const ifNoneMatch = header(c, 'if-none-match');
     if (ifNoneMatch) {
       const ref = await service.getRef(access, id);
       if (etagMatches(ifNoneMatch, etagOf(ref), true)) {
         return new Response(null, { status: 304, headers: notModified(downloadHeaders(ref, { cache: 'private' })) }) as never;
       }
     }
-    const rangeHeader = c.req.header('range');
-    const ifRange = c.req.header('if-range');
+    const rangeHeader = header(c, 'range');
+    const ifRange = header(c, 'if-range');
     let result;
     try {
       result = await service.getBody(access, id, (entity) => {
