@@ -52,7 +52,7 @@ export async function ingest(
     reader.releaseLock();
   }
   if (size === 0 && options.rejectEmpty) {
-    throw errors.badRequest('The body is empty. An artifact needs at least one byte; send the content, or skip storing nothing.');
+    throw errors.emptyBody();
   }
   const sha256 = await hasher.digest();
   if (options.expectedSha256 && options.expectedSha256 !== sha256) throw errors.checksumMismatch(options.expectedSha256, sha256);

@@ -1,6 +1,7 @@
 import { decodeBase64 } from '../core/base64.js';
 import { ArtifactError, errors, isArtifactError, isErrorCode, type ErrorCode } from '../core/errors.js';
 import { encodeExtValue } from '../core/filename.js';
+import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef, ByteRange, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
@@ -47,7 +48,6 @@ interface Call {
   body?: RequestBody;
 }
 
-const TEXT_MIME = 'text/plain; charset=utf-8';
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 // A plain value of this shape would be read by the service as an RFC 8187 ext-value.
 const LOOKS_LIKE_EXT_VALUE = /^[A-Za-z0-9!#$&+^`{}~-]+'[A-Za-z0-9-]*'/;

@@ -140,7 +140,7 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
     const o = checkPutOptions(raw);
     if (bytes.byteLength > settings.maxArtifactBytes) throw errors.payloadTooLarge(settings.maxArtifactBytes);
     if (bytes.byteLength === 0) {
-      throw errors.badRequest('The body is empty. An artifact needs at least one byte; send the content, or skip storing nothing.');
+      throw errors.emptyBody();
     }
     const sha256 = await sha256Hex(bytes);
     if (o.sha256 && o.sha256 !== sha256) throw errors.checksumMismatch(o.sha256, sha256);

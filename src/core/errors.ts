@@ -71,6 +71,7 @@ export const errors = {
     new ArtifactError('checksum_mismatch', `The body's sha256 is ${actual} but ${expected} was declared. Nothing was stored; re-send the exact bytes or fix the declared hash.`, { details: { expected, actual } }),
   hashCollision: (id: string) =>
     new ArtifactError('hash_collision', `Artifact id ${id} already names different bytes in this tenant (24-hex prefix collision). Nothing was stored; put the bytes under another namespace.`),
+  emptyBody: () => new ArtifactError('bad_request', 'The body is empty. An artifact needs at least one byte: send the content, or do not store nothing.'),
   backendUnavailable: (message: string, options?: ArtifactErrorOptions) =>
     new ArtifactError('backend_unavailable', message, { retryAfter: 1, ...options }),
 };

@@ -87,7 +87,7 @@ export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
       { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') },
     );
     const body = c.req.raw.body;
-    if (!body) throw errors.badRequest('The body is empty. An artifact needs at least one byte.');
+    if (!body) throw errors.emptyBody();
     const { ref, created } = await service.putStream(scope, body, options);
     c.header('Location', `/v1/artifacts/${encodeURIComponent(ref.id)}`);
     return c.json(ref, created ? 201 : 200);
