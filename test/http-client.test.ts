@@ -229,38 +229,36 @@ describe('HTTP client retries', () => {
     expect(seen[1]!.body).toEqual(Buffer.from(data));
   });
 
-  it('connection refused is retried, then thrown as backend_unavailable', async () => {
+  /** A port nothing listens on, and a fetch that counts its calls. */
+  async function refusedPort() {
     const probe = createServer();
     await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', () => ok()));
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((ok) => probe.close(() => ok()));
-    let calls = 0;
+    const counter = { calls: 0 };
     const counting: typeof fetch = (input, init) => {
-      calls++;
+      counter.calls++;
       return fetch(input, init);
     };
+    return { port, counter, counting };
+  }
+
+  it('connection refused is retried, then thrown as backend_unavailable', async () => {
+    const { port, counter, counting } = await refusedPort();
     const store = createHttpArtifactStore({ baseUrl: `http://127.0.0.1:${port}`, fetch: counting, retries: 2, ...fast });
     const err = await rejection(store.putText('nobody home'));
     expect(err.code).toBe('backend_unavailable');
     expect(err.message).toContain('after 3 attempts');
-    expect(calls).toBe(3);
+    expect(counter.calls).toBe(3);
     expect((await rejection(store.getRef('art_000000000000000000000000'))).code).toBe('backend_unavailable');
-    expect(calls).toBe(6);
+    expect(counter.calls).toBe(6);
   });
 
   it('a streamed put to a refused connection is not retried', async () => {
-    const probe = createServer();
-    await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', () => ok()));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise<void>((ok) => probe.close(() => ok()));
-    let calls = 0;
-    const counting: typeof fetch = (input, init) => {
-      calls++;
-      return fetch(input, init);
-    };
+    const { port, counter, counting } = await refusedPort();
     const store = createHttpArtifactStore({ baseUrl: `http://127.0.0.1:${port}`, fetch: counting, retries: 3, ...fast });
     expect((await rejection(store.putStream(new Response('once').body!))).code).toBe('backend_unavailable');
-    expect(calls).toBe(1);
+    expect(counter.calls).toBe(1);
   });
 
   it('a failing source stream rejects with its own error, not a network error', async () => {
