@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -193,6 +193,71 @@ describe('fs blob store: layout and staging', () => {
     await reader.cancel();
     expect(Buffer.from(await readAll((await store.get(sha256))!)).equals(bytes)).toBe(true);
     expect(await store.delete(sha256)).toBe(true);
+  });
+});
+
+describe('fs blob store: kept descriptors for small reads', () => {
+  let root: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'artifact-blobs-fd-'));
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  /** Descriptors this process holds on files under the store's root. */
+  const openUnderRoot = async () => {
+    const out: string[] = [];
+    for (const fd of await readdir('/proc/self/fd')) {
+      try {
+        const target = await readlink(`/proc/self/fd/${fd}`);
+        if (target.startsWith(root)) out.push(target);
+      } catch {
+        // closed while listing
+      }
+    }
+    return out;
+  };
+
+  it.runIf(process.platform === 'linux')('keeps at most maxOpenFiles, least recently used closed first, and close() closes them all', async () => {
+    const store = createFsBlobStore({ root, fsync: false, maxOpenFiles: 2 });
+    const blobs: { bytes: Buffer; sha256: string; sizeBytes: number }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const bytes = randomBytes(1000 + i);
+      blobs.push({ bytes, ...(await store.put(bytesStream(bytes))) });
+    }
+    for (const b of blobs) expect(Buffer.from((await store.readSmall!(b.sha256, { start: 0, end: b.sizeBytes - 1 }))!).equals(b.bytes)).toBe(true);
+    let held = await openUnderRoot();
+    expect(held).toHaveLength(2);
+    expect(held.some((p) => p.endsWith(blobs[3]!.sha256))).toBe(true);
+    expect(held.some((p) => p.endsWith(blobs[2]!.sha256))).toBe(true);
+    // Reading blob 2 again makes 3 the oldest: reading 0 evicts 3, not 2.
+    await store.readSmall!(blobs[2]!.sha256, { start: 0, end: 0 });
+    await store.readSmall!(blobs[0]!.sha256, { start: 0, end: 0 });
+    held = await openUnderRoot();
+    expect(held.map((p) => p.slice(-64)).sort()).toEqual([blobs[0]!.sha256, blobs[2]!.sha256].sort());
+    // delete closes the kept descriptor (the disk space is freed now, not at eviction).
+    expect(await store.delete(blobs[0]!.sha256)).toBe(true);
+    expect((await openUnderRoot()).map((p) => p.slice(-64))).toEqual([blobs[2]!.sha256]);
+    await store.close!();
+    expect(await openUnderRoot()).toEqual([]);
+  });
+
+  it('a blob removed behind its back (another process) reads null once its descriptor is gone', async () => {
+    const store = createFsBlobStore({ root, fsync: false, maxOpenFiles: 1 });
+    const a = randomBytes(100);
+    const b = randomBytes(200);
+    const shaA = (await store.put(bytesStream(a))).sha256;
+    const shaB = (await store.put(bytesStream(b))).sha256;
+    await store.readSmall!(shaA, { start: 0, end: 99 });
+    await rm(join(root, 'sha256', shaA.slice(0, 2), shaA.slice(2, 4), shaA));
+    // Still kept: the same immutable bytes.
+    expect(Buffer.from((await store.readSmall!(shaA, { start: 0, end: 99 }))!).equals(a)).toBe(true);
+    await store.readSmall!(shaB, { start: 0, end: 199 }); // evicts A's descriptor
+    expect(await store.readSmall!(shaA, { start: 0, end: 99 })).toBeNull();
+    await store.close!();
   });
 });
 
