@@ -648,6 +648,52 @@ describe('ArtifactService: two instances on one SQLite file', () => {
   });
 });
 
+describe('ArtifactService: reference lookups stay current across instances', () => {
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+
+  it('a reference deleted through one instance is gone for the other from its next turn on', async () => {
+    const h1 = await createHarness();
+    const repo2 = createSqliteRepository({ path: h1.dbPath });
+    const service2 = createArtifactService({ repo: repo2, blobs: createFsBlobStore({ root: h1.blobRoot, fsync: false }), limits: LIMITS, now: () => h1.clock.t });
+    opened.push({ dir: h1.dir, closers: [() => service2.close(), () => repo2.close()] });
+
+    const { ref } = await h1.service.putText({ tenantId: 'acme', sessionId: 's1' }, 'shared view');
+    // Looked up twice through instance 2: the second answer comes from its cache of recent lookups.
+    expect((await service2.getRef(sessionAccess('acme', 's1'), ref.id))?.id).toBe(ref.id);
+    expect((await service2.getRef(sessionAccess('acme', 's1'), ref.id))?.id).toBe(ref.id);
+    await nextTurn();
+    expect(await h1.service.delete(sessionAccess('acme', 's1'), ref.id)).toBe(true);
+    await nextTurn();
+    await expectArtifactError(service2.getRef(sessionAccess('acme', 's1'), ref.id), 'not_found');
+    await expectArtifactError(service2.getStream(sessionAccess('acme', 's1'), ref.id), 'not_found');
+
+    // Put back through instance 1: instance 2 sees it again (a miss is never cached).
+    await h1.service.putText({ tenantId: 'acme', sessionId: 's1' }, 'shared view');
+    await nextTurn();
+    expect((await service2.getRef(sessionAccess('acme', 's1'), ref.id))?.id).toBe(ref.id);
+  });
+
+  it('an instance sees its own delete and re-put at once, within the same turn', async () => {
+    const h = await createHarness();
+    const access = sessionAccess('acme', 's1');
+    const { ref } = await h.service.putText({ tenantId: 'acme', sessionId: 's1' }, 'mine');
+    expect((await h.service.getRef(access, ref.id))?.id).toBe(ref.id);
+    expect(await h.service.delete(access, ref.id)).toBe(true);
+    await expectArtifactError(h.service.getRef(access, ref.id), 'not_found');
+    await h.service.putText({ tenantId: 'acme', sessionId: 's1' }, 'mine', { filename: 'again.txt' });
+    expect((await h.service.getRef(access, ref.id))?.filename).toBe('again.txt');
+  });
+
+  it('a cached answer is not served past the reference expiry', async () => {
+    const h = await createHarness();
+    const access = sessionAccess('acme', 's1');
+    const { ref } = await h.service.putText({ tenantId: 'acme', sessionId: 's1' }, 'short-lived', { ttl: 60 });
+    expect((await h.service.getRef(access, ref.id))?.id).toBe(ref.id);
+    h.clock.t += 61_000;
+    await expectArtifactError(h.service.getRef(access, ref.id), 'not_found');
+  });
+});
+
 describe('ArtifactService: separate processes on one SQLite file', () => {
   it('writers in other processes and this one interleave without errors', async () => {
     const h = await createHarness();

@@ -7,6 +7,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errors } from '../core/errors.js';
 import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, ListFilter, RefRow, ScopeFilter } from './repository.js';
+import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
 import { apiKeys, artifactRefs, artifacts, blobs, outbox } from './schema.js';
 
@@ -37,6 +38,9 @@ const refColumns = {
   lastAccessedAt: artifactRefs.lastAccessedAt,
   expiresAt: artifactRefs.expiresAt,
 };
+
+/** A reference row as SQLite returns it: meta and source still JSON text. */
+type RawRefRow = Omit<RefRow, 'meta' | 'source'> & { meta: string | null; source: string | null };
 
 function scopeConditions(filter: ScopeFilter): SQL[] {
   const out: SQL[] = [];
@@ -84,6 +88,15 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
   // The hot path (every GET), as plain prepared statements, one per filter shape: drizzle's
   // prepared queries cost ~30 µs a call here against ~7 µs for better-sqlite3 directly.
   const findStatements = new Map<string, Database.Statement>();
+  const recentRefs = createRecentRefs<RawRefRow>(sqlite, 10_000);
+  /** Runs a write on this connection, then drops cached lookups it may have changed. */
+  const writing = <T>(write: () => T): T => {
+    try {
+      return write();
+    } finally {
+      recentRefs.clear();
+    }
+  };
   function prepareFind(filter: ScopeFilter): Database.Statement {
     const extra = [
       filter.userId !== undefined ? 'AND r.user_id = @userId' : '',
@@ -121,7 +134,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     async commitPut(input: CommitPutInput) {
       const { scope, now } = input;
       const key = { userId: scope.userId ?? '', sessionId: scope.sessionId ?? '', traceId: scope.traceId ?? '' };
-      return db.transaction(
+      return writing(() => db.transaction(
         (tx) => {
           tx.insert(blobs).values({ sha256: input.sha256, sizeBytes: input.sizeBytes, createdAt: now }).onConflictDoNothing().run();
           const existing = tx
@@ -171,33 +184,42 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           return { row, created: !live };
         },
         { behavior: 'immediate' },
-      );
+      ));
     },
 
     async findRef(tenantId, artifactId, filter, now) {
-      const shape = `${filter.userId !== undefined ? 'u' : ''}${filter.sessionId !== undefined ? 's' : ''}${filter.traceId !== undefined ? 't' : ''}`;
-      let stmt = findStatements.get(shape);
-      if (!stmt) {
-        stmt = prepareFind(filter);
-        findStatements.set(shape, stmt);
+      // JSON: unambiguous whatever characters the scope parts hold; an open part is null.
+      const key = JSON.stringify([tenantId, artifactId, filter.userId, filter.sessionId, filter.traceId]);
+      let raw = recentRefs.get(key);
+      if (!raw || raw.expiresAt <= now) {
+        const shape = `${filter.userId !== undefined ? 'u' : ''}${filter.sessionId !== undefined ? 's' : ''}${filter.traceId !== undefined ? 't' : ''}`;
+        let stmt = findStatements.get(shape);
+        if (!stmt) {
+          stmt = prepareFind(filter);
+          findStatements.set(shape, stmt);
+        }
+        raw = stmt.get({ tenantId, artifactId, now, ...filter }) as RawRefRow | undefined;
+        if (!raw) return undefined;
+        recentRefs.set(key, raw);
       }
-      const row = stmt.get({ tenantId, artifactId, now, ...filter }) as (Omit<RefRow, 'meta' | 'source'> & { meta: string | null; source: string | null }) | undefined;
-      if (!row) return undefined;
-      return { ...row, meta: row.meta === null ? null : JSON.parse(row.meta), source: row.source === null ? null : JSON.parse(row.source) };
+      // Parsed per call: callers get their own meta objects, never the cached one.
+      return { ...raw, meta: raw.meta === null ? null : JSON.parse(raw.meta), source: raw.source === null ? null : JSON.parse(raw.source) };
     },
 
     async touch(refIds, at) {
       if (refIds.length === 0) return;
-      for (let i = 0; i < refIds.length; i += 500) {
-        db.update(artifactRefs)
-          .set({ lastAccessedAt: at })
-          .where(and(inArray(artifactRefs.refId, refIds.slice(i, i + 500)), lt(artifactRefs.lastAccessedAt, at)))
-          .run();
-      }
+      writing(() => {
+        for (let i = 0; i < refIds.length; i += 500) {
+          db.update(artifactRefs)
+            .set({ lastAccessedAt: at })
+            .where(and(inArray(artifactRefs.refId, refIds.slice(i, i + 500)), lt(artifactRefs.lastAccessedAt, at)))
+            .run();
+        }
+      });
     },
 
     async deleteRefs(tenantId, artifactId, filter, now) {
-      return db.transaction(
+      return writing(() => db.transaction(
         (tx) => {
           const where = and(eq(artifactRefs.tenantId, tenantId), eq(artifactRefs.artifactId, artifactId), gt(artifactRefs.expiresAt, now), ...scopeConditions(filter));
           const gone = tx.delete(artifactRefs).where(where).returning({ userId: artifactRefs.userId, sessionId: artifactRefs.sessionId, traceId: artifactRefs.traceId }).all();
@@ -212,7 +234,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           return gone.length;
         },
         { behavior: 'immediate' },
-      );
+      ));
     },
 
     async list(tenantId, filter: ListFilter) {
