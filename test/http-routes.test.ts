@@ -373,6 +373,28 @@ describe('X-Request-Id', () => {
     expect(unauth.headers.get('x-request-id')).toBe('r1');
   });
 
+  it('is on every download answer: 200, 206, HEAD, 304, 416 and 404', async () => {
+    const { json: ref } = await putArtifact(t.app, tok, bytesOf(5000, 3));
+    const url = `/v1/artifacts/${ref.id}`;
+    const cases: [string, RequestInit, number][] = [
+      ['200', {}, 200],
+      ['206', { headers: { Range: 'bytes=0-9' } }, 206],
+      ['HEAD', { method: 'HEAD' }, 200],
+      ['304', { headers: { 'If-None-Match': `"${ref.sha256}"` } }, 304],
+      ['416', { headers: { Range: 'bytes=9000-9001' } }, 416],
+    ];
+    for (const [name, init, status] of cases) {
+      const res = await t.app.request(url, { ...init, headers: { ...bearer(tok), ...(init.headers as Record<string, string>), 'X-Request-Id': `dl-${name}` } });
+      expect(res.status, name).toBe(status);
+      expect(res.headers.get('x-request-id'), name).toBe(`dl-${name}`);
+      // Exactly one value, never the id twice.
+      expect(res.headers.get('x-request-id')?.split(',')).toHaveLength(1);
+    }
+    const gone = await t.app.request('/v1/artifacts/art_0123456789abcdef01234567', { headers: { ...bearer(tok), 'X-Request-Id': 'dl-404' } });
+    expect(gone.status).toBe(404);
+    expect(gone.headers.get('x-request-id')).toBe('dl-404');
+  });
+
   it('generates one when absent or invalid', async () => {
     const none = await t.app.request('/healthz');
     expect(none.headers.get('x-request-id')).toMatch(UUID);

@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps) {
     c.set('requestId', requestId);
     const started = performance.now();
     await next();
-    c.res.headers.set('X-Request-Id', requestId);
+    if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
     const caller = c.get('caller');
     logger.info('request', {
       requestId,

@@ -1,5 +1,5 @@
 import { contentDisposition } from '../core/filename.js';
-import type { ArtifactRef } from '../core/schemas.js';
+import type { DownloadEntity } from '../service/artifact-service.js';
 
 // Types a browser would execute or render actively: never inline from the API origin.
 const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[a-z]+\/[a-z0-9.+-]*\+xml|text\/javascript|application\/javascript|application\/ecmascript|text\/ecmascript|application\/x-javascript|text\/xsl|application\/pdf-active)$/i;
@@ -9,7 +9,7 @@ export function isActiveType(mimeType: string): boolean {
 }
 
 /** The strong ETag of an artifact: its sha256. */
-export const etagOf = (ref: Pick<ArtifactRef, 'sha256'>) => `"${ref.sha256}"`;
+export const etagOf = (entity: { sha256: string }) => `"${entity.sha256}"`;
 
 /** Does an If-None-Match / If-Range value name this entity? */
 export function etagMatches(header: string | undefined, etag: string, allowWeak: boolean): boolean {
@@ -22,20 +22,29 @@ export function etagMatches(header: string | undefined, etag: string, allowWeak:
   });
 }
 
+const CACHE_CONTROL = 'private, max-age=31536000, immutable';
+
 /**
  * Headers of every download: untrusted bytes never run in our origin (nosniff + CSP sandbox; active
- * types as attachments), content-hash ids are immutable, bearer responses are private.
+ * types as attachments), content-hash ids are immutable, bearer responses are private. One object
+ * literal, extended in place by the caller (Content-Length, Content-Range): it is built on every GET.
  */
-export function downloadHeaders(ref: ArtifactRef, options: { disposition?: 'inline' | 'attachment'; cache: 'private' }): Record<string, string> {
-  const disposition = isActiveType(ref.mimeType) ? 'attachment' : (options.disposition ?? 'inline');
-  return {
-    'Content-Type': ref.mimeType,
-    'Content-Disposition': contentDisposition(disposition, ref.filename),
+export function downloadHeaders(entity: DownloadEntity, disposition: 'inline' | 'attachment' | undefined, requestId?: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'Content-Type': entity.mimeType,
+    'Content-Disposition': contentDisposition(isActiveType(entity.mimeType) ? 'attachment' : (disposition ?? 'inline'), entity.filename ?? undefined),
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': 'sandbox',
-    'Cache-Control': 'private, max-age=31536000, immutable',
+    'Cache-Control': CACHE_CONTROL,
     Vary: 'Authorization',
-    ETag: etagOf(ref),
+    ETag: etagOf(entity),
     'Accept-Ranges': 'bytes',
   };
+  if (requestId !== undefined) headers['X-Request-Id'] = requestId;
+  return headers;
+}
+
+/** A 304 keeps the validators and caching headers, not the entity ones. */
+export function notModifiedHeaders(entity: { sha256: string }): Record<string, string> {
+  return { ETag: etagOf(entity), 'Cache-Control': CACHE_CONTROL, Vary: 'Authorization', 'X-Content-Type-Options': 'nosniff' };
 }

@@ -42,6 +42,14 @@ export interface PutResult {
   created: boolean;
 }
 
+/** What a download needs to know: the content facts and the putter's description of them. */
+export interface DownloadEntity {
+  sha256: string;
+  sizeBytes: number;
+  mimeType: string;
+  filename: string | null;
+}
+
 /** Sees the size and hash of the artifact before any byte is read, and picks the range to serve. */
 export type RangeResolver = (entity: { sizeBytes: number; sha256: string }) => ByteRange | undefined;
 
@@ -154,11 +162,18 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       return { ref: rowToRef(found.row), sizeBytes: found.row.sizeBytes, range: found.range, body };
     },
 
+    /** What a download of this id would carry, without opening the bytes (HEAD, If-None-Match). */
+    async getEntity(access: Access, id: string): Promise<DownloadEntity> {
+      return find(access, id);
+    },
+
     /**
-     * Like getStream, but a body of at most `smallBytes` comes as one buffer (written in one go with
-     * the headers, through the driver's small-read path when it has one); larger bodies stream.
+     * The download path of the HTTP layer. Like getStream, but a body of at most `smallBytes` comes
+     * as one buffer (the driver's small-read path when it has one), written in one go with the
+     * headers; larger bodies stream. Returns the entity rather than a full ArtifactRef: building the
+     * ref's dates costs more than a small download can spare.
      */
-    async getBody(access: Access, id: string, resolveRange: RangeResolver | undefined, smallBytes: number): Promise<Omit<GetResult, 'body'> & { body: ReadableStream<Uint8Array> | Uint8Array }> {
+    async getBody(access: Access, id: string, resolveRange: RangeResolver | undefined, smallBytes: number): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }> {
       const { row, range } = await open(access, id, resolveRange);
       const span = range ?? { start: 0, end: row.sizeBytes - 1 };
       let body: ReadableStream<Uint8Array> | Uint8Array | null;
@@ -180,7 +195,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
         if (!body) throw missingBytes(id);
       }
       touches.add(row.refId);
-      return { ref: rowToRef(row), sizeBytes: row.sizeBytes, range, body };
+      return { entity: row, range, body };
     },
 
     /** Removes the caller's visible references; the artifact goes with its last reference. */
