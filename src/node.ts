@@ -55,6 +55,33 @@ function nodeDocsAssets(): DocsAssets {
   };
 }
 
+/**
+ * Log lines gathered and written once per turn of the event loop: writes to a pipe or file are
+ * synchronous on Linux, and one write per request line cost a quarter of a small GET. Lines still
+ * leave within the turn they were logged in, and everything pending is written before the process
+ * exits.
+ */
+export function batchedLines(writeChunk: (chunk: string) => void, maxPending = 1000): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const chunk = `${pending.join('\n')}\n`;
+    pending = [];
+    flushOnExit.delete(flush);
+    writeChunk(chunk);
+  };
+  return (line) => {
+    flushOnExit.add(flush);
+    if (pending.push(line) === 1) setImmediate(flush);
+    else if (pending.length >= maxPending) flush();
+  };
+}
+
+const flushOnExit = new Set<() => void>();
+process.on('exit', () => {
+  for (const flush of flushOnExit) flush();
+});
+
 const DEV_KID = 'dev';
 
 /**
@@ -105,7 +132,7 @@ export interface RunningServer {
 
 /** Starts the HTTP service on the configured drivers. */
 export async function startServer(config: Config, options: { logger?: Logger } = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createJsonLogger(config.logLevel);
+  const logger = options.logger ?? createJsonLogger(config.logLevel, batchedLines((chunk) => process.stdout.write(chunk)));
   const { secrets, devSecret } = resolveHmacSecrets(config);
   const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
   const { repo, blobs, service } = openNodeDrivers(config);

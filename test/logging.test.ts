@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createJsonLogger } from '../src/http/logger.js';
+import { batchedLines } from '../src/node.js';
+
+const nextTurn = () => new Promise((r) => setImmediate(r));
+
+describe('batchedLines', () => {
+  it('writes the lines of one turn as one chunk, in order, once the turn ends', async () => {
+    const chunks: string[] = [];
+    const log = batchedLines((c) => chunks.push(c));
+    log('a');
+    log('b');
+    log('c');
+    expect(chunks).toEqual([]);
+    await nextTurn();
+    expect(chunks).toEqual(['a\nb\nc\n']);
+    log('d');
+    await nextTurn();
+    expect(chunks).toEqual(['a\nb\nc\n', 'd\n']);
+  });
+
+  it('writes at once when maxPending lines are waiting, and keeps the order', async () => {
+    const chunks: string[] = [];
+    const log = batchedLines((c) => chunks.push(c), 3);
+    for (const l of ['1', '2', '3', '4']) log(l);
+    expect(chunks).toEqual(['1\n2\n3\n']);
+    await nextTurn();
+    expect(chunks.join('')).toBe('1\n2\n3\n4\n');
+  });
+
+  it('carries JSON log lines unchanged', async () => {
+    const chunks: string[] = [];
+    const logger = createJsonLogger('info', batchedLines((c) => chunks.push(c)));
+    logger.info('request', { status: 200, path: '/v1/artifacts/x\ny' });
+    logger.debug('dropped');
+    logger.warn('slow');
+    await nextTurn();
+    const lines = chunks.join('').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([['info', 'request'], ['warn', 'slow']]);
+    expect(lines[0]!.path).toBe('/v1/artifacts/x\ny');
+  });
+
+  // A process that exits (or crashes) in the same turn it logged must not lose those lines.
+  const runChild = (ending: string) => {
+    const node = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node.ts', import.meta.url))).href);
+    const code = `const { batchedLines } = await import(${node});
+const log = batchedLines((c) => process.stdout.write(c));
+log('first'); log('last');
+${ending}`;
+    return new Promise<{ stdout: string; code: number | null }>((resolve) => {
+      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (_err, stdout) => resolve({ stdout, code: child.exitCode }));
+    });
+  };
+
+  it('writes pending lines when the process exits in the same turn', async () => {
+    expect(await runChild('process.exit(3);')).toEqual({ stdout: 'first\nlast\n', code: 3 });
+  });
+
+  it('writes pending lines when the process dies of an uncaught exception', async () => {
+    const r = await runChild(`throw new Error('boom');`);
+    expect(r.stdout).toBe('first\nlast\n');
+    expect(r.code).not.toBe(0);
+  });
+});
