@@ -1,7 +1,7 @@
 /**
  * npm run bench: the service against plain baselines measured in the same run, as one markdown table.
  *
- * Every server runs in its own process; this process is the client (uploads, downloads, autocannon)
+ * Every server runs in its own process; this process is the client (uploads, downloads, wrk)
  * and samples the servers' RSS from /proc. Runs of service and baseline alternate, and the table
  * shows medians. Progress goes to stderr, the report to stdout.
  *
@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
-import { load } from './load.js';
+import { load, wrkMissing } from './load.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
 import { download, mibPerSecond, upload, varyHead, writeRandomFile } from './transfer.js';
@@ -71,11 +71,13 @@ async function putThroughService(s: Service, source: Parameters<typeof upload>[1
   return { id: ref.id, result: r };
 }
 
-/** Service and baseline take turns; the first of a pair alternates from run to run. */
-async function alternate(run: number, baseline: () => Promise<void>, ofService: () => Promise<void>): Promise<void> {
-  const order = run % 2 === 0 ? [baseline, ofService] : [ofService, baseline];
-  for (const step of order) await step();
+/** Steps take turns; which one goes first rotates from run to run. */
+async function rotate(run: number, steps: (() => Promise<void>)[]): Promise<void> {
+  for (let i = 0; i < steps.length; i++) await steps[(run + i) % steps.length]!();
 }
+
+/** Service and baseline take turns; the first of a pair alternates from run to run. */
+const alternate = (run: number, baseline: () => Promise<void>, ofService: () => Promise<void>) => rotate(run, [baseline, ofService]);
 
 async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiBs: Samples, downloadRss: Samples) {
   const baseUp = await startServerChild('baseline upload server', 'baseline-servers.ts', ['upload', join(work, 'baseline-uploads')]);
@@ -145,56 +147,103 @@ async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiB
   }
 }
 
-async function smallGets(rps: Samples, p50: Samples, p99: Samples) {
-  const hello = await startServerChild('Hono hello-world', 'baseline-servers.ts', ['hello']);
+interface SmallGetTarget {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  /** Called when a run fails; the target is dropped from the remaining runs. */
+  failed(step: string, err: unknown): void;
+}
+
+interface SmallGetFigures {
+  rps: Samples;
+  p50: Samples;
+  p99: Samples;
+}
+
+const smallGetFigures = (): SmallGetFigures => ({ rps: samples(), p50: samples(), p99: samples() });
+
+/** Stores a 4 KiB artifact and checks that one GET returns exactly its bytes. */
+async function smallGetTarget(s: Service, name: string, failed: SmallGetTarget['failed']): Promise<SmallGetTarget | null> {
   try {
-    let target: { url: string; headers: Record<string, string> } | null = null;
-    if (service) {
-      try {
-        const { id } = await putThroughService(service, { buffer: randomBytes(4096) });
-        target = { url: `${service.info.url}/v1/artifacts/${encodeURIComponent(id)}`, headers: authOf(service) };
-      } catch (err) {
-        serviceFailed('storing the 4 KiB artifact', err);
-      }
+    const bytes = randomBytes(4096);
+    const { id } = await putThroughService(s, { buffer: bytes });
+    const url = `${s.info.url}/v1/artifacts/${encodeURIComponent(id)}`;
+    const res = await fetch(url, { headers: authOf(s) });
+    const body = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200 || !body.equals(bytes)) throw new Error(`GET ${url}: status ${res.status}, ${body.length} bytes, not the 4 KiB just stored`);
+    return { name, url, headers: authOf(s), failed };
+  } catch (err) {
+    failed('storing the 4 KiB artifact', err);
+    return null;
+  }
+}
+
+/**
+ * Hono hello-world, the service on its defaults and the service with its small-blob cache off
+ * (so every GET reads the file) take turns under the same wrk load.
+ */
+async function smallGets(withDefaults: SmallGetFigures, withoutBlobCache: SmallGetFigures) {
+  const missing = await wrkMissing();
+  if (missing) {
+    serviceProblems.push(`small GETs: ${missing}`);
+    return;
+  }
+  const hello = await startServerChild('Hono hello-world', 'baseline-servers.ts', ['hello']);
+  let uncached: Service | null = null;
+  try {
+    const targets: { target: SmallGetTarget | null; figures: SmallGetFigures }[] = [];
+    if (service) targets.push({ target: await smallGetTarget(service, 'service', serviceFailed), figures: withDefaults });
+    try {
+      uncached = await startServerChild('service, small-blob cache off', 'service-server.ts', [join(work, 'service-data-uncached'), String(MiB), '0']);
+    } catch (err) {
+      serviceProblems.push(`service with the small-blob cache off: ${err instanceof Error ? err.message : String(err)}`);
     }
+    if (uncached) {
+      const failed = (step: string, err: unknown) => {
+        serviceProblems.push(`service with the small-blob cache off, ${step}: ${err instanceof Error ? err.message : String(err)}`);
+        const entry = targets.find((t) => t.figures === withoutBlobCache);
+        if (entry) entry.target = null;
+      };
+      targets.push({ target: await smallGetTarget(uncached, 'service, small-blob cache off', failed), figures: withoutBlobCache });
+    }
+
     const { connections, durationS } = settings;
     const warmupS = Math.min(2, durationS);
-    progress(`small GETs: ${warmupS} s warm-up each, then ${settings.runs} × ${durationS} s per server`);
+    progress(`small GETs (wrk): ${warmupS} s warm-up each, then ${settings.runs} × ${durationS} s per server`);
     await load(`${hello.info.url}/`, {}, connections, warmupS);
-    if (target) {
+    const measure = async (entry: (typeof targets)[number], durationS: number, step: string) => {
+      const t = entry.target;
+      if (!t) return;
       try {
-        await load(target.url, target.headers, connections, warmupS);
+        const r = await load(t.url, t.headers, connections, durationS);
+        if (step === 'warm-up') return;
+        entry.figures.rps.service?.push(r.requestsPerSecond);
+        entry.figures.p50.service?.push(r.p50Ms);
+        entry.figures.p99.service?.push(r.p99Ms);
       } catch (err) {
-        serviceFailed('small GET warm-up', err);
-        target = null;
+        t.failed(`small GETs, ${step}`, err);
+        entry.target = null;
       }
-    }
+    };
+    for (const entry of targets) await measure(entry, warmupS, 'warm-up');
     for (let run = 0; run < settings.runs; run++) {
-      await alternate(
-        run,
+      const steps = [
         async () => {
           const r = await load(`${hello.info.url}/`, {}, connections, durationS);
-          rps.baseline.push(r.requestsPerSecond);
-          p50.baseline.push(r.p50Ms);
-          p99.baseline.push(r.p99Ms);
-        },
-        async () => {
-          if (!target || !service) return;
-          try {
-            const r = await load(target.url, target.headers, connections, durationS);
-            rps.service?.push(r.requestsPerSecond);
-            p50.service?.push(r.p50Ms);
-            p99.service?.push(r.p99Ms);
-          } catch (err) {
-            serviceFailed(`small GETs, run ${run + 1}`, err);
-            target = null;
+          for (const f of [withDefaults, withoutBlobCache]) {
+            f.rps.baseline.push(r.requestsPerSecond);
+            f.p50.baseline.push(r.p50Ms);
+            f.p99.baseline.push(r.p99Ms);
           }
         },
-      );
+        ...targets.map((entry) => () => measure(entry, durationS, `run ${run + 1}`)),
+      ];
+      await rotate(run, steps);
       progress(`small GET run ${run + 1}/${settings.runs} done`);
     }
   } finally {
-    await hello.stop();
+    await Promise.all([hello.stop(), uncached?.stop()]);
   }
 }
 
@@ -218,15 +267,14 @@ async function main() {
   const upRss = samples();
   const down = samples();
   const downRss = samples();
-  const rps = samples();
-  const p50 = samples();
-  const p99 = samples();
+  const gets = smallGetFigures();
+  const uncachedGets = smallGetFigures();
   await bigTransfers(up, upRss, down, downRss);
-  await smallGets(rps, p50, p99);
+  await smallGets(gets, uncachedGets);
   await service?.stop();
 
   // A figure whose service runs were cut short by a failure is not reported.
-  for (const s of [up, upRss, down, downRss, rps, p50, p99]) {
+  for (const s of [up, upRss, down, downRss, ...Object.values(gets), ...Object.values(uncachedGets)]) {
     if (s.service && s.service.length < s.baseline.length) s.service = null;
   }
 
@@ -236,9 +284,12 @@ async function main() {
     ratioRow(`Download ${mib} MiB (MiB/s)`, down, 0, 0.6),
     ceilingRow(`Upload: server peak RSS growth (MiB)`, upRss, RSS_LIMIT_MIB, 'MiB'),
     ceilingRow(`Download: server peak RSS growth (MiB)`, downRss, RSS_LIMIT_MIB, 'MiB'),
-    ratioRow(`Small GETs, 4 KiB, ${settings.connections} conns (req/s)`, rps, 0, 0.35),
-    infoRow('Small GETs p50 latency (ms)', p50, 0),
-    infoRow('Small GETs p99 latency (ms)', p99, 0),
+    ratioRow(`Small GETs, 4 KiB, ${settings.connections} conns (req/s)`, gets.rps, 0, 0.35),
+    infoRow('Small GETs p50 latency (ms)', gets.p50, 2),
+    infoRow('Small GETs p99 latency (ms)', gets.p99, 2),
+    infoRow('Small GETs, small-blob cache off (req/s)', uncachedGets.rps, 0),
+    infoRow('Small GETs, small-blob cache off, p50 (ms)', uncachedGets.p50, 2),
+    infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
   ];
 
   const out = [
@@ -246,13 +297,17 @@ async function main() {
     '',
     `- date: ${date}`,
     `- machine: ${machine}`,
-    `- settings: ${mib} MiB artifact, ${settings.runs} run(s) per figure (medians), small GETs ${settings.connections} connections × ${settings.durationS} s (autocannon)`,
+    `- settings: ${mib} MiB artifact, ${settings.runs} run(s) per figure (medians), small GETs ${settings.connections} connections × ${settings.durationS} s (wrk, 1 thread)`,
     '',
     markdownTable(rows),
     '',
     'Baselines: upload = node:http + sha256 + temp file + fsync; download = node:http `pipeline(createReadStream(f, { highWaterMark: 1 << 20 }), res)`;',
     'small GETs = Hono hello-world on @hono/node-server. Ratio = service / baseline. RSS growth = peak minus pre-transfer VmRSS of',
     'the server process, sampled every 20 ms; cells show median (max) and the worst run is judged.',
+    'Small GETs run the whole request path on the service defaults: bearer JWT check (verified tokens cached), scope-checked',
+    'reference lookup (answers cached, revalidated against SQLite data_version once per event-loop turn), bytes from the small-blob cache',
+    '(ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES). The "small-blob cache off" rows are a second service process that preads the file',
+    'on every GET.',
   ];
   if (serviceProblems.length > 0) out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));
   console.log(out.join('\n'));

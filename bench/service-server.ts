@@ -1,15 +1,16 @@
 /**
  * The service under test in its own process: fs blobs + SQLite in <dataDir>, 127.0.0.1 at a free
  * port, logs off. Prints {"url", "token"} (a tenant-wide dev token) once listening.
- * Usage: service-server.ts <dataDir> <maxArtifactBytes>
+ * Usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes]
+ * (the last one defaults to the service's own default; 0 turns the small-blob cache off).
  */
 import { loadConfig } from '../src/core/config.js';
 import { startServer } from '../src/node.js';
 import { announceAndWait } from './server-lifecycle.js';
 
 async function main() {
-  const [dataDir, maxBytes] = process.argv.slice(2);
-  if (!dataDir || !maxBytes) throw new Error('usage: service-server.ts <dataDir> <maxArtifactBytes>');
+  const [dataDir, maxBytes, smallBlobCacheBytes] = process.argv.slice(2);
+  if (!dataDir || !maxBytes) throw new Error('usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes]');
   // No environment: the figures must not depend on ARTIFACT_STORE_* variables of the shell.
   const config = loadConfig(
     {},
@@ -22,6 +23,7 @@ async function main() {
       maxArtifactBytes: Number(maxBytes),
       logLevel: 'silent',
       shutdownGraceMs: 2000,
+      ...(smallBlobCacheBytes === undefined ? {} : { smallBlobCacheBytes: Number(smallBlobCacheBytes) }),
     },
   );
   const running = await startServer(config);
