@@ -144,6 +144,9 @@ describe('decodeBase64', () => {
     expect(noType.mimeType).toBeUndefined();
     expect(Buffer.from(noType.bytes).equals(bytes)).toBe(true);
     expect(decodeBase64(`data:application/pdf;base64,${url}`).mimeType).toBe('application/pdf');
+    // Parameters are part of the media type (RFC 2397); a bare charset means text/plain.
+    expect(decodeBase64(`data:text/csv;charset=utf-8;base64,${std}`).mimeType).toBe('text/csv;charset=utf-8');
+    expect(decodeBase64(`data:;charset=utf-8;base64,${std}`).mimeType).toBe('text/plain;charset=utf-8');
   });
 
   it('ignores line wrapping (GitHub 60 chars with \\n, PEM-style 76 chars with \\r\\n)', () => {

@@ -24,7 +24,10 @@ export function decodeBase64(input: string): DecodedBase64 {
     if (parts[parts.length - 1] !== 'base64') {
       throw errors.badRequest('Only base64 data: URLs are accepted (data:<mime>;base64,<payload>).');
     }
-    mimeType = parts[0] || undefined;
+    // RFC 2397: parameters (charset) stay with the type; with none named, the type is text/plain.
+    const params = parts.slice(1, -1).map((p) => p.trim()).filter(Boolean);
+    const type = parts[0]!.trim() || (params.length > 0 ? 'text/plain' : '');
+    mimeType = type ? [type, ...params].join(';') : undefined;
     body = body.slice(comma + 1);
   }
   body = body.replace(/\s+/g, '');
