@@ -307,6 +307,44 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
     });
 
+    describe('download links (where signedUrls is declared)', () => {
+      it('a link downloads the bytes with no token, and Range works on it', async (ctx) => {
+        if (!store.capabilities.signedUrls || !store.url) return ctx.skip('this store declares no signedUrls capability');
+        const data = bytesOf(3, 20_000);
+        const ref = await store.putBytes(data, { mimeType: 'application/pdf', filename: 'Sales.pdf' });
+        const link = await store.url(ref.id, { expiresIn: 300 });
+        expect(link).toMatchObject({ mimeType: 'application/pdf', sizeBytes: data.byteLength });
+        expect(['proxy', 'direct']).toContain(link.fetchMode);
+        expect(Date.parse(link.urlExpiresAt) - Date.now()).toBeGreaterThan(250_000);
+        const res = await fetch(link.url);
+        expect(res.status).toBe(200);
+        expect(new Uint8Array(await res.arrayBuffer())).toEqual(data);
+        const part = await fetch(link.url, { headers: { Range: 'bytes=100-199' } });
+        expect(part.status).toBe(206);
+        expect(new Uint8Array(await part.arrayBuffer())).toEqual(data.subarray(100, 200));
+      });
+
+      it('an altered link is refused (403) and serves nothing', async (ctx) => {
+        if (!store.capabilities.signedUrls || !store.url) return ctx.skip('this store declares no signedUrls capability');
+        const ref = await store.putText('secret report');
+        const link = await store.url(ref.id);
+        const u = new URL(link.url);
+        const sigName = u.searchParams.has('signature') ? 'signature' : 'X-Amz-Signature';
+        const sig = u.searchParams.get(sigName)!;
+        u.searchParams.set(sigName, sig.slice(0, -1) + (sig.endsWith('a') ? 'b' : 'a'));
+        const res = await fetch(u);
+        expect(res.status).toBe(403);
+        expect(await res.text()).not.toContain('secret report');
+      });
+
+      it('a link for a missing or out-of-scope id is not_found', async (ctx) => {
+        if (!store.capabilities.signedUrls || !store.url) return ctx.skip('this store declares no signedUrls capability');
+        await expect(store.url('art_0123456789abcdef01234567')).rejects.toMatchObject({ code: 'not_found' });
+        const ref = await store.putText('only mine');
+        if (subject.otherSession?.url) await expect(subject.otherSession.url(ref.id)).rejects.toMatchObject({ code: 'not_found' });
+      });
+    });
+
     describe('session isolation', () => {
       it('another session cannot see, read, list or delete this session’s artifact', async (ctx) => {
         const other = subject.otherSession;

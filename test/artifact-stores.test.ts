@@ -2,7 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
 import { createFsBlobStore } from '../src/blob/fs.js';
+import { createUrlSigner } from '../src/core/url-signing.js';
+import { createApp } from '../src/http/app.js';
+import { createAuthenticator } from '../src/http/auth.js';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
 import { discoverArtifactStore, isArtifactStore } from '../src/client/discover.js';
 import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
@@ -18,15 +23,24 @@ describeArtifactStoreContract('embedded (SQLite file + fs blobs)', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'artifact-embedded-'));
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
+  const signer = createUrlSigner([{ kid: 'e1', secret: 'embedded-link-key-0123456789abcdef0123' }]);
   const service = createArtifactService({
     repo,
     blobs,
     limits: { maxArtifactBytes: 10 * 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 7 * 24 * 3600, touchFlushMs: 0 },
+    links: { signer, defaultTtlSeconds: 900, maxTtlSeconds: 3600 },
   });
+  // The same service behind HTTP, so the links the embedded store makes have a server to answer them.
+  const app = createApp({ service, repo, blobs, auth: createAuthenticator({ hmacSecrets: [] }), urlSigner: signer });
+  const server = await new Promise<ServerType>((ok) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
+  });
+  const publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    store: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' } }),
-    otherSession: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-b' } }),
+    store: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' }, publicUrl }),
+    otherSession: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-b' }, publicUrl }),
     async cleanup() {
+      await new Promise((ok) => server.close(ok));
       await service.close();
       await repo.close();
       await rm(dir, { recursive: true, force: true });

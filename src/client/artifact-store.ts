@@ -16,6 +16,15 @@ export interface GetStreamOptions {
   range?: ByteRange;
 }
 
+export interface DownloadLink {
+  url: string;
+  /** proxy = through the service; direct = from S3 / the CDN. */
+  fetchMode: FetchMode;
+  urlExpiresAt: string;
+  mimeType: string;
+  sizeBytes: number;
+}
+
 export interface UrlOptions {
   mode?: FetchMode;
   expiresIn?: number;
@@ -41,6 +50,9 @@ export interface ArtifactStore {
   /** True when something was deleted. */
   delete(id: string): Promise<boolean>;
   list(query?: ListQuery): Promise<ListPage>;
-  /** Present when capabilities.signedUrls. */
-  url?(id: string, options?: UrlOptions): Promise<{ url: string; fetchMode: FetchMode; urlExpiresAt: string; mimeType: string; sizeBytes: number }>;
+  /**
+   * Present when capabilities.signedUrls: a link a browser can GET (and Range) without a token,
+   * until urlExpiresAt. Rejects with not_found when the id is missing or out of scope.
+   */
+  url?(id: string, options?: UrlOptions): Promise<DownloadLink>;
 }

@@ -1,7 +1,7 @@
 import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, ArtifactScope, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
 import type { ArtifactService, PutResult } from '../service/artifact-service.js';
-import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
+import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions, UrlOptions } from './artifact-store.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from './store-scope.js';
 
 export interface EmbeddedArtifactStoreOptions {
@@ -10,6 +10,11 @@ export interface EmbeddedArtifactStoreOptions {
   scope: ArtifactScope;
   /** Whether the service's drivers keep bytes past the process (fs + SQLite file: yes). Default true. */
   persistent?: boolean;
+  /**
+   * Public origin of an HTTP server running this same service: with it, `url()` makes download links
+   * for browsers (signedUrls). Without it there is nobody to serve proxy links.
+   */
+  publicUrl?: string;
 }
 
 /**
@@ -23,7 +28,7 @@ export interface EmbeddedArtifactStoreOptions {
 export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOptions): ArtifactStore {
   const { service, scope } = options;
   const access = readAccessOf(scope);
-  const capabilities: ArtifactStoreCapabilities = { persistent: options.persistent ?? true, ranges: true, signedUrls: false, events: false };
+  const capabilities: ArtifactStoreCapabilities = { persistent: options.persistent ?? true, ranges: true, signedUrls: options.publicUrl !== undefined, events: false };
 
   async function put(run: (scope: ArtifactScope) => Promise<PutResult>, putOptions: PutOptions | undefined): Promise<ArtifactRef> {
     // Refuse a scope change before the service merges options.scope over ours.
@@ -55,6 +60,7 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     },
     getStream,
     getRef: (id: string) => nullWhenNotFound(() => service.getRef(access, id)),
+    ...(options.publicUrl !== undefined ? { url: (id: string, o: UrlOptions = {}) => service.downloadUrl(access, id, { ...o, baseUrl: options.publicUrl! }) } : {}),
     exists: (id: string) => service.exists(access, id),
     delete: (id: string) => service.delete(access, id),
     list: (query?: ListQuery): Promise<ListPage> => service.list(access, query),

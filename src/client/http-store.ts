@@ -4,7 +4,7 @@ import { encodeExtValue } from '../core/filename.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef, ByteRange, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
-import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
+import type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamOptions, UrlOptions } from './artifact-store.js';
 import { rangeHeaderOf } from './store-scope.js';
 
 export interface HttpArtifactStoreOptions {
@@ -71,7 +71,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   const scope = options.scope ?? {};
   const streamUploads = options.streamUploads ?? !isBrowser();
   const extraHeaders = { ...(options.headers ?? {}) };
-  const capabilities: ArtifactStoreCapabilities = { persistent: true, ranges: true, signedUrls: false, events: false };
+  const capabilities: ArtifactStoreCapabilities = { persistent: true, ranges: true, signedUrls: true, events: false };
 
   async function authHeaders(): Promise<Record<string, string>> {
     const token = typeof options.token === 'function' ? await options.token() : options.token;
@@ -181,6 +181,11 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
       if (!isArtifactId(id)) return null;
       const res = await nullWhenNotFound(() => request({ method: 'GET', path: `${artifactPath(id)}/meta` }));
       return res ? ((await readJson(res, 'ArtifactRef')) as unknown as ArtifactRef) : null;
+    },
+    async url(id: string, o: UrlOptions = {}): Promise<DownloadLink> {
+      const body = new TextEncoder().encode(JSON.stringify({ mode: o.mode, expiresIn: o.expiresIn, disposition: o.disposition }));
+      const res = await request({ method: 'POST', path: `${artifactPath(id)}/url`, headers: { 'Content-Type': 'application/json' }, body });
+      return (await readJson(res, 'download link')) as unknown as DownloadLink;
     },
     async exists(id: string) {
       if (!isArtifactId(id)) return false;

@@ -2,7 +2,7 @@
  * The SDK: one ArtifactStore interface and its implementations. Web standards only (fetch, Web
  * Streams, Web Crypto), so this entry point runs in Node, browsers and Workers.
  */
-export type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions, UrlOptions } from './artifact-store.js';
+export type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamOptions, UrlOptions } from './artifact-store.js';
 export { createHttpArtifactStore, type HttpArtifactStore, type HttpArtifactStoreOptions } from './http-store.js';
 export { createEmbeddedArtifactStore, type EmbeddedArtifactStoreOptions } from './embedded-store.js';
 export { createInMemoryArtifactStore, type InMemoryArtifactStore, type InMemoryArtifactStoreOptions } from './memory-store.js';

@@ -9,6 +9,8 @@ import type { Authenticator } from './auth.js';
 import type { AppEnv } from './context.js';
 import { header } from './fast-header.js';
 import { silentLogger, type Logger } from './logger.js';
+import type { UrlSigner } from '../core/url-signing.js';
+import { registerArtifactUrl } from './routes/artifact-url.js';
 import { registerDeleteArtifact } from './routes/delete-artifact.js';
 import { registerDocs, type DocsAssets } from './routes/docs.js';
 import { registerGetArtifactMeta } from './routes/get-artifact-meta.js';
@@ -29,6 +31,11 @@ export interface AppDeps {
   /** True once shutdown began: /readyz answers 503 so load balancers stop sending. */
   isDraining?: () => boolean;
   version?: string;
+  /** Signs and checks proxy download links; without it /v1/download answers 403. */
+  urlSigner?: UrlSigner;
+  /** Public origin for links (ARTIFACT_STORE_PUBLIC_URL); default: the origin of each request. */
+  publicUrl?: string;
+  now?: () => number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -79,15 +86,18 @@ export function createApp(deps: AppDeps) {
   }
 
   app.use('/v1/*', async function authenticate(c, next) {
+    // Signed download links carry their own proof and no token.
+    if (c.req.path.startsWith('/v1/download/')) return next();
     c.set('caller', await deps.auth.authenticate(header(c, 'authorization')));
     await next();
   });
 
-  registerPutArtifact(app, deps.service);
-  registerGetArtifactMeta(app, deps.service);
-  registerGetArtifact(app, deps.service);
+  registerPutArtifact(app, deps.service, deps.publicUrl);
+  registerGetArtifactMeta(app, deps.service, deps.publicUrl);
+  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now);
+  registerArtifactUrl(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
-  registerListArtifacts(app, deps.service);
+  registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);
 

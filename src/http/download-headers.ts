@@ -1,12 +1,6 @@
+import { isActiveType } from '../core/active-types.js';
 import { contentDisposition } from '../core/filename.js';
 import type { DownloadEntity } from '../service/artifact-service.js';
-
-// Types a browser would execute or render actively: never inline from the API origin.
-const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[a-z]+\/[a-z0-9.+-]*\+xml|text\/javascript|application\/javascript|application\/ecmascript|text\/ecmascript|application\/x-javascript|text\/xsl|application\/pdf-active)$/i;
-
-export function isActiveType(mimeType: string): boolean {
-  return ACTIVE_TYPES.test(mimeType.split(';')[0]!.trim());
-}
 
 /** The strong ETag of an artifact: its sha256. */
 export const etagOf = (entity: { sha256: string }) => `"${entity.sha256}"`;
@@ -29,13 +23,13 @@ const CACHE_CONTROL = 'private, max-age=31536000, immutable';
  * types as attachments), content-hash ids are immutable, bearer responses are private. One object
  * literal, extended in place by the caller (Content-Length, Content-Range): it is built on every GET.
  */
-export function downloadHeaders(entity: DownloadEntity, disposition: 'inline' | 'attachment' | undefined, requestId?: string): Record<string, string> {
+export function downloadHeaders(entity: DownloadEntity, disposition: 'inline' | 'attachment' | undefined, requestId?: string, cacheControl?: string): Record<string, string> {
   const headers: Record<string, string> = {
     'Content-Type': entity.mimeType,
     'Content-Disposition': contentDisposition(isActiveType(entity.mimeType) ? 'attachment' : (disposition ?? 'inline'), entity.filename ?? undefined),
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': 'sandbox',
-    'Cache-Control': CACHE_CONTROL,
+    'Cache-Control': cacheControl ?? CACHE_CONTROL,
     Vary: 'Authorization',
     ETag: etagOf(entity),
     'Accept-Ranges': 'bytes',
@@ -45,6 +39,12 @@ export function downloadHeaders(entity: DownloadEntity, disposition: 'inline' | 
 }
 
 /** A 304 keeps the validators and caching headers, not the entity ones. */
-export function notModifiedHeaders(entity: { sha256: string }): Record<string, string> {
-  return { ETag: etagOf(entity), 'Cache-Control': CACHE_CONTROL, Vary: 'Authorization', 'X-Content-Type-Options': 'nosniff' };
+export function notModifiedHeaders(entity: { sha256: string }, cacheControl?: string): Record<string, string> {
+  return { ETag: etagOf(entity), 'Cache-Control': cacheControl ?? CACHE_CONTROL, Vary: 'Authorization', 'X-Content-Type-Options': 'nosniff' };
 }
+
+/**
+ * A signed link's response may sit in shared caches (a CDN in front of the service), but never
+ * longer than the link is valid.
+ */
+export const signedLinkCacheControl = (secondsLeft: number) => `public, max-age=${Math.max(0, Math.floor(secondsLeft))}, immutable`;

@@ -1,9 +1,12 @@
+import { isActiveType } from '../core/active-types.js';
 import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
+import { contentDisposition } from '../core/filename.js';
+import type { UrlSigner } from '../core/url-signing.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
-import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
+import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type FetchMode, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { ArtifactRepository, RefRow, ScopeFilter } from '../db/repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -22,10 +25,37 @@ export interface ServiceLimits {
   smallBlobCacheBytes?: number;
 }
 
+/** Download links: who signs proxy links, and how long links may live. */
+export interface LinkSettings {
+  /** Signs proxy links; without one only direct links (an S3 driver) can be made. */
+  signer?: UrlSigner;
+  defaultTtlSeconds: number;
+  maxTtlSeconds: number;
+}
+
+export interface DownloadUrlOptions {
+  /** direct = from the blob store (S3 presigned); proxy = through this service. Default proxy. */
+  mode?: FetchMode;
+  expiresIn?: number;
+  disposition?: 'inline' | 'attachment';
+  /** Public origin of this service, e.g. https://artifacts.example.com (for proxy links). */
+  baseUrl: string;
+}
+
+export interface DownloadUrl {
+  url: string;
+  /** What the link is: `proxy` also when `direct` was asked of a driver that cannot presign. */
+  fetchMode: FetchMode;
+  urlExpiresAt: string;
+  mimeType: string;
+  sizeBytes: number;
+}
+
 export interface ArtifactServiceDeps {
   repo: ArtifactRepository;
   blobs: BlobStore;
   limits: ServiceLimits;
+  links?: LinkSettings;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
 }
@@ -143,6 +173,42 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     /** The reference visible to this caller; not_found when missing or out of scope (one path). */
     async getRef(access: Access, id: string): Promise<ArtifactRef> {
       return rowToRef(await find(access, id));
+    },
+
+    /**
+     * A link a browser can download with, no token needed. It never outlives the reference, and the
+     * caller must see the artifact now (the same 404 as a download otherwise).
+     */
+    async downloadUrl(access: Access, id: string, o: DownloadUrlOptions): Promise<DownloadUrl> {
+      const links = deps.links;
+      const ttl = o.expiresIn ?? links?.defaultTtlSeconds ?? 900;
+      const maxTtl = links?.maxTtlSeconds ?? 7 * 24 * 3600;
+      if (!Number.isInteger(ttl) || ttl < 1 || ttl > maxTtl) throw errors.badRequest(`expiresIn must be a whole number of seconds from 1 to ${maxTtl}.`);
+      const row = await find(access, id);
+      const nowS = Math.floor(now() / 1000);
+      const expiresAt = Math.min(nowS + ttl, Math.floor(row.expiresAt / 1000));
+      if (expiresAt <= nowS) throw errors.notFound(id);
+      const disposition = isActiveType(row.mimeType) ? 'attachment' : (o.disposition ?? 'inline');
+      const answer = (url: string, fetchMode: FetchMode): DownloadUrl => ({
+        url,
+        fetchMode,
+        urlExpiresAt: new Date(expiresAt * 1000).toISOString(),
+        mimeType: row.mimeType,
+        sizeBytes: row.sizeBytes,
+      });
+      if (o.mode === 'direct' && blobs.presignGet) {
+        const url = await blobs.presignGet(row.sha256, {
+          expiresInSeconds: expiresAt - nowS,
+          contentType: row.mimeType,
+          contentDisposition: contentDisposition(disposition, row.filename ?? undefined),
+        });
+        return answer(url, 'direct');
+      }
+      if (!links?.signer) {
+        throw errors.backendUnavailable('This service has no key to sign download links. The operator sets ARTIFACT_STORE_URL_SIGNING_KEYS (or HS256 JWT secrets).', { retryAfter: 3600 });
+      }
+      const query = await links.signer.sign({ tenantId: access.tenantId, artifactId: id, expiresAt, disposition });
+      return answer(`${o.baseUrl.replace(/\/+$/, '')}/v1/download/${encodeURIComponent(id)}?${query}`, 'proxy');
     },
 
     async exists(access: Access, id: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import { nodeSha256 } from '../../src/blob/node-hash.js';
 import { createSqliteRepository } from '../../src/db/sqlite.js';
 import { createApp } from '../../src/http/app.js';
 import { createAuthenticator } from '../../src/http/auth.js';
+import { createUrlSigner } from '../../src/core/url-signing.js';
 import { mintToken, type TokenClaims } from '../../src/http/tokens.js';
 import { createArtifactService, type ServiceLimits } from '../../src/service/artifact-service.js';
 
@@ -26,7 +27,15 @@ export interface TestAppOptions {
   audience?: string;
   /** The service clock (ms since the epoch); reference times and expiry follow it. */
   now?: () => number;
+  /** Download link keys (the first signs); default URL_KEYS. */
+  urlSigningKeys?: { kid: string; secret: string }[];
+  publicUrl?: string;
 }
+
+export const URL_KEYS = [
+  { kid: 'l1', secret: 'link-key-one-for-tests-0123456789abcdef' },
+  { kid: 'l0', secret: 'link-key-zero-for-tests-fedcba987654321' },
+];
 
 /** A real app over SQLite (temp file) and the fs blob store (temp dir), driven with app.request. */
 export function createTestApp(options: TestAppOptions = {}) {
@@ -34,15 +43,17 @@ export function createTestApp(options: TestAppOptions = {}) {
   const blobRoot = join(dir, 'blobs');
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: blobRoot, hash: nodeSha256, fsync: false });
+  const urlSigner = createUrlSigner(options.urlSigningKeys ?? URL_KEYS);
   const service = createArtifactService({
     repo,
     blobs,
     now: options.now,
     limits: { maxArtifactBytes: 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 7 * 24 * 3600, touchFlushMs: 0, smallBlobCacheBytes: 1024 * 1024, ...options.limits },
+    links: { signer: urlSigner, defaultTtlSeconds: 900, maxTtlSeconds: 24 * 3600 },
   });
   const hmacSecrets = options.hmacSecrets ?? HMAC_KEYS.map((k) => ({ ...k }));
   const auth = createAuthenticator({ hmacSecrets, jwks: options.jwks, issuer: options.issuer, audience: options.audience, repo });
-  const app = createApp({ service, repo, blobs, auth, corsOrigins: options.corsOrigins });
+  const app = createApp({ service, repo, blobs, auth, corsOrigins: options.corsOrigins, urlSigner, publicUrl: options.publicUrl, now: options.now });
 
   const token = (claims: TokenClaims, opts: { kid?: 'k1' | 'k2'; ttlSeconds?: number; issuer?: string; audience?: string } = {}) => {
     const key = HMAC_KEYS.find((k) => k.kid === (opts.kid ?? 'k1'))!;

@@ -2,9 +2,12 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { errors, isArtifactError } from '../../core/errors.js';
 import { parseRange } from '../../core/range.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
+import type { Context } from 'hono';
+import type { UrlSigner } from '../../core/url-signing.js';
+import type { Access } from '../../service/artifact-service.js';
 import { accessOf, requirePerm } from '../auth.js';
 import { respondsWithRequestId, type AppEnv } from '../context.js';
-import { downloadHeaders, etagMatches, etagOf, notModifiedHeaders } from '../download-headers.js';
+import { downloadHeaders, etagMatches, etagOf, notModifiedHeaders, signedLinkCacheControl } from '../download-headers.js';
 import { header } from '../fast-header.js';
 import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
 
@@ -42,6 +45,30 @@ const getRoute = createRoute({
   },
 });
 
+const signedParameters = [
+  ...parameters.filter((p) => p.name !== 'disposition'),
+  ...['tenant', 'expires', 'disposition', 'kid', 'signature'].map((name) => ({ name, in: 'query' as const, required: true, schema: { type: 'string' as const }, description: 'Part of the signed link, as POST /v1/artifacts/{id}/url returned it.' })),
+];
+
+const signedGetRoute = createRoute({
+  method: 'get',
+  path: '/v1/download/{id}',
+  tags: ['artifacts'],
+  summary: 'Download through a signed link (no Authorization)',
+  description: 'The link from POST /v1/artifacts/{id}/url (fetchMode proxy). Range, ETag and If-None-Match work as on GET /v1/artifacts/{id}. An expired or altered link, or one for another id, answers 403 and serves nothing.',
+  security: [],
+  request: { params: ArtifactIdParam },
+  parameters: signedParameters,
+  responses: {
+    200: { description: 'The bytes', content: binary },
+    206: { description: 'A range of the bytes', content: binary },
+    304: { description: 'Not modified' },
+    ...errorResponses(403, 404, 416, 503),
+  },
+});
+
+const signedHeadRoute = createRoute({ ...signedGetRoute, method: 'head', summary: 'Download headers through a signed link', responses: { 200: { description: 'Headers of the download' }, ...errorResponses(403, 404) } });
+
 const headRoute = createRoute({
   method: 'head',
   path: '/v1/artifacts/{id}',
@@ -58,58 +85,72 @@ const headRoute = createRoute({
  * artifact id is simply not found, through the same path as a missing one), and the per-request
  * validator chain cost a tenth of a small GET.
  */
-export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
+export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, signer?: UrlSigner, now: () => number = Date.now) {
   app.openAPIRegistry.registerPath(getRoute);
   app.openAPIRegistry.registerPath(headRoute);
 
   app.get('/v1/artifacts/:id', async function getArtifact(c) {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
-    const access = accessOf(caller);
-    const id = c.req.param('id');
-    // Every check that can fail runs before the blob is opened, so no error leaves a file open.
-    const disposition = dispositionOf(c.req.query('disposition'));
-    const ifNoneMatch = header(c, 'if-none-match');
-
-    // Hono answers HEAD by running this handler and dropping the body, which would open the blob and
-    // leave its stream unread (a file handle held until GC). HEAD never opens it; Range is ignored
-    // (RFC 9110 14.2: range handling is defined for GET only).
-    if (c.req.method === 'HEAD' || ifNoneMatch) {
-      const entity = await service.getEntity(access, id);
-      if (etagMatches(ifNoneMatch, etagOf(entity), true)) {
-        return c.body(null, 304, notModifiedHeaders(entity));
-      }
-      if (c.req.method === 'HEAD') {
-        return c.body(null, 200, { ...downloadHeaders(entity, disposition), 'Content-Length': String(entity.sizeBytes) });
-      }
-    }
-
-    const rangeHeader = header(c, 'range');
-    const ifRange = header(c, 'if-range');
-    let result;
-    try {
-      result = await service.getBody(access, id, (entity) => {
-        if (rangeHeader === undefined) return undefined;
-        // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
-        if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
-        return parseRange(rangeHeader, entity.sizeBytes);
-      }, SMALL_BODY_BYTES);
-    } catch (err) {
-      if (isArtifactError(err) && err.code === 'invalid_range') {
-        return c.json(err.toJSON(), 416, { 'Content-Range': `bytes */${String(err.details?.sizeBytes ?? '*')}` });
-      }
-      throw err;
-    }
-    const { entity, range, body } = result;
-    // Built in one object with X-Request-Id: see respondsWithRequestId.
-    const headers = downloadHeaders(entity, disposition, respondsWithRequestId(c));
-    if (range) {
-      headers['Content-Range'] = `bytes ${range.start}-${range.end}/${entity.sizeBytes}`;
-      headers['Content-Length'] = String(range.end - range.start + 1);
-      // Small bodies are one buffer, written in one go with the headers; larger ones stream.
-      return new Response(body as BodyInit, { status: 206, headers });
-    }
-    headers['Content-Length'] = String(entity.sizeBytes);
-    return new Response(body as BodyInit, { status: 200, headers });
+    return serveArtifact(c, service, accessOf(caller), c.req.param('id'), dispositionOf(c.req.query('disposition')));
   });
+
+  app.openAPIRegistry.registerPath(signedGetRoute);
+  app.openAPIRegistry.registerPath(signedHeadRoute);
+
+  // Signed links: no Authorization; the query grants this id in this tenant until it expires.
+  app.get('/v1/download/:id', async function getSignedDownload(c) {
+    if (!signer) throw errors.forbidden('This service does not accept download links (no signing key is configured).');
+    const id = c.req.param('id');
+    const link = await signer.verify(id, new URL(c.req.url).searchParams, now());
+    const cacheControl = signedLinkCacheControl(link.expiresAt - now() / 1000);
+    return serveArtifact(c, service, { tenantId: link.tenantId, filter: {} }, id, link.disposition, cacheControl);
+  });
+}
+
+/** GET and HEAD of one artifact for a caller allowed to see it: 200, 206, 304, 416 or 404. */
+async function serveArtifact(c: Context<AppEnv>, service: ArtifactService, access: Access, id: string, disposition: 'inline' | 'attachment' | undefined, cacheControl?: string) {
+  // Every check that can fail runs before the blob is opened, so no error leaves a file open.
+  const ifNoneMatch = header(c, 'if-none-match');
+
+  // Hono answers HEAD by running this handler and dropping the body, which would open the blob and
+  // leave its stream unread (a file handle held until GC). HEAD never opens it; Range is ignored
+  // (RFC 9110 14.2: range handling is defined for GET only).
+  if (c.req.method === 'HEAD' || ifNoneMatch) {
+    const entity = await service.getEntity(access, id);
+    if (etagMatches(ifNoneMatch, etagOf(entity), true)) {
+      return c.body(null, 304, notModifiedHeaders(entity, cacheControl));
+    }
+    if (c.req.method === 'HEAD') {
+      return c.body(null, 200, { ...downloadHeaders(entity, disposition, undefined, cacheControl), 'Content-Length': String(entity.sizeBytes) });
+    }
+  }
+
+  const rangeHeader = header(c, 'range');
+  const ifRange = header(c, 'if-range');
+  let result;
+  try {
+    result = await service.getBody(access, id, (entity) => {
+      if (rangeHeader === undefined) return undefined;
+      // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
+      if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
+      return parseRange(rangeHeader, entity.sizeBytes);
+    }, SMALL_BODY_BYTES);
+  } catch (err) {
+    if (isArtifactError(err) && err.code === 'invalid_range') {
+      return c.json(err.toJSON(), 416, { 'Content-Range': `bytes */${String(err.details?.sizeBytes ?? '*')}` });
+    }
+    throw err;
+  }
+  const { entity, range, body } = result;
+  // Built in one object with X-Request-Id: see respondsWithRequestId.
+  const headers = downloadHeaders(entity, disposition, respondsWithRequestId(c), cacheControl);
+  if (range) {
+    headers['Content-Range'] = `bytes ${range.start}-${range.end}/${entity.sizeBytes}`;
+    headers['Content-Length'] = String(range.end - range.start + 1);
+    // Small bodies are one buffer, written in one go with the headers; larger ones stream.
+    return new Response(body as BodyInit, { status: 206, headers });
+  }
+  headers['Content-Length'] = String(entity.sizeBytes);
+  return new Response(body as BodyInit, { status: 200, headers });
 }

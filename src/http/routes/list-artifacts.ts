@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import { accessOf, requirePerm } from '../auth.js';
+import { withLinks } from './artifact-url.js';
 import type { AppEnv } from '../context.js';
 import { errorResponses, ListPageDoc } from '../openapi-schemas.js';
 
@@ -14,6 +15,7 @@ const query = z.object({
   createdBefore: z.string().optional().openapi({ description: 'ISO 8601, exclusive' }),
   cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page' }),
   limit: z.string().regex(/^\d{1,4}$/, 'a whole number 1-1000').optional().openapi({ description: '1-1000, default 100' }),
+  url: z.enum(['proxy', 'direct']).optional().openapi({ description: 'Give every item a download link (url, fetchMode, urlExpiresAt) of this mode.' }),
 });
 
 const route = createRoute({
@@ -26,13 +28,14 @@ const route = createRoute({
   responses: { 200: { description: 'A page', content: { 'application/json': { schema: ListPageDoc } } }, ...errorResponses(400, 401, 403) },
 });
 
-export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
+export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string) {
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
     const q = c.req.valid('query');
     // The scope of a listing may be named like a put's: X-Artifact-* headers, else query parameters.
-    const page = await service.list(accessOf(caller), {
+    const access = accessOf(caller);
+    const page = await service.list(access, {
       sessionId: c.req.header('x-artifact-session') ?? q.session,
       traceId: c.req.header('x-artifact-trace') ?? q.trace,
       userId: c.req.header('x-artifact-user') ?? q.user,
@@ -43,7 +46,7 @@ export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: Artifac
       cursor: q.cursor,
       limit: q.limit === undefined ? undefined : Number(q.limit),
     });
-    c.header('Cache-Control', 'private, no-cache');
-    return c.json(page, 200);
+    c.header('Cache-Control', q.url ? 'no-store' : 'private, no-cache');
+    return c.json({ ...page, items: await withLinks(c, service, access, page.items, publicUrl) }, 200);
   });
 }

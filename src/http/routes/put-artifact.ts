@@ -5,9 +5,10 @@ import { decodeExtValue, headerUtf8 } from '../../core/filename.js';
 import type { PutOptions } from '../../core/schemas.js';
 import { narrowScope } from '../../core/scope.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
-import { requirePerm } from '../auth.js';
+import { accessOf, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
+import { linkModeOf, withLinks } from './artifact-url.js';
 
 const header = (description: string) => z.string().optional().openapi({ description });
 
@@ -17,7 +18,7 @@ const route = createRoute({
   tags: ['artifacts'],
   summary: 'Store an artifact (raw body, streamed)',
   description:
-    'The body is the raw bytes (not multipart), streamed and hashed on the way in. The same bytes, namespace and tenant always give the same id, so a put is idempotent and safe to retry. 201 when the reference is new for this scope, 200 when the scope already held it (its expiry is refreshed). Every X-Artifact-* header may instead be sent as a query parameter of the same name without the prefix (filename, namespace, meta, ttl, sha256, source, session, trace, user). An empty body is refused (400).',
+    'The body is the raw bytes (not multipart), streamed and hashed on the way in. The same bytes, namespace and tenant always give the same id, so a put is idempotent and safe to retry. 201 when the reference is new for this scope, 200 when the scope already held it (its expiry is refreshed). Every X-Artifact-* header may instead be sent as a query parameter of the same name without the prefix (filename, namespace, meta, ttl, sha256, source, session, trace, user). An empty body is refused (400). With ?url=proxy|direct the answer carries a download link (url, fetchMode, urlExpiresAt).',
   request: {
     headers: z.object({
       'content-type': header('The mime type of the bytes (default application/octet-stream).'),
@@ -57,7 +58,7 @@ function parseJsonObject(name: string, raw: string | undefined): Record<string, 
   return value as Record<string, unknown>;
 }
 
-export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService) {
+export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string) {
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'write');
@@ -86,10 +87,12 @@ export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
       { tenantId: caller.tenantId, userId: caller.userId, sessionId: caller.sessionId, traceId: caller.traceId },
       { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') },
     );
+    linkModeOf(c); // refused before any byte is stored
     const body = c.req.raw.body;
     if (!body) throw errors.emptyBody();
     const { ref, created } = await service.putStream(scope, body, options);
     c.header('Location', `/v1/artifacts/${encodeURIComponent(ref.id)}`);
-    return c.json(ref, created ? 201 : 200);
+    const [answer] = await withLinks(c, service, accessOf(caller), [ref], publicUrl);
+    return c.json(answer!, created ? 201 : 200);
   });
 }
