@@ -9,8 +9,10 @@ import { serve } from '@hono/node-server';
 import type { BlobStore } from './blob/blob-store.js';
 import { createFsBlobStore } from './blob/fs.js';
 import { createMemoryBlobStore } from './blob/memory.js';
+import { createS3BlobStore, createS3Client } from './blob/s3.js';
 import { nodeSha256 } from './blob/node-hash.js';
 import type { Config } from './core/config.js';
+import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from './core/url-signing.js';
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
 import { createApp } from './http/app.js';
@@ -18,21 +20,38 @@ import { createAuthenticator } from './http/auth.js';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
 import { mintToken, parseJwtSecrets, type TokenClaims } from './http/tokens.js';
-import { createArtifactService, type ArtifactService } from './service/artifact-service.js';
+import { createArtifactService, type ArtifactService, type LinkSettings } from './service/artifact-service.js';
 
 /** The drivers a Node process runs on, chosen from config. The only place (with the CLI) that picks them. */
-export function openNodeDrivers(config: Config): { repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService } {
+function openBlobStore(config: Config): BlobStore {
+  switch (config.blobDriver) {
+    case 'memory':
+      return createMemoryBlobStore({ hash: nodeSha256 });
+    case 's3': {
+      const client = createS3Client({
+        region: config.s3Region,
+        endpoint: config.s3Endpoint,
+        forcePathStyle: config.s3ForcePathStyle,
+        accessKeyId: config.s3AccessKeyId,
+        secretAccessKey: config.s3SecretAccessKey,
+      });
+      return createS3BlobStore({ client, bucket: config.s3Bucket!, prefix: config.s3Prefix, hash: nodeSha256, ownsClient: true });
+    }
+    case 'fs':
+      return createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 });
+  }
+}
+
+export function openNodeDrivers(config: Config, links?: LinkSettings): { repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService } {
   // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
   const dbPath = config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
   const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
-  const blobs =
-    config.blobDriver === 'memory'
-      ? createMemoryBlobStore({ hash: nodeSha256 })
-      : createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 });
+  const blobs = openBlobStore(config);
   const service = createArtifactService({
     repo,
     blobs,
     limits: { maxArtifactBytes: config.maxArtifactBytes, defaultTtlSeconds: config.defaultTtlSeconds, maxTtlSeconds: config.maxTtlSeconds, touchFlushMs: config.touchFlushMs, smallBlobCacheBytes: config.smallBlobCacheBytes },
+    links: links ?? { defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds },
   });
   return { repo, blobs, service };
 }
@@ -89,6 +108,17 @@ const DEV_KID = 'dev';
  * keeps one random secret in {dataDir}/dev-jwt-secret so the printed token survives restarts;
  * test mode uses a fresh secret per process.
  */
+/** Link keys: configured ones, else derived from the JWT HS256 secrets; none with JWKS-only auth. */
+async function resolveUrlSigner(config: Config, jwtSecrets: UrlSigningKey[]): Promise<UrlSigner | undefined> {
+  const configured = parseJwtSecrets(config.urlSigningKeys);
+  if (config.env === 'production') {
+    const weak = configured.find((k) => k.secret.length < 32);
+    if (weak) throw new Error(`Refusing to start in production: the URL signing key of kid "${weak.kid}" is shorter than 32 characters.`);
+  }
+  const keys = configured.length > 0 ? configured : await deriveUrlSigningKeys(jwtSecrets);
+  return keys.length > 0 ? createUrlSigner(keys) : undefined;
+}
+
 function resolveHmacSecrets(config: Config): { secrets: { kid: string; secret: string }[]; devSecret?: { kid: string; secret: string } } {
   const configured = parseJwtSecrets(config.jwtSecrets);
   if (config.env === 'production') {
@@ -135,10 +165,11 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const logger = options.logger ?? createJsonLogger(config.logLevel, batchedLines((chunk) => process.stdout.write(chunk)));
   const { secrets, devSecret } = resolveHmacSecrets(config);
   const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
-  const { repo, blobs, service } = openNodeDrivers(config);
+  const urlSigner = await resolveUrlSigner(config, secrets);
+  const { repo, blobs, service } = openNodeDrivers(config, { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds });
   const auth = createAuthenticator({ hmacSecrets: secrets, jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
   let draining = false;
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining });
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl });
 
   const server = await new Promise<Server>((ok, fail) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;

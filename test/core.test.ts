@@ -461,6 +461,6 @@ describe('loadConfig', () => {
 
   it('every setting has an ARTIFACT_STORE_* variable', () => {
     expect(Object.keys(ENV_NAMES).sort()).toEqual(Object.keys(ConfigSchema.shape).sort());
-    for (const name of Object.values(ENV_NAMES)) expect(name).toMatch(/^ARTIFACT_STORE_[A-Z_]+$/);
+    for (const name of Object.values(ENV_NAMES)) expect(name).toMatch(/^ARTIFACT_STORE_[A-Z0-9_]+$/);
   });
 });

@@ -15,6 +15,12 @@ export interface BlobPutOptions {
   rejectEmpty?: boolean;
 }
 
+export interface PresignGetOptions {
+  expiresInSeconds: number;
+  contentType: string;
+  contentDisposition: string;
+}
+
 /**
  * Immutable bytes keyed by their sha256. Drivers: fs, memory (later S3, R2). One contract suite
  * (test/blob-store.contract.ts) runs against every driver.
@@ -37,6 +43,12 @@ export interface BlobStore {
   exists(sha256: string): Promise<boolean>;
   /** Removes a blob; false when it was not there. */
   delete(sha256: string): Promise<boolean>;
+  /**
+   * Drivers whose backend serves bytes itself (S3): a URL a browser can GET without credentials,
+   * with the response Content-Type and Content-Disposition set. Others leave it out and downloads go
+   * through the service.
+   */
+  presignGet?(sha256: string, options: PresignGetOptions): Promise<string>;
   /** Releases handles (timers, sockets). */
   close?(): Promise<void>;
 }

@@ -19,9 +19,20 @@ export const ConfigSchema = z.object({
   dataDir: z.string().default('./data'),
   /** SQLite file; defaults to {dataDir}/artifacts.db. */
   dbPath: z.string().optional(),
-  blobDriver: z.enum(['fs', 'memory']).default('fs'),
+  blobDriver: z.enum(['fs', 'memory', 's3']).default('fs'),
   /** Blob folder of the fs driver; defaults to {dataDir}/blobs. */
   blobDir: z.string().optional(),
+  /** S3 driver: bucket (required with blobDriver s3), region, endpoint for MinIO / Ceph RGW / R2. */
+  s3Bucket: z.string().optional(),
+  s3Region: z.string().default('us-east-1'),
+  s3Endpoint: z.url().optional(),
+  /** Key prefix inside the bucket, e.g. "artifacts/". */
+  s3Prefix: z.string().default(''),
+  /** Path-style URLs (bucket in the path); default on when an endpoint is set. */
+  s3ForcePathStyle: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  /** Static credentials; unset = the AWS default chain (env, profile, instance role). */
+  s3AccessKeyId: z.string().optional(),
+  s3SecretAccessKey: z.string().optional(),
   maxArtifactBytes: intFromEnv(50 * MiB),
   defaultTtlSeconds: intFromEnv(3600),
   maxTtlSeconds: intFromEnv(7 * 24 * 3600),
@@ -33,6 +44,13 @@ export const ConfigSchema = z.object({
   jwksUrl: z.url().optional(),
   jwtIssuer: z.string().optional(),
   jwtAudience: z.string().optional(),
+  /** HMAC keys for proxy download links as `kid:secret` pairs (first signs); default: derived from the JWT secrets. */
+  urlSigningKeys: list,
+  /** Public origin of the service for download links, e.g. https://artifacts.example.com; default: each request's origin. */
+  publicUrl: z.url().transform((u) => u.replace(/\/+$/, '')).optional(),
+  /** Default and maximum lifetime of download links (S3 presigned URLs cap at 7 days). */
+  urlDefaultTtlSeconds: z.coerce.number().int().positive().default(900),
+  urlMaxTtlSeconds: z.coerce.number().int().positive().max(7 * 24 * 3600).default(7 * 24 * 3600),
   /** Browser origins allowed by CORS, comma separated; `*` for any. Empty: CORS off. */
   corsOrigins: list,
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -58,6 +76,13 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   dbPath: 'ARTIFACT_STORE_DB_PATH',
   blobDriver: 'ARTIFACT_STORE_BLOB_DRIVER',
   blobDir: 'ARTIFACT_STORE_BLOB_DIR',
+  s3Bucket: 'ARTIFACT_STORE_S3_BUCKET',
+  s3Region: 'ARTIFACT_STORE_S3_REGION',
+  s3Endpoint: 'ARTIFACT_STORE_S3_ENDPOINT',
+  s3Prefix: 'ARTIFACT_STORE_S3_PREFIX',
+  s3ForcePathStyle: 'ARTIFACT_STORE_S3_FORCE_PATH_STYLE',
+  s3AccessKeyId: 'ARTIFACT_STORE_S3_ACCESS_KEY_ID',
+  s3SecretAccessKey: 'ARTIFACT_STORE_S3_SECRET_ACCESS_KEY',
   maxArtifactBytes: 'ARTIFACT_STORE_MAX_ARTIFACT_BYTES',
   defaultTtlSeconds: 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS',
   maxTtlSeconds: 'ARTIFACT_STORE_MAX_TTL_SECONDS',
@@ -67,6 +92,10 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   jwtIssuer: 'ARTIFACT_STORE_JWT_ISSUER',
   jwtAudience: 'ARTIFACT_STORE_JWT_AUDIENCE',
   corsOrigins: 'ARTIFACT_STORE_CORS_ORIGINS',
+  urlSigningKeys: 'ARTIFACT_STORE_URL_SIGNING_KEYS',
+  publicUrl: 'ARTIFACT_STORE_PUBLIC_URL',
+  urlDefaultTtlSeconds: 'ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS',
+  urlMaxTtlSeconds: 'ARTIFACT_STORE_URL_MAX_TTL_SECONDS',
   logLevel: 'ARTIFACT_STORE_LOG_LEVEL',
   shutdownGraceMs: 'ARTIFACT_STORE_SHUTDOWN_GRACE_MS',
   sqliteBusyTimeoutMs: 'ARTIFACT_STORE_SQLITE_BUSY_TIMEOUT_MS',
@@ -82,7 +111,12 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     if (v !== undefined && v !== '') fromEnv[key] = v;
   }
   if (fromEnv.env === undefined && env.NODE_ENV === 'production') fromEnv.env = 'production';
-  const parsed = ConfigSchema.safeParse({ ...fromEnv, ...overrides });
+  const parsed = ConfigSchema.superRefine((c, ctx) => {
+    if (c.blobDriver === 's3' && !c.s3Bucket) ctx.addIssue({ code: 'custom', path: ['s3Bucket'], message: 'required when the blob driver is s3' });
+    if (c.s3Prefix && !c.s3Prefix.endsWith('/')) ctx.addIssue({ code: 'custom', path: ['s3Prefix'], message: 'must end with "/" (e.g. "artifacts/")' });
+    if (c.urlDefaultTtlSeconds > c.urlMaxTtlSeconds) ctx.addIssue({ code: 'custom', path: ['urlDefaultTtlSeconds'], message: 'must not exceed ARTIFACT_STORE_URL_MAX_TTL_SECONDS' });
+    if (Boolean(c.s3AccessKeyId) !== Boolean(c.s3SecretAccessKey)) ctx.addIssue({ code: 'custom', path: ['s3AccessKeyId'], message: 'set both the access key id and the secret access key, or neither' });
+  }).safeParse({ ...fromEnv, ...overrides });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${ENV_NAMES[i.path[0] as keyof Config] ?? String(i.path[0])}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);

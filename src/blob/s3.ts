@@ -1,0 +1,292 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3Client,
+  UploadPartCopyCommand,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { errors } from '../core/errors.js';
+import type { HashFactory } from '../core/hash.js';
+import { SHA256_PATTERN } from '../core/ids.js';
+import type { ByteRange } from '../core/schemas.js';
+import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
+import { nodeSha256 } from './node-hash.js';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+export interface S3BlobStoreOptions {
+  client: S3Client;
+  bucket: string;
+  /** Prepended to every key, e.g. "artifacts/" (default none). */
+  prefix?: string;
+  hash?: HashFactory;
+  /** Multipart part size of uploads (default 8 MiB; S3's minimum is 5 MiB). */
+  partSize?: number;
+  /** Parts uploaded at once (default 4). Memory held per upload is about partSize × queueSize. */
+  queueSize?: number;
+  /** Above this size the staging → final copy is a multipart copy (default and S3 maximum: 5 GiB). */
+  maxSingleCopyBytes?: number;
+  /** Part size of a multipart copy (default 512 MiB). */
+  copyPartBytes?: number;
+  /** Destroy the client on close (default false: the caller owns it). */
+  ownsClient?: boolean;
+}
+
+/** Connection settings, as the service's configuration gives them. */
+export interface S3ConnectionOptions {
+  region: string;
+  /** Custom endpoint (MinIO, Ceph RGW, R2); AWS when unset. */
+  endpoint?: string;
+  forcePathStyle?: boolean;
+  /** Static credentials; the AWS default chain (env, profile, instance role) when unset. */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+}
+
+/**
+ * An S3 client for any S3-compatible backend. Checksums are only sent and checked where the API
+ * requires them: S3-compatible servers (Ceph RGW 16, older MinIO) reject or ignore the newer
+ * default CRC headers, and the driver verifies every byte with its own sha256 anyway.
+ */
+export function createS3Client(options: S3ConnectionOptions, extra: Partial<S3ClientConfig> = {}): S3Client {
+  return new S3Client({
+    region: options.region,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
+    ...(options.accessKeyId && options.secretAccessKey
+      ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+      : {}),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...extra,
+  });
+}
+
+/**
+ * Blobs in an S3 bucket: `{prefix}blobs/sha256/ab/cd/{hex}`. A put streams to
+ * `{prefix}staging/{uuid}` while hashing and counting, then, once size and hash are verified, copies
+ * server-side to the final key (skipped when the blob is already there) and deletes the staging
+ * object. S3 makes an object visible only when its upload completes, so a reader never sees a partial
+ * blob, and bytes that fail verification never reach a final key.
+ */
+export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { readonly bucket: string; keyOf(sha256: string): string } {
+  const { client, bucket } = options;
+  const prefix = options.prefix ?? '';
+  const hash = options.hash ?? nodeSha256;
+  const partSize = Math.max(5 * MiB, options.partSize ?? 8 * MiB);
+  const queueSize = Math.max(1, options.queueSize ?? 4);
+  const maxSingleCopy = options.maxSingleCopyBytes ?? 5 * GiB;
+  const copyPart = Math.max(5 * MiB, options.copyPartBytes ?? 512 * MiB);
+
+  const keyOf = (sha: string) => `${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}`;
+  const check = (sha: string) => SHA256_PATTERN.test(sha);
+  const where = (action: string, key: string) => `${action} s3://${bucket}/${key}`;
+
+  async function head(key: string): Promise<number | null> {
+    try {
+      const out = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return out.ContentLength ?? 0;
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw s3Failure(err, where('HeadObject', key));
+    }
+  }
+
+  async function removeQuietly(key: string): Promise<void> {
+    // Best effort: a staging object left behind is reaped by retention (and a bucket lifecycle rule).
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })).catch(() => {});
+  }
+
+  async function copy(from: string, to: string, size: number): Promise<void> {
+    const source = `${bucket}/${from.split('/').map(encodeURIComponent).join('/')}`;
+    if (size <= maxSingleCopy) {
+      try {
+        await client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: source }));
+      } catch (err) {
+        throw s3Failure(err, where('CopyObject', to));
+      }
+      return;
+    }
+    let uploadId: string | undefined;
+    try {
+      uploadId = (await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: to }))).UploadId;
+      if (!uploadId) throw new Error('CreateMultipartUpload returned no UploadId');
+      const parts: { ETag: string; PartNumber: number }[] = [];
+      for (let start = 0, n = 1; start < size; start += copyPart, n++) {
+        const end = Math.min(size, start + copyPart) - 1;
+        const out = await client.send(
+          new UploadPartCopyCommand({ Bucket: bucket, Key: to, UploadId: uploadId, PartNumber: n, CopySource: source, CopySourceRange: `bytes=${start}-${end}` }),
+        );
+        parts.push({ ETag: out.CopyPartResult?.ETag ?? '', PartNumber: n });
+      }
+      await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    } catch (err) {
+      if (uploadId) await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: to, UploadId: uploadId })).catch(() => {});
+      throw s3Failure(err, where('multipart copy to', to));
+    }
+  }
+
+  return {
+    driver: 's3',
+    bucket,
+    keyOf,
+
+    async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
+      const max = putOptions.maxBytes ?? Number.POSITIVE_INFINITY;
+      const hasher = hash();
+      let size = 0;
+      let refusal: unknown;
+      let bodyError: unknown;
+      // Hashes and counts on the way to S3. Over the limit it stops reading the body (cancelled,
+      // not drained) and fails the upload, which aborts it. Body errors are told apart from S3's.
+      const reader = body.getReader();
+      const metered = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            for (;;) {
+              let next: ReadableStreamReadResult<Uint8Array>;
+              try {
+                next = await reader.read();
+              } catch (err) {
+                bodyError = err;
+                throw err;
+              }
+              if (next.done) return controller.close();
+              const chunk = next.value;
+              if (chunk.byteLength === 0) continue;
+              size += chunk.byteLength;
+              if (size > max) {
+                refusal = errors.payloadTooLarge(max);
+                await reader.cancel(refusal).catch(() => {});
+                throw refusal;
+              }
+              hasher.update(chunk);
+              controller.enqueue(chunk);
+              return;
+            }
+          },
+          cancel(reason) {
+            return reader.cancel(reason);
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      const staging = `${prefix}staging/${randomUUID()}`;
+      const upload = new Upload({
+        client,
+        params: { Bucket: bucket, Key: staging, Body: metered, ContentType: 'application/octet-stream' },
+        partSize,
+        queueSize,
+      });
+      try {
+        await upload.done();
+      } catch (err) {
+        await removeQuietly(staging);
+        if (refusal) throw refusal;
+        // The body itself failed (the client went away): the caller's error, not the backend's.
+        if (bodyError !== undefined) throw bodyError;
+        throw s3Failure(err, where('upload', staging));
+      }
+      try {
+        if (size === 0 && putOptions.rejectEmpty) throw errors.emptyBody();
+        const sha256 = await hasher.digest();
+        if (putOptions.expectedSha256 && putOptions.expectedSha256 !== sha256) throw errors.checksumMismatch(putOptions.expectedSha256, sha256);
+        const final = keyOf(sha256);
+        if ((await head(final)) !== size) await copy(staging, final, size);
+        return { sha256, sizeBytes: size };
+      } finally {
+        await removeQuietly(staging);
+      }
+    },
+
+    async get(sha256: string, range?: ByteRange) {
+      if (!check(sha256)) return null;
+      const key = keyOf(sha256);
+      try {
+        const out = await client.send(
+          new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+        );
+        if (!out.Body) throw new Error('GetObject returned no body');
+        return out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw s3Failure(err, where('GetObject', key));
+      }
+    },
+
+    async stat(sha256: string) {
+      if (!check(sha256)) return null;
+      const size = await head(keyOf(sha256));
+      return size === null ? null : { sha256, sizeBytes: size };
+    },
+
+    async exists(sha256: string) {
+      if (!check(sha256)) return false;
+      return (await head(keyOf(sha256))) !== null;
+    },
+
+    async delete(sha256: string) {
+      if (!check(sha256)) return false;
+      const key = keyOf(sha256);
+      // S3 deletes are idempotent and do not say whether anything was there: ask first.
+      if ((await head(key)) === null) return false;
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+        return true;
+      } catch (err) {
+        throw s3Failure(err, where('DeleteObject', key));
+      }
+    },
+
+    async presignGet(sha256: string, o: PresignGetOptions) {
+      if (!check(sha256)) throw new Error(`not a sha256: ${sha256}`);
+      // S3 accepts 1 s to 7 days.
+      const expiresIn = Math.min(7 * 24 * 3600, Math.max(1, Math.floor(o.expiresInSeconds)));
+      const command = new GetObjectCommand({ Bucket: bucket, Key: keyOf(sha256), ResponseContentType: o.contentType, ResponseContentDisposition: o.contentDisposition });
+      return getSignedUrl(client, command, { expiresIn });
+    },
+
+    async close() {
+      if (options.ownsClient) client.destroy();
+    },
+  };
+}
+
+const NOT_FOUND = new Set(['NoSuchKey', 'NotFound', 'NoSuchVersion']);
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } };
+  return NOT_FOUND.has(e?.name ?? '') || NOT_FOUND.has(e?.Code ?? '') || e?.$metadata?.httpStatusCode === 404 && e?.name !== 'NoSuchBucket';
+}
+
+/**
+ * Every S3 failure the caller cannot fix is backend_unavailable (503 + Retry-After): the backend is
+ * down, throttling, or misconfigured (the message says which, for the operator's logs).
+ */
+export function s3Failure(err: unknown, action: string) {
+  const e = err as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number }; $retryable?: { throttling?: boolean } };
+  const status = e?.$metadata?.httpStatusCode;
+  const throttled = e?.$retryable?.throttling || e?.name === 'SlowDown' || status === 429 || status === 503;
+  const misconfigured = e?.name === 'NoSuchBucket' || e?.name === 'AccessDenied' || e?.name === 'InvalidAccessKeyId' || e?.name === 'SignatureDoesNotMatch' || status === 403;
+  const reason =
+    e?.name === 'NoSuchBucket'
+      ? 'the bucket does not exist'
+      : e?.name === 'AccessDenied' || e?.name === 'InvalidAccessKeyId' || e?.name === 'SignatureDoesNotMatch' || status === 403
+        ? 'access denied (check the credentials and the bucket policy)'
+        : throttled
+          ? 'the backend is throttling'
+          : status === undefined
+            ? `the backend is unreachable (${e?.code ?? e?.name ?? 'network error'})`
+            : `the backend answered ${status} ${e?.name ?? ''}`.trim();
+  const advice = misconfigured ? 'The service is misconfigured; tell the operator.' : 'Retry shortly.';
+  return errors.backendUnavailable(`Blob storage failed: ${action}: ${reason}. ${advice}`, { cause: err, retryAfter: throttled ? 2 : misconfigured ? 30 : 1 });
+}
