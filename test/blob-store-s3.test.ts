@@ -1,0 +1,156 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeSha256 } from '../src/blob/node-hash.js';
+import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
+import { createSqliteRepository } from '../src/db/sqlite.js';
+import { createArtifactService } from '../src/service/artifact-service.js';
+import { bytesStream, describeBlobStoreContract, expectArtifactError, failingStream, readAll, sha256Of } from './blob-store.contract.js';
+import { createTestBucket, describeS3, s3TestTarget } from './helpers/s3.js';
+
+const MiB = 1024 * 1024;
+const target = s3TestTarget();
+
+let client: S3Client;
+let bucket: string;
+let dropBucket: (() => Promise<void>) | undefined;
+
+const clientFor = (endpoint = target!.endpoint, secret = target!.secretAccessKey) =>
+  createS3Client({ region: target!.region, endpoint, forcePathStyle: target!.forcePathStyle, accessKeyId: target!.accessKeyId, secretAccessKey: secret });
+
+/** Keys under a prefix (all pages). */
+async function keysUnder(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const o of page.Contents ?? []) keys.push(o.Key!);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys.sort();
+}
+
+async function removeUnder(prefix: string): Promise<void> {
+  const keys = await keysUnder(prefix);
+  for (let i = 0; i < keys.length; i += 1000) {
+    await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) } }));
+  }
+}
+
+describeS3('S3 blob store', () => {
+  beforeAll(async () => {
+    client = clientFor();
+    const made = await createTestBucket(target!, 'blobs');
+    bucket = made.bucket;
+    dropBucket = made.cleanup;
+  });
+
+  afterAll(async () => {
+    await dropBucket?.();
+    client?.destroy();
+  });
+
+  // The same contract as fs and memory; each test gets its own key prefix in the shared bucket.
+  describeBlobStoreContract(`s3 (${target?.name ?? 'no target'})`, async () => {
+    const prefix = `contract-${randomUUID()}/`;
+    return { store: createS3BlobStore({ client, bucket, prefix, hash: nodeSha256 }), cleanup: () => removeUnder(prefix) };
+  });
+
+  describe('layout and staging', () => {
+    it('commits at {prefix}blobs/sha256/ab/cd/{hex} and leaves nothing in staging', async () => {
+      const prefix = `layout-${randomUUID()}/`;
+      const store = createS3BlobStore({ client, bucket, prefix });
+      const bytes = randomBytes(100_000);
+      const { sha256 } = await store.put(bytesStream(bytes));
+      expect(await keysUnder(prefix)).toEqual([`${prefix}blobs/sha256/${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}`]);
+      // A second put of the same bytes finds the blob and leaves the layout as it was.
+      await store.put(bytesStream(bytes));
+      expect(await keysUnder(prefix)).toHaveLength(1);
+      await removeUnder(prefix);
+    });
+
+    it('refused bodies leave nothing behind: too large, wrong sha256, empty, failing mid-way', async () => {
+      const prefix = `refused-${randomUUID()}/`;
+      const store = createS3BlobStore({ client, bucket, prefix, partSize: 5 * MiB });
+      await expectArtifactError(store.put(bytesStream(randomBytes(12 * MiB)), { maxBytes: 6 * MiB }), 'payload_too_large');
+      await expectArtifactError(store.put(bytesStream(randomBytes(1000)), { expectedSha256: sha256Of(randomBytes(8)) }), 'checksum_mismatch');
+      await expectArtifactError(store.put(bytesStream(new Uint8Array(0)), { rejectEmpty: true }), 'bad_request');
+      await expect(store.put(failingStream([randomBytes(3 * MiB), randomBytes(3 * MiB)], new Error('client went away')))).rejects.toThrow('client went away');
+      expect(await keysUnder(prefix)).toEqual([]);
+    });
+
+    it('copies above maxSingleCopyBytes as a multipart copy, byte for byte', async () => {
+      const prefix = `mpcopy-${randomUUID()}/`;
+      const store = createS3BlobStore({ client, bucket, prefix, partSize: 5 * MiB, maxSingleCopyBytes: 6 * MiB, copyPartBytes: 5 * MiB });
+      const bytes = randomBytes(12 * MiB + 11);
+      const { sha256 } = await store.put(bytesStream(bytes, 1 * MiB));
+      expect(Buffer.from(await readAll((await store.get(sha256))!)).equals(bytes)).toBe(true);
+      expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
+      await removeUnder(prefix);
+    });
+  });
+
+  describe('backend failures are backend_unavailable (503), never a wrong answer', () => {
+    it('wrong credentials: the server checks the signature and the driver says access denied', async () => {
+      const bad = clientFor(target!.endpoint, 'not-the-secret');
+      const store = createS3BlobStore({ client: bad, bucket });
+      const err = await expectArtifactError(store.put(bytesStream(randomBytes(100))), 'backend_unavailable');
+      expect(err.message).toMatch(/access denied|signature/i);
+      await expectArtifactError(store.get(sha256Of(randomBytes(4))), 'backend_unavailable');
+      bad.destroy();
+    });
+
+    it('the backend going away mid-upload fails the put with 503 and commits no metadata', async () => {
+      // A TCP relay in front of the real server, cut while the upload is in flight.
+      const upstream = new URL(target!.endpoint);
+      const sockets = new Set<Socket>();
+      const relay: Server = createServer((inbound) => {
+        const outbound = connect(Number(upstream.port || 80), upstream.hostname);
+        for (const s of [inbound, outbound]) {
+          sockets.add(s);
+          s.on('error', () => {});
+          s.on('close', () => sockets.delete(s));
+        }
+        inbound.pipe(outbound).pipe(inbound);
+      });
+      await new Promise<void>((ok) => relay.listen(0, '127.0.0.1', ok));
+      const port = (relay.address() as { port: number }).port;
+      const relayed = clientFor(`http://127.0.0.1:${port}`);
+      relayed.config.maxAttempts = async () => 1;
+      const prefix = `cut-${randomUUID()}/`;
+      const blobs = createS3BlobStore({ client: relayed, bucket, prefix, partSize: 5 * MiB, queueSize: 1 });
+      const dir = mkdtempSync(join(tmpdir(), 's3-cut-'));
+      const repo = createSqliteRepository({ path: join(dir, 'a.db') });
+      const service = createArtifactService({ repo, blobs, limits: { maxArtifactBytes: 64 * MiB, defaultTtlSeconds: 3600, maxTtlSeconds: 86400, touchFlushMs: 0 } });
+      try {
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (sent >= 30 * MiB) return controller.close();
+            if (sent === 12 * MiB) {
+              // Two parts are out: stop the backend.
+              relay.close();
+              for (const s of sockets) s.destroy();
+            }
+            controller.enqueue(randomBytes(MiB));
+            sent += MiB;
+          },
+        });
+        await expectArtifactError(service.putStream({ tenantId: 'acme' }, body), 'backend_unavailable');
+        expect((await service.list({ tenantId: 'acme', filter: {} }, {})).items).toEqual([]);
+        expect(await keysUnder(`${prefix}blobs/`)).toEqual([]);
+      } finally {
+        relay.close();
+        relayed.destroy();
+        await service.close();
+        await repo.close();
+        rmSync(dir, { recursive: true, force: true });
+        await removeUnder(prefix);
+      }
+    });
+  });
+});
