@@ -21,6 +21,8 @@ async function linkFor(id: string, body: unknown = {}, token = tok) {
   return { res, json: (await res.json()) as Record<string, any> };
 }
 
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
 /** The link's path and query, as the service would receive them. */
 const local = (url: string) => {
   const u = new URL(url);
@@ -80,7 +82,7 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
       return `/v1/download/${id}?${q}`;
     };
     const sig = u.searchParams.get('signature')!;
-    const flipped = sig.slice(0, -1) + (sig.endsWith('A') ? 'B' : 'A');
+    const flipped = (sig.startsWith('A') ? 'B' : 'A') + sig.slice(1);
     const cases: Record<string, string> = {
       'signature changed': variant((q) => q.set('signature', flipped)),
       'another id': variant(() => {}, b.id),
@@ -90,6 +92,8 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
       'unknown kid': variant((q) => q.set('kid', 'nope')),
       'no signature': variant((q) => q.delete('signature')),
       'junk expiry': variant((q) => q.set('expires', '1e99')),
+      // The same 32 bytes spelled another way (the last character's unused bits).
+      'non-canonical signature': variant((q) => q.set('signature', sig.slice(0, -1) + B64URL[B64URL.indexOf(sig[42]!) ^ 1])),
     };
     for (const [name, path] of Object.entries(cases)) {
       const res = await t.app.request(path);
@@ -153,7 +157,7 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
 describe('?url= on ArtifactRef answers', () => {
   it('put, meta and list carry a working link when asked, and none otherwise', async () => {
     const bytes = bytesOf(1234, 11);
-    const put = await t.app.request('/v1/artifacts?url=proxy', { method: 'POST', headers: { ...bearer(tok), 'Content-Type': 'application/pdf' }, body: bytes });
+    const put = await t.app.request('/v1/artifacts?url=proxy', { method: 'POST', headers: { ...bearer(tok), 'Content-Type': 'application/pdf' }, body: bytes as Uint8Array<ArrayBuffer> });
     expect(put.status).toBe(201);
     const ref = (await put.json()) as Record<string, any>;
     expect(ref).toMatchObject({ fetchMode: 'proxy', urlExpiresAt: '2030-01-01T00:15:00.000Z' });

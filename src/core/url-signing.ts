@@ -38,8 +38,10 @@ function toBase64Url(bytes: ArrayBuffer): string {
 
 function fromBase64Url(s: string): Uint8Array<ArrayBuffer> | null {
   if (!/^[A-Za-z0-9_-]{43}$/.test(s)) return null; // 32 bytes of HMAC-SHA256
-  const bin = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '=');
-  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  const bytes = Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '='), (c) => c.charCodeAt(0));
+  // The last character carries 2 unused bits: only the canonical spelling is accepted, so one
+  // signature has exactly one valid link.
+  return toBase64Url(bytes.buffer) === s ? bytes : null;
 }
 
 /** HMAC-SHA256 link signing with WebCrypto (Node, browsers, Workers). */
