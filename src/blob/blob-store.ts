@@ -49,6 +49,19 @@ export interface BlobStore {
    * through the service.
    */
   presignGet?(sha256: string, options: PresignGetOptions): Promise<string>;
+  /**
+   * Direct uploads (drivers whose backend accepts them): a presigned PUT of exactly `sizeBytes` to a
+   * fresh staging key, for a client to upload to without going through the service.
+   */
+  presignUpload?(options: { sizeBytes: number; expiresInSeconds: number }): Promise<{ stagingKey: string; url: string; headers: Record<string, string> }>;
+  /**
+   * Re-reads a staged upload, hashing it, and commits it under its hash only when size and sha256
+   * are what was declared; it never trusts the backend's own checksums. The staged object is removed
+   * unless nothing was uploaded yet (bad_request, the client may still PUT and complete again).
+   */
+  commitUpload?(stagingKey: string, expected: { sizeBytes: number; sha256: string }): Promise<BlobInfo>;
+  /** Drops a staged upload, if any. */
+  discardUpload?(stagingKey: string): Promise<void>;
   /** Releases handles (timers, sockets). */
   close?(): Promise<void>;
 }

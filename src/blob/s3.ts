@@ -7,13 +7,14 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  PutObjectCommand,
   S3Client,
   UploadPartCopyCommand,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { errors } from '../core/errors.js';
+import { errors, isArtifactError } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { ByteRange } from '../core/schemas.js';
@@ -247,6 +248,57 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       }
     },
 
+    async presignUpload(o: { sizeBytes: number; expiresInSeconds: number }) {
+      const stagingKey = `${prefix}staging/${randomUUID()}`;
+      const expiresIn = Math.min(7 * 24 * 3600, Math.max(1, Math.floor(o.expiresInSeconds)));
+      const command = new PutObjectCommand({ Bucket: bucket, Key: stagingKey, ContentLength: o.sizeBytes, ContentType: 'application/octet-stream' });
+      const url = await getSignedUrl(client, command, { expiresIn, signableHeaders: new Set(['content-type']) });
+      return { stagingKey, url, headers: { 'Content-Type': 'application/octet-stream' } };
+    },
+
+    async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }) {
+      let body: ReadableStream<Uint8Array>;
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: stagingKey }));
+        if (!out.Body) throw new Error('GetObject returned no body');
+        body = out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
+      } catch (err) {
+        if (isNotFound(err)) throw errors.badRequest('Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.');
+        throw s3Failure(err, where('GetObject', stagingKey));
+      }
+      try {
+        // One byte over the declared size is enough to refuse: the rest is not read.
+        const hasher = hash();
+        let size = 0;
+        const reader = body.getReader();
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            size += value.byteLength;
+            if (size > expected.sizeBytes) throw sizeMismatch(expected.sizeBytes, 'more');
+            hasher.update(value);
+          }
+        } catch (err) {
+          await reader.cancel(err).catch(() => {});
+          if (isArtifactError(err)) throw err;
+          throw s3Failure(err, where('reading', stagingKey));
+        }
+        if (size < expected.sizeBytes) throw sizeMismatch(expected.sizeBytes, `${size}`);
+        const sha256 = await hasher.digest();
+        if (sha256 !== expected.sha256) throw errors.checksumMismatch(expected.sha256, sha256);
+        const final = keyOf(sha256);
+        if ((await head(final)) !== size) await copy(stagingKey, final, size);
+        return { sha256, sizeBytes: size };
+      } finally {
+        await removeQuietly(stagingKey);
+      }
+    },
+
+    async discardUpload(stagingKey: string) {
+      await removeQuietly(stagingKey);
+    },
+
     async presignGet(sha256: string, o: PresignGetOptions) {
       if (!check(sha256)) throw new Error(`not a sha256: ${sha256}`);
       // S3 accepts 1 s to 7 days.
@@ -260,6 +312,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
     },
   };
 }
+
+const sizeMismatch = (declared: number, got: string) =>
+  errors.badRequest(`The uploaded object is not the declared ${declared} bytes (got ${got === 'more' ? 'more' : got}). Nothing was stored; start a new upload.`);
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound', 'NoSuchVersion']);
 

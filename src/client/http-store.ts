@@ -3,6 +3,7 @@ import { ArtifactError, errors, isArtifactError, isErrorCode, type ErrorCode } f
 import { encodeExtValue } from '../core/filename.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactId } from '../core/ids.js';
+import { sha256Hex } from '../core/hash.js';
 import type { ArtifactRef, ByteRange, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamOptions, UrlOptions } from './artifact-store.js';
 import { rangeHeaderOf } from './store-scope.js';
@@ -32,6 +33,12 @@ export interface HttpArtifactStoreOptions {
    * only over HTTP/2; there the stream is first collected into a Blob (which also makes it retryable).
    */
   streamUploads?: boolean;
+  /**
+   * Bodies larger than this (putBytes, putText, putBase64, and putStream where it is collected into
+   * a Blob) go straight to the blob store through POST /v1/uploads when the service offers direct
+   * uploads (its s3 driver does). Default 8 MiB; Infinity always sends through the service.
+   */
+  directUploadAboveBytes?: number;
 }
 
 export interface HttpArtifactStore extends ArtifactStore {
@@ -72,6 +79,9 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   const streamUploads = options.streamUploads ?? !isBrowser();
   const extraHeaders = { ...(options.headers ?? {}) };
   const capabilities: ArtifactStoreCapabilities = { persistent: true, ranges: true, signedUrls: true, events: false };
+  const directAbove = options.directUploadAboveBytes ?? 8 * 1024 * 1024;
+  /** Learnt from the first answer: false once the service said it has no direct uploads. */
+  let directUploads: boolean | undefined;
 
   async function authHeaders(): Promise<Record<string, string>> {
     const token = typeof options.token === 'function' ? await options.token() : options.token;
@@ -135,9 +145,68 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     throw err;
   }
 
-  async function put(body: RequestBody, headers: Record<string, string>): Promise<ArtifactRef> {
+  async function put(body: RequestBody, headers: Record<string, string>, o?: PutOptions): Promise<ArtifactRef> {
+    if (o && directUploads !== false && (body instanceof Uint8Array || body instanceof Blob)) {
+      const size = body instanceof Blob ? body.size : body.byteLength;
+      if (size > directAbove) {
+        const bytes = body instanceof Blob ? new Uint8Array(await body.arrayBuffer()) : body;
+        const ref = await putDirect(bytes, headers, o);
+        if (ref) return ref;
+      }
+    }
     const res = await request({ method: 'POST', path: '/v1/artifacts', headers, body });
     return (await readJson(res, 'ArtifactRef')) as unknown as ArtifactRef;
+  }
+
+  /**
+   * begin → PUT to the blob store (no token: the URL is presigned) → complete. Null when the service
+   * offers no direct uploads; the caller then sends the bytes through the service.
+   */
+  async function putDirect(data: Uint8Array, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef | null> {
+    const scopeHeaders = Object.fromEntries(Object.entries(headers).filter(([k]) => /^X-Artifact-(Session|Trace|User)$/.test(k)));
+    const declared = {
+      sizeBytes: data.byteLength,
+      sha256: o.sha256 ?? (await sha256Hex(data)),
+      mimeType: headers['Content-Type'],
+      filename: o.filename,
+      namespace: o.namespace,
+      meta: o.meta,
+      source: o.source,
+      ttl: o.ttl,
+    };
+    let ticket: Record<string, unknown>;
+    try {
+      const res = await request({ method: 'POST', path: '/v1/uploads', headers: { ...scopeHeaders, 'Content-Type': 'application/json' }, body: new TextEncoder().encode(JSON.stringify(declared)) });
+      ticket = await readJson(res, 'upload ticket');
+    } catch (err) {
+      // A driver without direct uploads, or a service that predates them.
+      if (isArtifactError(err) && (err.details?.reason === 'direct_uploads_unavailable' || (err.code === 'not_found' && /No route/.test(err.message)))) {
+        directUploads = false;
+        return null;
+      }
+      throw err;
+    }
+    directUploads = true;
+    const { uploadId, url } = ticket as { uploadId: string; url: string };
+    const uploadHeaders = (ticket.headers ?? {}) as Record<string, string>;
+    for (let attempt = 0; ; attempt++) {
+      let failure: string;
+      try {
+        const res = await fetchImpl(url, { method: 'PUT', headers: uploadHeaders, body: data as Uint8Array<ArrayBuffer> });
+        await res.body?.cancel().catch(() => {});
+        if (res.ok) break;
+        failure = `HTTP ${res.status}`;
+        if (res.status < 500 && res.status !== 429) throw errors.backendUnavailable(`The blob store refused the direct upload (${failure}).`);
+      } catch (err) {
+        if (isArtifactError(err)) throw err;
+        if (!isNetworkError(err)) throw err;
+        failure = describeError(err);
+      }
+      if (attempt >= retries) throw errors.backendUnavailable(`The direct upload to the blob store failed after ${attempt + 1} attempts (${failure}).`);
+      await sleep(backoffMs(attempt));
+    }
+    const done = await request({ method: 'POST', path: `/v1/uploads/${encodeURIComponent(uploadId)}/complete` });
+    return (await readJson(done, 'ArtifactRef')) as unknown as ArtifactRef;
   }
 
   async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
@@ -154,11 +223,11 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     baseUrl,
     capabilities,
 
-    putBytes: async (data: Uint8Array, o: PutOptions = {}) => put(data, putHeaders(o, scope, undefined)),
-    putText: async (text: string, o: PutOptions = {}) => put(new TextEncoder().encode(text), putHeaders(o, scope, TEXT_MIME)),
+    putBytes: async (data: Uint8Array, o: PutOptions = {}) => put(data, putHeaders(o, scope, undefined), o),
+    putText: async (text: string, o: PutOptions = {}) => put(new TextEncoder().encode(text), putHeaders(o, scope, TEXT_MIME), o),
     async putBase64(data: string, o: PutOptions = {}) {
       const decoded = decodeBase64(data);
-      return put(decoded.bytes, putHeaders(o, scope, decoded.mimeType));
+      return put(decoded.bytes, putHeaders(o, scope, decoded.mimeType), o);
     },
     async putStream(stream: ReadableStream<Uint8Array>, o: PutOptions = {}) {
       let headers: Record<string, string>;
@@ -169,7 +238,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
         throw err;
       }
       // Collected into a Blob, the body can be sent again, so it is retried like a buffered put.
-      return put(streamUploads ? stream : await new Response(stream).blob(), headers);
+      return put(streamUploads ? stream : await new Response(stream).blob(), headers, o);
     },
 
     async get(id: string) {

@@ -55,6 +55,22 @@ export interface ListFilter extends ScopeFilter {
   now: number;
 }
 
+/** A direct upload in flight (see the uploads table). */
+export interface UploadRecord {
+  id: string;
+  tenantId: string;
+  userId: string;
+  sessionId: string;
+  traceId: string;
+  stagingKey: string;
+  sizeBytes: number;
+  sha256: string;
+  /** The put options of the artifact to be (mime type, filename, namespace, meta, source, ttl). */
+  options: Record<string, unknown>;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export interface ApiKeyRecord {
   id: string;
   tenantId: string;
@@ -90,6 +106,10 @@ export interface ArtifactRepository {
 
   createApiKey(record: Omit<ApiKeyRecord, 'revokedAt'> & { secretHash: string }): Promise<void>;
   /** A live (not revoked) key by id, with its secret hash. */
+  createUpload(upload: UploadRecord): Promise<void>;
+  /** An upload of this tenant, expired or not. */
+  findUpload(tenantId: string, id: string): Promise<UploadRecord | undefined>;
+  deleteUpload(id: string): Promise<void>;
   findApiKey(id: string): Promise<(ApiKeyRecord & { secretHash: string }) | undefined>;
   revokeApiKey(id: string, at: number): Promise<boolean>;
   listApiKeys(tenantId?: string): Promise<ApiKeyRecord[]>;

@@ -75,3 +75,25 @@ export const apiKeys = sqliteTable('api_keys', {
   revokedAt: integer('revoked_at'),
 }, (t) => [index('api_keys_tenant').on(t.tenantId)]);
 
+
+/**
+ * Direct uploads in flight: the client PUTs straight to the blob store's staging key, then completes.
+ * Holds what the put will say (scope and options) and what the bytes must be (size and sha256).
+ */
+export const uploads = sqliteTable(
+  'uploads',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    userId: text('user_id').notNull().default(''),
+    sessionId: text('session_id').notNull().default(''),
+    traceId: text('trace_id').notNull().default(''),
+    stagingKey: text('staging_key').notNull(),
+    sizeBytes: integer('size_bytes').notNull(),
+    sha256: text('sha256').notNull(),
+    options: text('options', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('uploads_expires').on(t.expiresAt)],
+);

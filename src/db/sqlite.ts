@@ -9,7 +9,7 @@ import { errors } from '../core/errors.js';
 import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, ListFilter, RefRow, ScopeFilter } from './repository.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
-import { apiKeys, artifactRefs, artifacts, blobs, outbox } from './schema.js';
+import { apiKeys, artifactRefs, artifacts, blobs, outbox, uploads } from './schema.js';
 
 export interface SqliteRepositoryOptions {
   /** A file path, or ':memory:'. */
@@ -258,6 +258,18 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
 
     async createApiKey(record) {
       db.insert(apiKeys).values({ ...record, revokedAt: null }).run();
+    },
+
+    async createUpload(upload) {
+      db.insert(uploads).values(upload).run();
+    },
+
+    async findUpload(tenantId, id) {
+      return db.select().from(uploads).where(and(eq(uploads.tenantId, tenantId), eq(uploads.id, id))).get() ?? undefined;
+    },
+
+    async deleteUpload(id) {
+      db.delete(uploads).where(eq(uploads.id, id)).run();
     },
 
     async findApiKey(id) {

@@ -18,6 +18,7 @@ import { registerGetArtifact } from './routes/get-artifact.js';
 import { registerHealth } from './routes/health.js';
 import { registerListArtifacts } from './routes/list-artifacts.js';
 import { registerPutArtifact } from './routes/put-artifact.js';
+import { registerUploads } from './routes/uploads.js';
 
 export interface AppDeps {
   service: ArtifactService;
@@ -96,6 +97,7 @@ export function createApp(deps: AppDeps) {
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
   registerGetArtifact(app, deps.service, deps.urlSigner, deps.now);
   registerArtifactUrl(app, deps.service, deps.publicUrl);
+  registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });

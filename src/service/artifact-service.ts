@@ -1,9 +1,9 @@
 import { isActiveType } from '../core/active-types.js';
 import { decodeBase64 } from '../core/base64.js';
-import { errors } from '../core/errors.js';
+import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import { contentDisposition } from '../core/filename.js';
 import type { UrlSigner } from '../core/url-signing.js';
-import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
+import { artifactId, DEFAULT_NAMESPACE, isArtifactId, SHA256_PATTERN } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
 import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type FetchMode, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
@@ -23,6 +23,8 @@ export interface ServiceLimits {
   touchFlushMs: number;
   /** Memory for the bytes of hot small artifacts served by getBody (0 = no cache). */
   smallBlobCacheBytes?: number;
+  /** How long a direct upload may take from begin to complete (default 3600 s). */
+  uploadTtlSeconds?: number;
 }
 
 /** Download links: who signs proxy links, and how long links may live. */
@@ -49,6 +51,16 @@ export interface DownloadUrl {
   urlExpiresAt: string;
   mimeType: string;
   sizeBytes: number;
+}
+
+/** What a client needs to upload directly to the blob store. */
+export interface UploadTicket {
+  uploadId: string;
+  url: string;
+  method: 'PUT';
+  /** Headers the PUT must carry (they are part of the signature). */
+  headers: Record<string, string>;
+  expiresAt: string;
 }
 
 export interface ArtifactServiceDeps {
@@ -115,8 +127,13 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       await body.cancel(err).catch(() => {});
       throw err;
     }
-    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const blob = await blobs.put(body, { maxBytes: limits.maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true });
+    return commitMetadata(putScope, blob, options);
+  }
+
+  /** The metadata half of every put, once the bytes are committed under their hash. */
+  async function commitMetadata(putScope: ArtifactScope, blob: { sha256: string; sizeBytes: number }, options: ReturnType<typeof checkPutOptions>): Promise<PutResult> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const at = now();
     const ttl = options.ttl ?? limits.defaultTtlSeconds;
     const { row, created } = await repo.commitPut({
@@ -264,6 +281,69 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       return { entity: row, range, body };
     },
 
+    /**
+     * Starts a direct upload: the client PUTs exactly `sizeBytes` to the returned url (no token),
+     * then calls completeUpload. Every option is checked now, so a bad one costs no upload.
+     */
+    async beginUpload(scope: ArtifactScope, declared: { sizeBytes: number; sha256: string }, rawOptions: PutOptions = {}): Promise<UploadTicket> {
+      if (!blobs.presignUpload) {
+        throw errors.badRequest(`Direct uploads need a blob store that accepts them (the s3 driver); this one is ${blobs.driver}. Send the bytes to POST /v1/artifacts instead.`, { details: { reason: 'direct_uploads_unavailable' } });
+      }
+      const options = checkPutOptions(rawOptions);
+      const putScope = narrowScope(scope, options.scope);
+      if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 1) throw errors.badRequest('sizeBytes must be a whole number of bytes, at least 1.');
+      if (declared.sizeBytes > limits.maxArtifactBytes) throw errors.payloadTooLarge(limits.maxArtifactBytes);
+      if (!SHA256_PATTERN.test(declared.sha256)) throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
+      const at = now();
+      const ttl = limits.uploadTtlSeconds ?? 3600;
+      const staged = await blobs.presignUpload({ sizeBytes: declared.sizeBytes, expiresInSeconds: ttl });
+      const id = `up_${randomHex(16)}`;
+      const { scope: _ignored, ...kept } = options;
+      await repo.createUpload({
+        id,
+        tenantId: putScope.tenantId,
+        userId: putScope.userId ?? '',
+        sessionId: putScope.sessionId ?? '',
+        traceId: putScope.traceId ?? '',
+        stagingKey: staged.stagingKey,
+        sizeBytes: declared.sizeBytes,
+        sha256: declared.sha256,
+        options: JSON.parse(JSON.stringify(kept)) as Record<string, unknown>,
+        createdAt: at,
+        expiresAt: at + ttl * 1000,
+      });
+      return { uploadId: id, url: staged.url, method: 'PUT', headers: staged.headers, expiresAt: new Date(at + ttl * 1000).toISOString() };
+    },
+
+    /**
+     * Finishes a direct upload: the service itself re-reads and hashes the staged bytes, and commits
+     * exactly like a put when size and sha256 are as declared. Only the scope that began an upload
+     * may complete it (anyone else gets the same not_found as for a missing one).
+     */
+    async completeUpload(access: Access, uploadId: string): Promise<PutResult> {
+      const up = /^up_[0-9a-f]{32}$/.test(uploadId) ? await repo.findUpload(access.tenantId, uploadId) : undefined;
+      const sameScope = up && (['userId', 'sessionId', 'traceId'] as const).every((k) => access.filter[k] === undefined || access.filter[k] === up[k]);
+      if (!up || !sameScope) throw new ArtifactError('not_found', `Upload ${JSON.stringify(uploadId)} was not found in your scope. Start a new one with POST /v1/uploads.`);
+      if (up.expiresAt <= now()) {
+        await repo.deleteUpload(up.id);
+        await blobs.discardUpload?.(up.stagingKey);
+        throw new ArtifactError('not_found', `Upload ${uploadId} expired at ${new Date(up.expiresAt).toISOString()}. Start a new one.`);
+      }
+      if (!blobs.commitUpload) throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
+      let blob;
+      try {
+        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 });
+      } catch (err) {
+        // Wrong bytes end the upload (the staged object is gone); "nothing uploaded yet" does not.
+        if (isArtifactError(err) && (err.code === 'checksum_mismatch' || (err.code === 'bad_request' && !/Nothing has been uploaded/.test(err.message)))) await repo.deleteUpload(up.id);
+        throw err;
+      }
+      const putScope: ArtifactScope = { tenantId: up.tenantId, ...(up.userId ? { userId: up.userId } : {}), ...(up.sessionId ? { sessionId: up.sessionId } : {}), ...(up.traceId ? { traceId: up.traceId } : {}) };
+      const result = await commitMetadata(putScope, blob, checkPutOptions(up.options as PutOptions));
+      await repo.deleteUpload(up.id);
+      return result;
+    },
+
     /** Removes the caller's visible references; the artifact goes with its last reference. */
     async delete(access: Access, id: string): Promise<boolean> {
       if (!isArtifactId(id)) return false;
@@ -325,4 +405,8 @@ function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
       controller.close();
     },
   });
+}
+
+function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
