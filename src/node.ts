@@ -35,7 +35,10 @@ function openBlobStore(config: Config): BlobStore {
         accessKeyId: config.s3AccessKeyId,
         secretAccessKey: config.s3SecretAccessKey,
       });
-      return createS3BlobStore({ client, bucket: config.s3Bucket!, prefix: config.s3Prefix, hash: nodeSha256, ownsClient: true });
+      const cdn = config.cdnUrl && config.cdnKeyPairId && config.cdnPrivateKeyFile
+        ? { url: config.cdnUrl, keyPairId: config.cdnKeyPairId, privateKey: readFileSync(config.cdnPrivateKeyFile, 'utf8') }
+        : undefined;
+      return createS3BlobStore({ client, bucket: config.s3Bucket!, prefix: config.s3Prefix, hash: nodeSha256, ownsClient: true, cdn });
     }
     case 'fs':
       return createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 });

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID, verify } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -152,5 +152,37 @@ describeS3('S3 blob store', () => {
         await removeUnder(prefix);
       }
     });
+  });
+});
+
+describe('direct links through CloudFront', () => {
+  it('are CloudFront signed URLs for the blob key, carrying the response headers, valid for the key pair', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    // No request reaches S3 for a CDN link: any client will do.
+    const offline = createS3Client({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1', accessKeyId: 'x', secretAccessKey: 'y' });
+    const store = createS3BlobStore({
+      client: offline,
+      bucket: 'b',
+      prefix: 'p/',
+      cdn: { url: 'https://d111.cloudfront.net/', keyPairId: 'K2JCJMDEHXQW5F', privateKey: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() },
+    });
+    const sha = sha256Of(randomBytes(8));
+    const before = Math.floor(Date.now() / 1000);
+    const signed = new URL(await store.presignGet!(sha, { expiresInSeconds: 600, contentType: 'application/pdf', contentDisposition: 'attachment; filename="a.pdf"' }));
+    offline.destroy();
+    expect(`${signed.origin}${signed.pathname}`).toBe(`https://d111.cloudfront.net/p/blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}`);
+    expect(signed.searchParams.get('response-content-type')).toBe('application/pdf');
+    expect(signed.searchParams.get('response-content-disposition')).toBe('attachment; filename="a.pdf"');
+    expect(signed.searchParams.get('Key-Pair-Id')).toBe('K2JCJMDEHXQW5F');
+    const expires = Number(signed.searchParams.get('Expires'));
+    expect(expires - before).toBeGreaterThanOrEqual(599);
+    expect(expires - before).toBeLessThanOrEqual(601);
+    // The canned policy CloudFront checks: this exact resource (query included) until Expires, RSA-SHA1.
+    const resource = new URL(signed);
+    for (const p of ['Expires', 'Key-Pair-Id', 'Signature']) resource.searchParams.delete(p);
+    const policy = JSON.stringify({ Statement: [{ Resource: resource.toString(), Condition: { DateLessThan: { 'AWS:EpochTime': expires } } }] });
+    const signature = Buffer.from(signed.searchParams.get('Signature')!.replace(/-/g, '+').replace(/_/g, '=').replace(/~/g, '/'), 'base64');
+    expect(verify('RSA-SHA1', Buffer.from(policy), publicKey, signature)).toBe(true);
+    expect(verify('RSA-SHA1', Buffer.from(policy.replace(sha, sha256Of(randomBytes(8)))), publicKey, signature)).toBe(false);
   });
 });

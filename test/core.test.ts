@@ -459,6 +459,23 @@ describe('loadConfig', () => {
     expect(message).toContain('ARTIFACT_STORE_LOG_LEVEL');
   });
 
+  it('refuses S3, CDN and link settings that do not fit together, naming the variable', () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ ARTIFACT_STORE_BLOB_DRIVER: 's3' }, 'ARTIFACT_STORE_S3_BUCKET'],
+      [{ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_S3_PREFIX: 'no-slash' }, 'ARTIFACT_STORE_S3_PREFIX'],
+      [{ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_S3_ACCESS_KEY_ID: 'only-half' }, 'ARTIFACT_STORE_S3_ACCESS_KEY_ID'],
+      [{ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_CDN_URL: 'https://d1.cloudfront.net' }, 'ARTIFACT_STORE_CDN_URL'],
+      [{ ARTIFACT_STORE_CDN_URL: 'https://d1.cloudfront.net', ARTIFACT_STORE_CDN_KEY_PAIR_ID: 'K1', ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE: '/k.pem' }, 'ARTIFACT_STORE_CDN_URL'],
+      [{ ARTIFACT_STORE_S3_ENDPOINT: 'not a url' }, 'ARTIFACT_STORE_S3_ENDPOINT'],
+      [{ ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS: '7200', ARTIFACT_STORE_URL_MAX_TTL_SECONDS: '3600' }, 'ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS'],
+      [{ ARTIFACT_STORE_URL_MAX_TTL_SECONDS: '999999999' }, 'ARTIFACT_STORE_URL_MAX_TTL_SECONDS'],
+      [{ ARTIFACT_STORE_PUBLIC_URL: 'files.example.com' }, 'ARTIFACT_STORE_PUBLIC_URL'],
+    ];
+    for (const [env, name] of cases) expect(() => loadConfig(env), JSON.stringify(env)).toThrow(name);
+    const ok = loadConfig({ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_S3_ENDPOINT: 'http://127.0.0.1:9000', ARTIFACT_STORE_PUBLIC_URL: 'https://files.example.com/' });
+    expect(ok).toMatchObject({ blobDriver: 's3', s3Bucket: 'b', s3Region: 'us-east-1', s3Prefix: '', publicUrl: 'https://files.example.com' });
+  });
+
   it('every setting has an ARTIFACT_STORE_* variable', () => {
     expect(Object.keys(ENV_NAMES).sort()).toEqual(Object.keys(ConfigSchema.shape).sort());
     for (const name of Object.values(ENV_NAMES)) expect(name).toMatch(/^ARTIFACT_STORE_[A-Z0-9_]+$/);

@@ -13,6 +13,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl as signCloudFrontUrl } from '@aws-sdk/cloudfront-signer';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { errors, isArtifactError } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
@@ -40,6 +41,20 @@ export interface S3BlobStoreOptions {
   copyPartBytes?: number;
   /** Destroy the client on close (default false: the caller owns it). */
   ownsClient?: boolean;
+  /**
+   * A CloudFront distribution in front of the bucket (origin access control): direct links are then
+   * CloudFront signed URLs instead of S3 presigned ones.
+   */
+  cdn?: CdnSigning;
+}
+
+export interface CdnSigning {
+  /** https://dxxxx.cloudfront.net (or a custom domain), without a trailing slash. */
+  url: string;
+  /** The id of the CloudFront public key whose private key is below. */
+  keyPairId: string;
+  /** PEM of the private key (RSA 2048). */
+  privateKey: string;
 }
 
 /** Connection settings, as the service's configuration gives them. */
@@ -68,6 +83,9 @@ export function createS3Client(options: S3ConnectionOptions, extra: Partial<S3Cl
       : {}),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // A backend that stops answering (down, or full and blocking writes) fails the request instead of
+    // holding it forever: 5 s to connect, 60 s without a byte moving on the socket.
+    requestHandler: { connectionTimeout: 5000, requestTimeout: 60_000 },
     ...extra,
   });
 }
@@ -303,6 +321,12 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       if (!check(sha256)) throw new Error(`not a sha256: ${sha256}`);
       // S3 accepts 1 s to 7 days.
       const expiresIn = Math.min(7 * 24 * 3600, Math.max(1, Math.floor(o.expiresInSeconds)));
+      if (options.cdn) {
+        // The distribution forwards these two query strings to S3 (see infra/), which sets the headers.
+        const query = new URLSearchParams({ 'response-content-type': o.contentType, 'response-content-disposition': o.contentDisposition });
+        const url = `${options.cdn.url.replace(/\/+$/, '')}/${keyOf(sha256)}?${query}`;
+        return signCloudFrontUrl({ url, keyPairId: options.cdn.keyPairId, privateKey: options.cdn.privateKey, dateLessThan: new Date(Date.now() + expiresIn * 1000).toISOString() });
+      }
       const command = new GetObjectCommand({ Bucket: bucket, Key: keyOf(sha256), ResponseContentType: o.contentType, ResponseContentDisposition: o.contentDisposition });
       return getSignedUrl(client, command, { expiresIn });
     },

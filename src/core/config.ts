@@ -33,6 +33,10 @@ export const ConfigSchema = z.object({
   /** Static credentials; unset = the AWS default chain (env, profile, instance role). */
   s3AccessKeyId: z.string().optional(),
   s3SecretAccessKey: z.string().optional(),
+  /** CloudFront in front of the bucket: direct links become CloudFront signed URLs. All three or none. */
+  cdnUrl: z.url().optional(),
+  cdnKeyPairId: z.string().optional(),
+  cdnPrivateKeyFile: z.string().optional(),
   maxArtifactBytes: intFromEnv(50 * MiB),
   defaultTtlSeconds: intFromEnv(3600),
   maxTtlSeconds: intFromEnv(7 * 24 * 3600),
@@ -83,6 +87,9 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   s3ForcePathStyle: 'ARTIFACT_STORE_S3_FORCE_PATH_STYLE',
   s3AccessKeyId: 'ARTIFACT_STORE_S3_ACCESS_KEY_ID',
   s3SecretAccessKey: 'ARTIFACT_STORE_S3_SECRET_ACCESS_KEY',
+  cdnUrl: 'ARTIFACT_STORE_CDN_URL',
+  cdnKeyPairId: 'ARTIFACT_STORE_CDN_KEY_PAIR_ID',
+  cdnPrivateKeyFile: 'ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE',
   maxArtifactBytes: 'ARTIFACT_STORE_MAX_ARTIFACT_BYTES',
   defaultTtlSeconds: 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS',
   maxTtlSeconds: 'ARTIFACT_STORE_MAX_TTL_SECONDS',
@@ -114,6 +121,9 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   const parsed = ConfigSchema.superRefine((c, ctx) => {
     if (c.blobDriver === 's3' && !c.s3Bucket) ctx.addIssue({ code: 'custom', path: ['s3Bucket'], message: 'required when the blob driver is s3' });
     if (c.s3Prefix && !c.s3Prefix.endsWith('/')) ctx.addIssue({ code: 'custom', path: ['s3Prefix'], message: 'must end with "/" (e.g. "artifacts/")' });
+    const cdnParts = [c.cdnUrl, c.cdnKeyPairId, c.cdnPrivateKeyFile].filter(Boolean).length;
+    if (cdnParts !== 0 && cdnParts !== 3) ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'set ARTIFACT_STORE_CDN_URL, ARTIFACT_STORE_CDN_KEY_PAIR_ID and ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE together' });
+    if (cdnParts === 3 && c.blobDriver !== 's3') ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'a CDN needs the s3 blob driver' });
     if (c.urlDefaultTtlSeconds > c.urlMaxTtlSeconds) ctx.addIssue({ code: 'custom', path: ['urlDefaultTtlSeconds'], message: 'must not exceed ARTIFACT_STORE_URL_MAX_TTL_SECONDS' });
     if (Boolean(c.s3AccessKeyId) !== Boolean(c.s3SecretAccessKey)) ctx.addIssue({ code: 'custom', path: ['s3AccessKeyId'], message: 'set both the access key id and the secret access key, or neither' });
   }).safeParse({ ...fromEnv, ...overrides });
