@@ -6,7 +6,8 @@
  * shows medians. Progress goes to stderr, the report to stdout.
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
- * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL).
+ * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
+ * BENCH_ONLY=transfers,small,s3 (sections to run; default all).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
 import { load, wrkMissing } from './load.js';
+import { s3Rows } from './s3.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
 import { download, mibPerSecond, upload, varyHead, writeRandomFile } from './transfer.js';
@@ -269,9 +271,17 @@ async function main() {
   const downRss = samples();
   const gets = smallGetFigures();
   const uncachedGets = smallGetFigures();
-  await bigTransfers(up, upRss, down, downRss);
-  await smallGets(gets, uncachedGets);
+  if (settings.only.has('transfers')) await bigTransfers(up, upRss, down, downRss);
+  if (settings.only.has('small')) await smallGets(gets, uncachedGets);
   await service?.stop();
+  let s3Table: Row[] = [];
+  if (settings.only.has('s3')) {
+    progress('S3: the service on its S3 driver against the SDK, same S3 server');
+    const s3 = await s3Rows({ work, input, size, runs: settings.runs, timeoutMs: transferTimeoutMs, progress });
+    await s3.teardown();
+    serviceProblems.push(...s3.problems);
+    s3Table = s3.rows;
+  }
 
   // A figure whose service runs were cut short by a failure is not reported.
   for (const s of [up, upRss, down, downRss, ...Object.values(gets), ...Object.values(uncachedGets)]) {
@@ -279,18 +289,26 @@ async function main() {
   }
 
   const mib = settings.sizeMiB;
-  const rows: Row[] = [
-    ratioRow(`Upload ${mib} MiB (MiB/s)`, up, 0, 0.7),
-    ratioRow(`Download ${mib} MiB (MiB/s)`, down, 0, 0.6),
-    ceilingRow(`Upload: server peak RSS growth (MiB)`, upRss, RSS_LIMIT_MIB, 'MiB'),
-    ceilingRow(`Download: server peak RSS growth (MiB)`, downRss, RSS_LIMIT_MIB, 'MiB'),
-    ratioRow(`Small GETs, 4 KiB, ${settings.connections} conns (req/s)`, gets.rps, 0, 0.35),
-    infoRow('Small GETs p50 latency (ms)', gets.p50, 2),
-    infoRow('Small GETs p99 latency (ms)', gets.p99, 2),
-    infoRow('Small GETs, small-blob cache off (req/s)', uncachedGets.rps, 0),
-    infoRow('Small GETs, small-blob cache off, p50 (ms)', uncachedGets.p50, 2),
-    infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
-  ];
+  const rows: Row[] = [];
+  if (settings.only.has('transfers')) {
+    rows.push(
+      ratioRow(`Upload ${mib} MiB (MiB/s)`, up, 0, 0.7),
+      ratioRow(`Download ${mib} MiB (MiB/s)`, down, 0, 0.6),
+      ceilingRow(`Upload: server peak RSS growth (MiB)`, upRss, RSS_LIMIT_MIB, 'MiB'),
+      ceilingRow(`Download: server peak RSS growth (MiB)`, downRss, RSS_LIMIT_MIB, 'MiB'),
+    );
+  }
+  if (settings.only.has('small')) {
+    rows.push(
+      ratioRow(`Small GETs, 4 KiB, ${settings.connections} conns (req/s)`, gets.rps, 0, 0.35),
+      infoRow('Small GETs p50 latency (ms)', gets.p50, 2),
+      infoRow('Small GETs p99 latency (ms)', gets.p99, 2),
+      infoRow('Small GETs, small-blob cache off (req/s)', uncachedGets.rps, 0),
+      infoRow('Small GETs, small-blob cache off, p50 (ms)', uncachedGets.p50, 2),
+      infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
+    );
+  }
+  rows.push(...s3Table);
 
   const out = [
     '## artifact-store bench',
@@ -308,6 +326,9 @@ async function main() {
     'reference lookup (answers cached, revalidated against SQLite data_version once per event-loop turn), bytes from the small-blob cache',
     '(ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES). The "small-blob cache off" rows are a second service process that preads the file',
     'on every GET.',
+    'S3 rows: the service on its S3 driver (staging key, then a server-side copy into place) against the AWS SDK putting and',
+    'getting the same bytes on the same S3 server (Ceph RGW from scripts/rgw.sh unless S3_ENDPOINT is set). Direct rows: a',
+    'presigned PUT plus complete (which re-reads and hashes the object), and a presigned GET.',
   ];
   if (serviceProblems.length > 0) out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));
   console.log(out.join('\n'));

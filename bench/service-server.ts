@@ -1,15 +1,17 @@
 /**
  * The service under test in its own process: fs blobs + SQLite in <dataDir>, 127.0.0.1 at a free
  * port, logs off. Prints {"url", "token"} (a tenant-wide dev token) once listening.
- * Usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes]
- * (the last one defaults to the service's own default; 0 turns the small-blob cache off).
+ * Usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes] [s3Json]
+ * (smallBlobCacheBytes: '' or absent = the service's default, 0 = off; s3Json: the S3 driver's
+ * {"endpoint","region","accessKeyId","secretAccessKey","bucket"} instead of fs blobs).
  */
 import { loadConfig } from '../src/core/config.js';
 import { startServer } from '../src/node.js';
 import { announceAndWait } from './server-lifecycle.js';
 
 async function main() {
-  const [dataDir, maxBytes, smallBlobCacheBytes] = process.argv.slice(2);
+  const [dataDir, maxBytes, smallBlobCacheBytes, s3Json] = process.argv.slice(2);
+  const s3 = s3Json ? (JSON.parse(s3Json) as { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string }) : undefined;
   if (!dataDir || !maxBytes) throw new Error('usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes]');
   // No environment: the figures must not depend on ARTIFACT_STORE_* variables of the shell.
   const config = loadConfig(
@@ -19,11 +21,14 @@ async function main() {
       host: '127.0.0.1',
       port: 0,
       dataDir,
-      blobDriver: 'fs',
+      blobDriver: s3 ? 's3' : 'fs',
+      ...(s3
+        ? { s3Bucket: s3.bucket, s3Endpoint: s3.endpoint, s3Region: s3.region, s3AccessKeyId: s3.accessKeyId, s3SecretAccessKey: s3.secretAccessKey, s3ForcePathStyle: 'true' as const }
+        : {}),
       maxArtifactBytes: Number(maxBytes),
       logLevel: 'silent',
       shutdownGraceMs: 2000,
-      ...(smallBlobCacheBytes === undefined ? {} : { smallBlobCacheBytes: Number(smallBlobCacheBytes) }),
+      ...(smallBlobCacheBytes ? { smallBlobCacheBytes: Number(smallBlobCacheBytes) } : {}),
     },
   );
   const running = await startServer(config);

@@ -15,7 +15,11 @@ export interface Settings {
   timeoutS: number;
   /** Exit 1 when a row fails its target. */
   strict: boolean;
+  /** Sections to run (BENCH_ONLY=transfers,small,s3; default all). */
+  only: Set<'transfers' | 'small' | 's3'>;
 }
+
+const SECTIONS = ['transfers', 'small', 's3'] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -23,6 +27,14 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(raw)}`);
   return n;
+}
+
+function sections(raw: string | undefined): Settings['only'] {
+  if (!raw) return new Set(SECTIONS);
+  const picked = raw.split(',').map((x) => x.trim());
+  const bad = picked.filter((x) => !(SECTIONS as readonly string[]).includes(x));
+  if (bad.length > 0) throw new Error(`BENCH_ONLY: unknown section(s) ${bad.join(', ')}; use ${SECTIONS.join(', ')}`);
+  return new Set(picked as (typeof SECTIONS)[number][]);
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -33,6 +45,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     connections: positiveInt(env, 'BENCH_CONNECTIONS', 50),
     timeoutS: positiveInt(env, 'BENCH_TIMEOUT', 1800),
     strict: env.BENCH_STRICT === '1',
+    only: sections(env.BENCH_ONLY),
   };
 }
 

@@ -45,18 +45,19 @@ export async function varyHead(file: string): Promise<void> {
   }
 }
 
-/** POSTs `size` bytes, from `file` or from `buffer`; the time runs until the response has ended. */
+/** POSTs (or PUTs) `size` bytes, from `file` or from `buffer`; the time runs until the response has ended. */
 export function upload(
   url: string,
   source: { file: string; size: number } | { buffer: Buffer },
   headers: Record<string, string>,
   timeoutMs: number,
+  method: 'POST' | 'PUT' = 'POST',
 ): Promise<TransferResult> {
   const size = 'buffer' in source ? source.buffer.length : source.size;
   return new Promise((resolve, reject) => {
     let answered = false;
     const started = performance.now();
-    const req = request(url, { method: 'POST', agent: false, headers: { ...headers, 'Content-Length': String(size) } }, (res) => {
+    const req = request(url, { method, agent: false, headers: { ...headers, 'Content-Length': String(size) } }, (res) => {
       answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));

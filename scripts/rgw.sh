@@ -6,6 +6,7 @@
 #                              {"endpoint","accessKeyId","secretAccessKey","region"}
 #   scripts/rgw.sh stop DIR    stops every daemon started in DIR and removes DIR
 #
+# Objects live in memory: RGW_MEMSTORE_BYTES caps them (default 2 GiB; a full store blocks writes).
 # Needs: apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common
 set -euo pipefail
 
@@ -107,12 +108,16 @@ osd data = $dir/osd/\$name
 
 [osd]
 osd objectstore = memstore
-memstore device bytes = 2147483648
+memstore device bytes = ${RGW_MEMSTORE_BYTES:-2147483648}
 osd max object name len = 256
 osd max object namespace len = 64
 
 [client.rgw.a]
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+# Deleted objects' data is freed by RGW's garbage collector: run it often, without the usual 2 h wait.
+rgw gc obj min wait = 0
+rgw gc processor period = 5
+rgw gc processor max time = 5
 rgw data = $dir/rgw
 log file = $dir/log/rgw.log
 EOF
