@@ -157,6 +157,16 @@ describeS3('the service on the S3 driver', () => {
       expect((await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' })).status).toBe(404);
     });
 
+    it('the presigned PUT takes exactly the declared size: S3 refuses more or fewer bytes', async () => {
+      const bytes = randomBytes(2000);
+      const { ticket } = await begin(bytes);
+      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: randomBytes(50_000) })).status).toBe(403);
+      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes.subarray(0, 1999) })).status).toBe(403);
+      expect(await stagingKeys()).toEqual([]);
+      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).status).toBe(200);
+      expect((await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' })).status).toBe(201);
+    });
+
     it('completing before the PUT is 400 and the upload stays open', async () => {
       const bytes = randomBytes(1000);
       const { ticket } = await begin(bytes);
