@@ -3,7 +3,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, ListMultipartUploadsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSha256 } from '../src/blob/node-hash.js';
 import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
@@ -81,6 +81,29 @@ describeS3('S3 blob store', () => {
       await expectArtifactError(store.put(bytesStream(new Uint8Array(0)), { rejectEmpty: true }), 'bad_request');
       await expect(store.put(failingStream([randomBytes(3 * MiB), randomBytes(3 * MiB)], new Error('client went away')))).rejects.toThrow('client went away');
       expect(await keysUnder(prefix)).toEqual([]);
+    });
+
+    it('a declared sha256 goes straight to the final key, and wrong bytes never complete there', async () => {
+      for (const size of [1000, 12 * MiB + 3]) {
+        const prefix = `declared-${randomUUID()}/`;
+        const store = createS3BlobStore({ client, bucket, prefix, partSize: 5 * MiB });
+        const bytes = randomBytes(size);
+        const sha = sha256Of(bytes);
+        // Other bytes under this hash: refused, no object, no multipart upload left open.
+        await expectArtifactError(store.put(bytesStream(randomBytes(size)), { expectedSha256: sha }), 'checksum_mismatch');
+        expect(await keysUnder(prefix)).toEqual([]);
+        const open = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }));
+        expect(open.Uploads ?? []).toEqual([]);
+        // The right bytes: the final key and nothing else (no staging copy).
+        expect(await store.put(bytesStream(bytes), { expectedSha256: sha })).toEqual({ sha256: sha, sizeBytes: size });
+        expect(await keysUnder(prefix)).toEqual([store.keyOf(sha)]);
+        // Wrong bytes declared as an existing blob: refused, and the stored blob is untouched.
+        await expectArtifactError(store.put(bytesStream(randomBytes(size)), { expectedSha256: sha }), 'checksum_mismatch');
+        expect(Buffer.from(await readAll((await store.get(sha))!)).equals(bytes)).toBe(true);
+        // The same bytes again: accepted without writing.
+        expect(await store.put(bytesStream(bytes), { expectedSha256: sha })).toEqual({ sha256: sha, sizeBytes: size });
+        await removeUnder(prefix);
+      }
     });
 
     it('copies above maxSingleCopyBytes as a multipart copy, byte for byte', async () => {

@@ -94,8 +94,11 @@ export function createS3Client(options: S3ConnectionOptions, extra: Partial<S3Cl
  * Blobs in an S3 bucket: `{prefix}blobs/sha256/ab/cd/{hex}`. A put streams to
  * `{prefix}staging/{uuid}` while hashing and counting, then, once size and hash are verified, copies
  * server-side to the final key (skipped when the blob is already there) and deletes the staging
- * object. S3 makes an object visible only when its upload completes, so a reader never sees a partial
- * blob, and bytes that fail verification never reach a final key.
+ * object. With a declared sha256 the put goes straight to the final key instead, and the driver
+ * lets the upload complete only once the bytes hashed to it (it never relies on the backend's own
+ * checksum support, which Ceph RGW 16 lacks). S3 makes an object visible only when its upload
+ * completes, so a reader never sees a partial blob, and bytes that fail verification never reach a
+ * final key.
  */
 export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { readonly bucket: string; keyOf(sha256: string): string } {
   const { client, bucket } = options;
@@ -161,12 +164,20 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
 
     async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
       const max = putOptions.maxBytes ?? Number.POSITIVE_INFINITY;
+      const declared = putOptions.expectedSha256 !== undefined && check(putOptions.expectedSha256) ? putOptions.expectedSha256 : undefined;
       const hasher = hash();
       let size = 0;
+      let digest: string | undefined;
       let refusal: unknown;
       let bodyError: unknown;
+      const refuse = (err: unknown) => {
+        refusal = err;
+        return err;
+      };
       // Hashes and counts on the way to S3. Over the limit it stops reading the body (cancelled,
       // not drained) and fails the upload, which aborts it. Body errors are told apart from S3's.
+      // With a declared sha256 the bytes are verified before the stream ends: a mismatch fails the
+      // stream, so the upload is aborted and never completes.
       const reader = body.getReader();
       const metered = new ReadableStream<Uint8Array>(
         {
@@ -179,13 +190,17 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
                 bodyError = err;
                 throw err;
               }
-              if (next.done) return controller.close();
+              if (next.done) {
+                if (size === 0 && putOptions.rejectEmpty) throw refuse(errors.emptyBody());
+                digest = await hasher.digest();
+                if (putOptions.expectedSha256 && putOptions.expectedSha256 !== digest) throw refuse(errors.checksumMismatch(putOptions.expectedSha256, digest));
+                return controller.close();
+              }
               const chunk = next.value;
               if (chunk.byteLength === 0) continue;
               size += chunk.byteLength;
               if (size > max) {
-                refusal = errors.payloadTooLarge(max);
-                await reader.cancel(refusal).catch(() => {});
+                await reader.cancel(refuse(errors.payloadTooLarge(max))).catch(() => {});
                 throw refusal;
               }
               hasher.update(chunk);
@@ -199,26 +214,44 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
         },
         { highWaterMark: 0 },
       );
+      const failure = (err: unknown, key: string) => {
+        if (refusal) return refusal;
+        // The body itself failed (the client went away): the caller's error, not the backend's.
+        if (bodyError !== undefined) return bodyError;
+        return s3Failure(err, where('upload', key));
+      };
+
+      if (declared) {
+        // The final key is known up front: no staging copy. An object appears in S3 only when its
+        // upload completes, which happens only after the bytes matched, so readers never see others.
+        const final = keyOf(declared);
+        if ((await head(final)) !== null) {
+          // Already stored: check the body, write nothing.
+          try {
+            const drain = metered.getReader();
+            while (!(await drain.read()).done);
+          } catch (err) {
+            throw failure(err, final);
+          }
+          return { sha256: declared, sizeBytes: size };
+        }
+        try {
+          await new Upload({ client, params: { Bucket: bucket, Key: final, Body: metered, ContentType: 'application/octet-stream' }, partSize, queueSize }).done();
+        } catch (err) {
+          throw failure(err, final);
+        }
+        return { sha256: declared, sizeBytes: size };
+      }
+
       const staging = `${prefix}staging/${randomUUID()}`;
-      const upload = new Upload({
-        client,
-        params: { Bucket: bucket, Key: staging, Body: metered, ContentType: 'application/octet-stream' },
-        partSize,
-        queueSize,
-      });
       try {
-        await upload.done();
+        await new Upload({ client, params: { Bucket: bucket, Key: staging, Body: metered, ContentType: 'application/octet-stream' }, partSize, queueSize }).done();
       } catch (err) {
         await removeQuietly(staging);
-        if (refusal) throw refusal;
-        // The body itself failed (the client went away): the caller's error, not the backend's.
-        if (bodyError !== undefined) throw bodyError;
-        throw s3Failure(err, where('upload', staging));
+        throw failure(err, staging);
       }
       try {
-        if (size === 0 && putOptions.rejectEmpty) throw errors.emptyBody();
-        const sha256 = await hasher.digest();
-        if (putOptions.expectedSha256 && putOptions.expectedSha256 !== sha256) throw errors.checksumMismatch(putOptions.expectedSha256, sha256);
+        const sha256 = digest!;
         const final = keyOf(sha256);
         if ((await head(final)) !== size) await copy(staging, final, size);
         return { sha256, sizeBytes: size };
