@@ -326,7 +326,8 @@ async function main() {
     'reference lookup (answers cached, revalidated against SQLite data_version once per event-loop turn), bytes from the small-blob cache',
     '(ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES). The "small-blob cache off" rows are a second service process that preads the file',
     'on every GET.',
-    'S3 rows: the service on its S3 driver (staging key, then a server-side copy into place) against the AWS SDK putting and',
+    'S3 rows: the service on its S3 driver (staging key and a server-side copy; straight to the final key when the sha256 is',
+    'declared) against the AWS SDK (lib-storage multipart upload, GetObject) putting and',
     'getting the same bytes on the same S3 server (Ceph RGW from scripts/rgw.sh unless S3_ENDPOINT is set). Direct rows: a',
     'presigned PUT plus complete (which re-reads and hashes the object), and a presigned GET.',
   ];
