@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { AbortMultipartUploadCommand, CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectsCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { describe, inject, it } from 'vitest';
-import { createS3Client } from '../../src/blob/s3.js';
 import type { S3TargetInfo } from './s3-target.js';
 
 /** The run's S3 server (test/global-setup-s3.ts), or null when none could be had. */
@@ -11,7 +18,7 @@ export function s3TestTarget(): S3TargetInfo | null {
 
 /**
  * Tests that need a real S3. Without one they are skipped with the reason in their name, except in
- * CI, where a missing S3 is a failure: CI installs Ceph RGW and must run them.
+ * CI (CI=true), where a missing S3 is a failure: CI installs Ceph RGW and must run them.
  */
 export function describeS3(name: string, fn: () => void): void {
   const target = inject('s3');
@@ -23,18 +30,37 @@ export function describeS3(name: string, fn: () => void): void {
   if (process.env.CI === 'true') {
     describe(name, () => {
       it('has a real S3 server to run against', () => {
-        throw new Error(`CI must run the S3 tests, but ${reason}`);
+        throw new Error(`CI must run the S3 tests, but there is ${reason}`);
       });
     });
     return;
   }
-  describe.skip(`${name} (skipped: ${reason})`, fn);
+  // The name keeps the first line; the whole reason was printed when the run started.
+  describe.skip(`${name} (skipped: ${reason.split('\n')[0]})`, fn);
 }
 
-/** A fresh bucket; cleanup() empties it (objects and unfinished multipart uploads) and deletes it. */
-export async function createTestBucket(target: S3TargetInfo, label: string): Promise<{ bucket: string; cleanup(): Promise<void> }> {
-  const client = createS3Client({ region: target.region, endpoint: target.endpoint, forcePathStyle: target.forcePathStyle, accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey });
-  const bucket = `as-test-${label}-${randomBytes(4).toString('hex')}`;
+/** An SDK client for the target, with the settings every S3-compatible server accepts. */
+export function testS3Client(target: S3TargetInfo): S3Client {
+  return new S3Client({
+    endpoint: target.endpoint,
+    region: target.region,
+    forcePathStyle: target.forcePathStyle,
+    credentials: { accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey },
+    // Newer SDKs add CRC checksums to every request; older servers (Ceph RGW 16) reject or ignore them.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/**
+ * A fresh, uniquely named bucket. cleanup() empties it (objects and unfinished multipart uploads,
+ * all pages) and deletes it.
+ */
+export async function createTestBucket(target: S3TargetInfo, prefix: string): Promise<{ bucket: string; cleanup(): Promise<void> }> {
+  const client = testS3Client(target);
+  // Bucket names: 3-63 chars of [a-z0-9-], starting and ending with a letter or digit.
+  const label = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 30) || 'test';
+  const bucket = `as-test-${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   return {
     bucket,
@@ -44,11 +70,23 @@ export async function createTestBucket(target: S3TargetInfo, label: string): Pro
         do {
           const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
           const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
-          if (keys.length > 0) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys } }));
+          if (keys.length > 0) {
+            const out = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
+            if (out.Errors?.length) throw new Error(`deleting from ${bucket}: ${out.Errors.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
+          }
           token = page.IsTruncated ? page.NextContinuationToken : undefined;
         } while (token);
-        const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
-        for (const u of uploads.Uploads ?? []) await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key!, UploadId: u.UploadId! }));
+
+        let keyMarker: string | undefined;
+        let uploadIdMarker: string | undefined;
+        do {
+          const page = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }));
+          for (const u of page.Uploads ?? []) {
+            await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key!, UploadId: u.UploadId! }));
+          }
+          [keyMarker, uploadIdMarker] = page.IsTruncated ? [page.NextKeyMarker, page.NextUploadIdMarker] : [undefined, undefined];
+        } while (keyMarker);
+
         await client.send(new DeleteBucketCommand({ Bucket: bucket }));
       } finally {
         client.destroy();
