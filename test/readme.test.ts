@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 describe('README examples', () => {
-  it.skipIf(!hasCurl)('the curl walkthrough works as written (skipped: curl not installed)', async () => {
+  it.skipIf(!hasCurl)(`the curl walkthrough works as written${hasCurl ? '' : ' (skipped: curl not installed)'}`, async () => {
     const block = shellBlockStartingWith('export ARTIFACT_STORE_TOKEN=');
     const script = block
       .replace(/^export ARTIFACT_STORE_TOKEN=.*$/m, `export ARTIFACT_STORE_TOKEN=${server.token}`)
