@@ -67,6 +67,17 @@ describe('bearer tokens', () => {
     await expectUnauthorized(await list(t.app, `Bearer ${await t.token({ tenant: 'acme' }, { ttlSeconds: -120 })}`), /expired/);
   });
 
+  it('a remembered token still expires on time, and every spelling of its header is accepted', async () => {
+    // exp two seconds ahead: the verification is remembered until exp, never past it.
+    const token = await hs256({ tenant: 'acme', perms: ['read'], exp: now() + 2 });
+    for (const header of [`Bearer ${token}`, `Bearer ${token}`, `bearer  ${token}`, `Bearer ${token} `]) {
+      expect((await list(t.app, header)).status, header.slice(0, 12)).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, 2100));
+    await expectUnauthorized(await list(t.app, `Bearer ${token}`), /expired/);
+    await expectUnauthorized(await list(t.app, `bearer  ${token}`), /expired/);
+  });
+
   it('token without exp → 401', async () => {
     const token = await hs256({ tenant: 'acme', perms: ['read'], iat: now() });
     await expectUnauthorized(await list(t.app, `Bearer ${token}`), /exp/);

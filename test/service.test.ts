@@ -684,6 +684,24 @@ describe('ArtifactService: reference lookups stay current across instances', () 
     expect((await h.service.getRef(access, ref.id))?.filename).toBe('again.txt');
   });
 
+  it('cached answers never cross scopes, whatever characters the scope parts hold', async () => {
+    const h = await createHarness();
+    const { ref } = await h.service.putText({ tenantId: 'acme', sessionId: '1:x' }, 'scoped');
+    const owner: Access = { tenantId: 'acme', filter: { sessionId: '1:x' } };
+    expect((await h.service.getRef(owner, ref.id))?.id).toBe(ref.id);
+    expect((await h.service.getRef(owner, ref.id))?.id).toBe(ref.id);
+    // Same turn, so these would be answered from the cache if their keys matched the owner's.
+    for (const other of [
+      { tenantId: 'acme', filter: { sessionId: '1', traceId: 'x' } },
+      { tenantId: 'acme', filter: { sessionId: '1:x', traceId: '-' } },
+      { tenantId: 'acme', filter: { userId: '1:x' } },
+      { tenantId: 'acme1:x', filter: {} },
+      { tenantId: 'acm', filter: { sessionId: 'e1:x' } },
+    ] satisfies Access[]) {
+      await expectArtifactError(h.service.getRef(other, ref.id), 'not_found');
+    }
+  });
+
   it('a cached answer is not served past the reference expiry', async () => {
     const h = await createHarness();
     const access = sessionAccess('acme', 's1');

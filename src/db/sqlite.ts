@@ -42,6 +42,12 @@ const refColumns = {
 /** A reference row as SQLite returns it: meta and source still JSON text. */
 type RawRefRow = Omit<RefRow, 'meta' | 'source'> & { meta: string | null; source: string | null };
 
+/**
+ * One part of a lookup cache key: length-prefixed, so the parts cannot run into each other whatever
+ * characters they hold; an open part is "-". (Artifact ids have a fixed alphabet and come first.)
+ */
+const keyPart = (value: string | undefined) => (value === undefined ? '-' : `${value.length}:${value}`);
+
 function scopeConditions(filter: ScopeFilter): SQL[] {
   const out: SQL[] = [];
   if (filter.userId !== undefined) out.push(eq(artifactRefs.userId, filter.userId));
@@ -188,8 +194,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     },
 
     async findRef(tenantId, artifactId, filter, now) {
-      // JSON: unambiguous whatever characters the scope parts hold; an open part is null.
-      const key = JSON.stringify([tenantId, artifactId, filter.userId, filter.sessionId, filter.traceId]);
+      const key = `${artifactId}${keyPart(tenantId)}${keyPart(filter.userId)}${keyPart(filter.sessionId)}${keyPart(filter.traceId)}`;
       let raw = recentRefs.get(key);
       if (!raw || raw.expiresAt <= now) {
         const shape = `${filter.userId !== undefined ? 'u' : ''}${filter.sessionId !== undefined ? 's' : ''}${filter.traceId !== undefined ? 't' : ''}`;

@@ -44,6 +44,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Builds the Hono app. No I/O here: drivers come in through deps. */
 export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? silentLogger;
+  const logRequests = logger.isEnabled?.('info') ?? true;
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -58,6 +59,11 @@ export function createApp(deps: AppDeps) {
     const incoming = header(c, 'x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     c.set('requestId', requestId);
+    if (!logRequests) {
+      await next();
+      if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
+      return;
+    }
     const started = performance.now();
     await next();
     if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);

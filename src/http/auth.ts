@@ -73,15 +73,11 @@ export function createAuthenticator(options: AuthOptions) {
   // removed from the configuration stops working within that window.
   const verified = new Map<string, { caller: Caller; until: number }>();
 
-  async function verifyJwt(token: string): Promise<Caller> {
-    const hit = verified.get(token);
-    if (hit) {
-      if (Date.now() < hit.until) return hit.caller;
-      verified.delete(token);
-    }
+  /** `key` is the whole Authorization header: a repeat request is one map lookup, before any parsing. */
+  async function verifyJwt(token: string, key: string): Promise<Caller> {
     const { caller, exp } = await verifyJwtUncached(token);
     if (verified.size >= CACHE_MAX_ENTRIES) verified.delete(verified.keys().next().value!);
-    verified.set(token, { caller, until: Math.min(exp * 1000, Date.now() + CACHE_TTL_MS) });
+    verified.set(key, { caller, until: Math.min(exp * 1000, Date.now() + CACHE_TTL_MS) });
     return caller;
   }
 
@@ -129,10 +125,16 @@ export function createAuthenticator(options: AuthOptions) {
     /** Resolves an Authorization header into a Caller, or throws unauthorized. */
     async authenticate(authorization: string | undefined | null): Promise<Caller> {
       if (!authorization) throw errors.unauthorized('Missing Authorization header. Send Authorization: Bearer <token>.');
+      // The common case first: a JWT verified moments ago, sent exactly as before.
+      const hit = verified.get(authorization);
+      if (hit) {
+        if (Date.now() < hit.until) return hit.caller;
+        verified.delete(authorization);
+      }
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
       if (!m) throw errors.unauthorized('Malformed Authorization header. Send Authorization: Bearer <token>.');
       const token = m[1]!;
-      return token.startsWith('ask_') ? verifyApiKey(token) : verifyJwt(token);
+      return token.startsWith('ask_') ? verifyApiKey(token) : verifyJwt(token, authorization);
     },
   };
 }
