@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -7,13 +7,35 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../src/blob/s3.js';
 import { createHttpArtifactStore } from '../src/client/index.js';
 import { loadConfig } from '../src/core/config.js';
-import { startServer, type RunningServer } from '../src/node.js';
+import { createFileSpool, startServer, type RunningServer } from '../src/node.js';
 import { describeArtifactStoreContract } from './artifact-store.contract.js';
 import { createTestApp, putArtifact, bearer } from './helpers/app.js';
 import { createTestBucket, describeS3, s3TestTarget } from './helpers/s3.js';
 
 const target = s3TestTarget();
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+/** The bytes in 64 KiB chunks; with failAt, the stream errors once that many bytes went out. */
+function chunked(bytes: Uint8Array, failAt?: number): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (failAt !== undefined && at >= failAt) return controller.error(new Error('source broke'));
+      if (at >= bytes.byteLength) return controller.close();
+      controller.enqueue(bytes.slice(at, at + 65536));
+      at += 65536;
+    },
+  });
+}
+
+/** A fetch that records "METHOD path" for the service and "METHOD s3" for anything else. */
+function recordingFetch(serviceUrl: string, calls: string[], through: typeof fetch = fetch): typeof fetch {
+  return (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    calls.push(`${init?.method ?? 'GET'} ${url.origin === serviceUrl ? url.pathname : 's3'}`);
+    return through(input, init);
+  };
+}
 
 // The whole service on the S3 driver: real server, real S3 (Ceph RGW here, MinIO or AWS elsewhere).
 let server: RunningServer;
@@ -193,12 +215,7 @@ describeS3('the service on the S3 driver', () => {
 
     it('the SDK sends large puts straight to S3 and small ones through the service', async () => {
       const calls: string[] = [];
-      const recording: typeof fetch = (input, init) => {
-        const url = new URL(input instanceof Request ? input.url : String(input));
-        calls.push(`${init?.method ?? 'GET'} ${url.origin === server.url ? url.pathname : 's3'}`);
-        return fetch(input, init);
-      };
-      const store = createHttpArtifactStore({ baseUrl: server.url, token, fetch: recording, directUploadAboveBytes: 1024 * 1024 });
+      const store = createHttpArtifactStore({ baseUrl: server.url, token, fetch: recordingFetch(server.url, calls), directUploadAboveBytes: 1024 * 1024 });
       const big = randomBytes(2 * 1024 * 1024);
       const ref = await store.putBytes(big, { mimeType: 'application/octet-stream', filename: 'big.bin' });
       expect(ref).toMatchObject({ sha256: sha256(big), sizeBytes: big.byteLength, filename: 'big.bin' });
@@ -207,6 +224,44 @@ describeS3('the service on the S3 driver', () => {
       calls.length = 0;
       await store.putText('small');
       expect(calls).toEqual(['POST /v1/artifacts']);
+    });
+
+    it('with a spool, putStream goes direct above the threshold and through the service below it', async () => {
+      const spoolDir = await mkdtemp(join(tmpdir(), 'artifact-spool-test-'));
+      try {
+        const calls: string[] = [];
+        const store = createHttpArtifactStore({ baseUrl: server.url, token, fetch: recordingFetch(server.url, calls), directUploadAboveBytes: 1024 * 1024, spool: createFileSpool({ dir: spoolDir }) });
+        const big = randomBytes(3 * 1024 * 1024 + 123);
+        const ref = await store.putStream(chunked(big), { filename: 'streamed.bin' });
+        expect(ref).toMatchObject({ sha256: sha256(big), sizeBytes: big.byteLength, filename: 'streamed.bin' });
+        expect(calls).toEqual(['POST /v1/uploads', 'PUT s3', `POST /v1/uploads/${calls[2]?.split('/')[3]}/complete`]);
+        expect(Buffer.from((await store.get(ref.id))!).equals(big)).toBe(true);
+        expect(await readdir(spoolDir)).toEqual([]);
+
+        calls.length = 0;
+        const exact = randomBytes(1024 * 1024);
+        expect((await store.putStream(chunked(exact))).sha256).toBe(sha256(exact));
+        expect(calls).toEqual(['POST /v1/artifacts']);
+        expect(await readdir(spoolDir)).toEqual([]);
+      } finally {
+        await rm(spoolDir, { recursive: true, force: true });
+      }
+    });
+
+    it('a spooled putStream whose bytes miss the declared sha256, or whose source breaks, sends nothing and leaves no spool', async () => {
+      const spoolDir = await mkdtemp(join(tmpdir(), 'artifact-spool-test-'));
+      try {
+        const calls: string[] = [];
+        const store = createHttpArtifactStore({ baseUrl: server.url, token, fetch: recordingFetch(server.url, calls), directUploadAboveBytes: 1024 * 1024, spool: createFileSpool({ dir: spoolDir }) });
+        const big = randomBytes(2 * 1024 * 1024);
+        await expect(store.putStream(chunked(big), { sha256: 'a'.repeat(64) })).rejects.toMatchObject({ code: 'checksum_mismatch' });
+        await expect(store.putStream(chunked(big, 1536 * 1024))).rejects.toThrow('source broke');
+        await expect(store.putStream(chunked(big, 512 * 1024))).rejects.toThrow('source broke');
+        expect(calls).toEqual([]);
+        expect(await readdir(spoolDir)).toEqual([]);
+      } finally {
+        await rm(spoolDir, { recursive: true, force: true });
+      }
     });
 
     it('bad begin requests are 4xx before anything is presigned', async () => {
@@ -251,6 +306,21 @@ describe('direct uploads on a driver without them (fs)', () => {
       await store.putText('more than ten bytes');
       await store.putText('more than ten bytes, again');
       expect(calls).toEqual(['POST /v1/uploads', 'POST /v1/artifacts', 'POST /v1/artifacts']);
+
+      // A spooled putStream that learns there are no direct uploads sends the spooled bytes instead.
+      const spoolDir = await mkdtemp(join(tmpdir(), 'artifact-spool-test-'));
+      try {
+        calls.length = 0;
+        const fresh = createHttpArtifactStore({ baseUrl: 'http://artifacts.test', token: tok, fetch: viaApp, directUploadAboveBytes: 1024, spool: createFileSpool({ dir: spoolDir }) });
+        const bytes = randomBytes(200 * 1024);
+        const ref = await fresh.putStream(chunked(bytes));
+        expect(ref.sha256).toBe(sha256(bytes));
+        expect(Buffer.from((await fresh.get(ref.id))!).equals(bytes)).toBe(true);
+        expect(calls).toEqual(['POST /v1/uploads', 'POST /v1/artifacts', `GET /v1/artifacts/${ref.id}`]);
+        expect(await readdir(spoolDir)).toEqual([]);
+      } finally {
+        await rm(spoolDir, { recursive: true, force: true });
+      }
     } finally {
       await t.cleanup();
     }

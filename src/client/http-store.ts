@@ -39,6 +39,25 @@ export interface HttpArtifactStoreOptions {
    * uploads (its s3 driver does). Default 8 MiB; Infinity always sends through the service.
    */
   directUploadAboveBytes?: number;
+  /**
+   * Lets putStream go direct too. A stream's size and sha256 are unknown until it ends, and a direct
+   * upload must declare both, so a putStream that outgrows directUploadAboveBytes is written to this
+   * spool while it is hashed, then uploaded from it. Node: `createFileSpool()` from
+   * `artifact-store/node` (a private temp folder). Without a spool, putStream streams through the
+   * service.
+   */
+  spool?: UploadSpool;
+}
+
+/** Keeps a stream's bytes so they can be sent with a known size and sha256. */
+export type UploadSpool = (stream: ReadableStream<Uint8Array>) => Promise<SpooledBody>;
+
+export interface SpooledBody {
+  /** The bytes, readable any number of times (a file-backed Blob in Node). */
+  blob: Blob;
+  sha256: string;
+  /** Removes the spooled bytes; called once the put is over, whatever its outcome. */
+  release(): Promise<void>;
 }
 
 export interface HttpArtifactStore extends ArtifactStore {
@@ -149,8 +168,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     if (o && directUploads !== false && (body instanceof Uint8Array || body instanceof Blob)) {
       const size = body instanceof Blob ? body.size : body.byteLength;
       if (size > directAbove) {
-        const bytes = body instanceof Blob ? new Uint8Array(await body.arrayBuffer()) : body;
-        const ref = await putDirect(bytes, headers, o);
+        const ref = await putDirect(body, headers, o);
         if (ref) return ref;
       }
     }
@@ -162,11 +180,11 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
    * begin → PUT to the blob store (no token: the URL is presigned) → complete. Null when the service
    * offers no direct uploads; the caller then sends the bytes through the service.
    */
-  async function putDirect(data: Uint8Array, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef | null> {
+  async function putDirect(data: Uint8Array | Blob, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef | null> {
     const scopeHeaders = Object.fromEntries(Object.entries(headers).filter(([k]) => /^X-Artifact-(Session|Trace|User)$/.test(k)));
     const declared = {
-      sizeBytes: data.byteLength,
-      sha256: o.sha256 ?? (await sha256Hex(data)),
+      sizeBytes: data instanceof Blob ? data.size : data.byteLength,
+      sha256: o.sha256 ?? (await sha256Hex(data instanceof Blob ? new Uint8Array(await data.arrayBuffer()) : data)),
       mimeType: headers['Content-Type'],
       filename: o.filename,
       namespace: o.namespace,
@@ -192,7 +210,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     for (let attempt = 0; ; attempt++) {
       let failure: string;
       try {
-        const res = await fetchImpl(url, { method: 'PUT', headers: uploadHeaders, body: data as Uint8Array<ArrayBuffer> });
+        const res = await fetchImpl(url, { method: 'PUT', headers: uploadHeaders, body: data as Uint8Array<ArrayBuffer> | Blob });
         await res.body?.cancel().catch(() => {});
         if (res.ok) break;
         failure = `HTTP ${res.status}`;
@@ -207,6 +225,48 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     }
     const done = await request({ method: 'POST', path: `/v1/uploads/${encodeURIComponent(uploadId)}/complete` });
     return (await readJson(done, 'ArtifactRef')) as unknown as ArtifactRef;
+  }
+
+  /**
+   * A stream that ends within directUploadAboveBytes is sent from memory through the service; a
+   * longer one is spooled (hashed on the way), then sent direct, or through the service from the
+   * spool when the service has no direct uploads.
+   */
+  async function putSpooled(stream: ReadableStream<Uint8Array>, spool: UploadSpool, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef> {
+    const reader = stream.getReader();
+    const head: Uint8Array[] = [];
+    let size = 0;
+    try {
+      while (size <= directAbove) {
+        const { done, value } = await reader.read();
+        if (done) return await put(concatChunks(head, size), headers, o);
+        head.push(value);
+        size += value.byteLength;
+      }
+    } catch (err) {
+      await reader.cancel(err).catch(() => {});
+      throw err;
+    }
+    const spooled = await spool(
+      new ReadableStream<Uint8Array>({
+        pull: async (controller) => {
+          const queued = head.shift();
+          if (queued) return controller.enqueue(queued);
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      }),
+    );
+    try {
+      if (o.sha256 !== undefined && o.sha256 !== spooled.sha256) {
+        throw errors.checksumMismatch(o.sha256, spooled.sha256);
+      }
+      return await put(spooled.blob, headers, { ...o, sha256: spooled.sha256 });
+    } finally {
+      await spooled.release();
+    }
   }
 
   async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
@@ -238,7 +298,9 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
         throw err;
       }
       // Collected into a Blob, the body can be sent again, so it is retried like a buffered put.
-      return put(streamUploads ? stream : await new Response(stream).blob(), headers, o);
+      if (!streamUploads) return put(await new Response(stream).blob(), headers, o);
+      if (!options.spool || directUploads === false || !Number.isFinite(directAbove)) return put(stream, headers, o);
+      return putSpooled(stream, options.spool, headers, o);
     },
 
     async get(id: string) {
@@ -288,6 +350,17 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
       return page as unknown as ListPage;
     },
   };
+}
+
+function concatChunks(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
 }
 
 const artifactPath = (id: string) => `/v1/artifacts/${encodeURIComponent(id)}`;

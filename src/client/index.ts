@@ -3,7 +3,7 @@
  * Streams, Web Crypto), so this entry point runs in Node, browsers and Workers.
  */
 export type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamOptions, UrlOptions } from './artifact-store.js';
-export { createHttpArtifactStore, type HttpArtifactStore, type HttpArtifactStoreOptions } from './http-store.js';
+export { createHttpArtifactStore, type HttpArtifactStore, type HttpArtifactStoreOptions, type SpooledBody, type UploadSpool } from './http-store.js';
 export { createEmbeddedArtifactStore, type EmbeddedArtifactStoreOptions } from './embedded-store.js';
 export { createInMemoryArtifactStore, type InMemoryArtifactStore, type InMemoryArtifactStoreOptions } from './memory-store.js';
 export { createNoOpArtifactStore, NOOP_WARNING, type NoOpArtifactStoreOptions } from './noop-store.js';
