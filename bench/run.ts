@@ -18,6 +18,7 @@ import { load, wrkMissing } from './load.js';
 import { s3Rows } from './s3.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
+import { rotate } from './stats.js';
 import { download, mibPerSecond, upload, varyHead, writeRandomFile } from './transfer.js';
 
 type Service = ServerChild<{ url: string; token: string }>;
@@ -71,11 +72,6 @@ async function putThroughService(s: Service, source: Parameters<typeof upload>[1
   if (typeof ref.id !== 'string') throw new Error(`POST /v1/artifacts returned no id: ${r.body.slice(0, 300)}`);
   if (ref.sizeBytes !== undefined && ref.sizeBytes !== r.bytes) throw new Error(`stored ${String(ref.sizeBytes)} bytes of ${r.bytes}`);
   return { id: ref.id, result: r };
-}
-
-/** Steps take turns; which one goes first rotates from run to run. */
-async function rotate(run: number, steps: (() => Promise<void>)[]): Promise<void> {
-  for (let i = 0; i < steps.length; i++) await steps[(run + i) % steps.length]!();
 }
 
 /** Service and baseline take turns; the first of a pair alternates from run to run. */

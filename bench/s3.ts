@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import { createS3Client } from '../src/blob/s3.js';
 import { REPO_ROOT, startServerChild, type ServerChild } from './children.js';
 import { infoRow, ratioRow, samples, type Row, type Samples } from './report.js';
+import { rotate } from './stats.js';
 import { MiB } from './settings.js';
 import { download, mibPerSecond, upload, varyHead } from './transfer.js';
 
@@ -76,38 +77,47 @@ export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; proble
     await upload(`${s.info.url}/v1/artifacts`, { buffer: Buffer.alloc(MiB, 7) }, { ...auth, 'Content-Type': 'application/octet-stream' }, ctx.timeoutMs);
     let lastId = '';
     for (let run = 0; run < ctx.runs; run++) {
-      // The SDK straight to S3: the ceiling every S3 row is compared with.
-      await varyHead(ctx.input);
-      const sdkUp = await sdkPut(client, bucket, baselineKey, ctx.input, ctx.size);
-      for (const f of Object.values(up)) f.baseline.push(sdkUp);
+      // The uploads take turns in a rotating order: RGW collects overwritten and deleted objects in
+      // the background, which would otherwise always slow the same row.
+      await rotate(run, [
+        // The SDK straight to S3: the ceiling every S3 row is compared with.
+        async () => {
+          await varyHead(ctx.input);
+          const sdkUp = await sdkPut(client, bucket, baselineKey, ctx.input, ctx.size);
+          for (const f of Object.values(up)) f.baseline.push(sdkUp);
+        },
+        async () => {
+          await varyHead(ctx.input);
+          const sha = await sha256OfFile(ctx.input);
+          const declared = await upload(`${s.info.url}/v1/artifacts`, { file: ctx.input, size: ctx.size }, { ...auth, 'Content-Type': 'application/octet-stream', 'X-Artifact-Sha256': sha }, ctx.timeoutMs);
+          if (declared.status !== 201) throw new Error(`upload with sha256 answered ${declared.status}: ${declared.body.slice(0, 300)}`);
+          up.declared.service!.push(mibPerSecond(declared));
+        },
+        async () => {
+          await varyHead(ctx.input);
+          const plain = await upload(`${s.info.url}/v1/artifacts`, { file: ctx.input, size: ctx.size }, { ...auth, 'Content-Type': 'application/octet-stream' }, ctx.timeoutMs);
+          if (plain.status !== 201) throw new Error(`upload answered ${plain.status}: ${plain.body.slice(0, 300)}`);
+          up.undeclared.service!.push(mibPerSecond(plain));
+          lastId = (JSON.parse(plain.body) as { id: string }).id;
+        },
+        // Direct upload: begin, PUT to S3 with the same client as every other upload, complete.
+        async () => {
+          await varyHead(ctx.input);
+          const directSha = await sha256OfFile(ctx.input);
+          const started = performance.now();
+          const ticketRes = await fetch(`${s.info.url}/v1/uploads`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: ctx.size, sha256: directSha }) });
+          if (ticketRes.status !== 201) throw new Error(`POST /v1/uploads answered ${ticketRes.status}: ${await ticketRes.text()}`);
+          const ticket = (await ticketRes.json()) as { uploadId: string; url: string; headers: Record<string, string> };
+          const put = await upload(ticket.url, { file: ctx.input, size: ctx.size }, ticket.headers, ctx.timeoutMs, 'PUT');
+          if (put.status !== 200) throw new Error(`presigned PUT answered ${put.status}: ${put.body.slice(0, 300)}`);
+          const done = await fetch(`${s.info.url}/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST', headers: auth });
+          if (done.status !== 201) throw new Error(`complete answered ${done.status}: ${await done.text()}`);
+          up.direct.service!.push(ctx.size / MiB / ((performance.now() - started) / 1000));
+        },
+      ]);
+
       const sdkDown = await sdkGet(client, bucket, baselineKey);
       for (const f of Object.values(down)) f.baseline.push(sdkDown);
-
-      await varyHead(ctx.input);
-      const sha = await sha256OfFile(ctx.input);
-      const declared = await upload(`${s.info.url}/v1/artifacts`, { file: ctx.input, size: ctx.size }, { ...auth, 'Content-Type': 'application/octet-stream', 'X-Artifact-Sha256': sha }, ctx.timeoutMs);
-      if (declared.status !== 201) throw new Error(`upload with sha256 answered ${declared.status}: ${declared.body.slice(0, 300)}`);
-      up.declared.service!.push(mibPerSecond(declared));
-
-      await varyHead(ctx.input);
-      const plain = await upload(`${s.info.url}/v1/artifacts`, { file: ctx.input, size: ctx.size }, { ...auth, 'Content-Type': 'application/octet-stream' }, ctx.timeoutMs);
-      if (plain.status !== 201) throw new Error(`upload answered ${plain.status}: ${plain.body.slice(0, 300)}`);
-      up.undeclared.service!.push(mibPerSecond(plain));
-      lastId = (JSON.parse(plain.body) as { id: string }).id;
-
-      // Direct upload: begin, PUT to S3 with the same client as every other upload, complete.
-      await varyHead(ctx.input);
-      const directSha = await sha256OfFile(ctx.input);
-      const started = performance.now();
-      const ticketRes = await fetch(`${s.info.url}/v1/uploads`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: ctx.size, sha256: directSha }) });
-      if (ticketRes.status !== 201) throw new Error(`POST /v1/uploads answered ${ticketRes.status}: ${await ticketRes.text()}`);
-      const ticket = (await ticketRes.json()) as { uploadId: string; url: string; headers: Record<string, string> };
-      const put = await upload(ticket.url, { file: ctx.input, size: ctx.size }, ticket.headers, ctx.timeoutMs, 'PUT');
-      if (put.status !== 200) throw new Error(`presigned PUT answered ${put.status}: ${put.body.slice(0, 300)}`);
-      const done = await fetch(`${s.info.url}/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST', headers: auth });
-      if (done.status !== 201) throw new Error(`complete answered ${done.status}: ${await done.text()}`);
-      up.direct.service!.push(ctx.size / MiB / ((performance.now() - started) / 1000));
-
       const viaService = await download(`${s.info.url}/v1/artifacts/${lastId}`, auth, ctx.timeoutMs);
       if (viaService.status !== 200 || viaService.bytes !== ctx.size) throw new Error(`download through the service: ${viaService.status}, ${viaService.bytes} bytes`);
       down.service.service!.push(mibPerSecond(viaService));

@@ -14,3 +14,11 @@ export function fmt(value: number, digits = 0): string {
   if (!Number.isFinite(value)) return 'n/a';
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
+
+/**
+ * Steps take turns; which one goes first rotates from run to run, so no figure always runs right
+ * after the same neighbour (a big transfer, a delete the S3 server is still collecting).
+ */
+export async function rotate(run: number, steps: (() => Promise<void>)[]): Promise<void> {
+  for (let i = 0; i < steps.length; i++) await steps[(run + i) % steps.length]!();
+}
