@@ -11,7 +11,7 @@ import { createFsBlobStore } from './blob/fs.js';
 import { createMemoryBlobStore } from './blob/memory.js';
 import { createS3BlobStore, createS3Client } from './blob/s3.js';
 import { nodeSha256 } from './blob/node-hash.js';
-import type { Config } from './core/config.js';
+import { policiesOf, type Config } from './core/config.js';
 import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from './core/url-signing.js';
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
@@ -55,6 +55,7 @@ export function openNodeDrivers(config: Config, links?: LinkSettings): { repo: A
     blobs,
     limits: { maxArtifactBytes: config.maxArtifactBytes, defaultTtlSeconds: config.defaultTtlSeconds, maxTtlSeconds: config.maxTtlSeconds, touchFlushMs: config.touchFlushMs, smallBlobCacheBytes: config.smallBlobCacheBytes },
     links: links ?? { defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds },
+    policies: policiesOf(config),
   });
   return { repo, blobs, service };
 }

@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { CLEANUP_STRATEGIES, createPolicies, policyProblems, TenantPoliciesSchema, type Policy, type TenantPolicies } from './policy.js';
 
 const MiB = 1024 * 1024;
 
-const intFromEnv = (def: number) => z.coerce.number().int().nonnegative().default(def);
+const intFromEnv = (def: number) => z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(def);
+const positiveFromEnv = (def: number) => z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(def);
 const list = z
   .string()
   .default('')
@@ -37,9 +39,23 @@ export const ConfigSchema = z.object({
   cdnUrl: z.url().optional(),
   cdnKeyPairId: z.string().optional(),
   cdnPrivateKeyFile: z.string().optional(),
-  maxArtifactBytes: intFromEnv(50 * MiB),
-  defaultTtlSeconds: intFromEnv(3600),
-  maxTtlSeconds: intFromEnv(7 * 24 * 3600),
+  maxArtifactBytes: positiveFromEnv(50 * MiB),
+  defaultTtlSeconds: positiveFromEnv(3600),
+  maxTtlSeconds: positiveFromEnv(7 * 24 * 3600),
+  /** Retention limits; they count references (see README, Retention). */
+  maxSessionBytes: positiveFromEnv(500 * MiB),
+  maxTraceBytes: positiveFromEnv(100 * MiB),
+  maxArtifactsPerSession: positiveFromEnv(1000),
+  maxArtifactsPerTrace: positiveFromEnv(100),
+  /** Bytes of live references per tenant; 0 = no tenant quota. */
+  maxTenantBytes: intFromEnv(0),
+  cleanupStrategy: z.enum(CLEANUP_STRATEGIES).default('lru'),
+  /** Per-tenant overrides of the policy, as JSON (from a file: ARTIFACT_STORE_TENANT_POLICIES="$(cat policies.json)"). */
+  tenantPolicies: z.string().optional(),
+  /** Run retention in-process every this many seconds (0 = only from the CLI or the admin endpoint). */
+  retentionIntervalSeconds: intFromEnv(0),
+  /** Unreferenced blobs, staging objects and unfinished direct uploads younger than this are left alone. */
+  gcGraceSeconds: intFromEnv(3600),
   /** HS256 secrets as `kid:secret` pairs, comma separated; several at once so keys rotate. */
   jwtSecrets: list,
   /** A JWKS document (file path) with public keys (RS256, ES256, EdDSA) selected by `kid`. */
@@ -108,7 +124,56 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   sqliteBusyTimeoutMs: 'ARTIFACT_STORE_SQLITE_BUSY_TIMEOUT_MS',
   smallBlobCacheBytes: 'ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES',
   touchFlushMs: 'ARTIFACT_STORE_TOUCH_FLUSH_MS',
+  maxSessionBytes: 'ARTIFACT_STORE_MAX_SESSION_BYTES',
+  maxTraceBytes: 'ARTIFACT_STORE_MAX_TRACE_BYTES',
+  maxArtifactsPerSession: 'ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION',
+  maxArtifactsPerTrace: 'ARTIFACT_STORE_MAX_ARTIFACTS_PER_TRACE',
+  maxTenantBytes: 'ARTIFACT_STORE_MAX_TENANT_BYTES',
+  cleanupStrategy: 'ARTIFACT_STORE_CLEANUP_STRATEGY',
+  tenantPolicies: 'ARTIFACT_STORE_TENANT_POLICIES',
+  retentionIntervalSeconds: 'ARTIFACT_STORE_RETENTION_INTERVAL_SECONDS',
+  gcGraceSeconds: 'ARTIFACT_STORE_GC_GRACE_SECONDS',
 };
+
+/** The base policy of a configuration (before per-tenant overrides). */
+export function basePolicy(c: Config): Policy {
+  return {
+    defaultTtlSeconds: c.defaultTtlSeconds,
+    maxTtlSeconds: c.maxTtlSeconds,
+    maxArtifactBytes: c.maxArtifactBytes,
+    maxSessionBytes: c.maxSessionBytes,
+    maxTraceBytes: c.maxTraceBytes,
+    maxArtifactsPerSession: c.maxArtifactsPerSession,
+    maxArtifactsPerTrace: c.maxArtifactsPerTrace,
+    maxTenantBytes: c.maxTenantBytes,
+    cleanupStrategy: c.cleanupStrategy,
+  };
+}
+
+/**
+ * ARTIFACT_STORE_TENANT_POLICIES: a JSON object from tenant id to overrides, e.g.
+ * {"acme": {"maxSessionBytes": 1073741824, "cleanupStrategy": "none"}}.
+ */
+export function readTenantPolicies(value: string | undefined): TenantPolicies {
+  if (!value) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch (err) {
+    throw new Error(`not valid JSON (${(err as Error).message})`);
+  }
+  const parsed = TenantPoliciesSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`${issue.path.join('.') || 'value'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** The policy of each tenant under this configuration. */
+export function policiesOf(c: Config): (tenantId: string) => Policy {
+  return createPolicies(basePolicy(c), readTenantPolicies(c.tenantPolicies));
+}
 
 /** Parses config from an environment map plus explicit overrides (CLI flags win over env). */
 export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<ConfigInput> = {}): Config {
@@ -125,6 +190,14 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     if (cdnParts !== 0 && cdnParts !== 3) ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'set ARTIFACT_STORE_CDN_URL, ARTIFACT_STORE_CDN_KEY_PAIR_ID and ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE together' });
     if (cdnParts === 3 && c.blobDriver !== 's3') ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'a CDN needs the s3 blob driver' });
     if (c.urlDefaultTtlSeconds > c.urlMaxTtlSeconds) ctx.addIssue({ code: 'custom', path: ['urlDefaultTtlSeconds'], message: 'must not exceed ARTIFACT_STORE_URL_MAX_TTL_SECONDS' });
+    for (const [key, message] of policyProblems(basePolicy(c))) ctx.addIssue({ code: 'custom', path: [key], message });
+    try {
+      for (const [tenant, override] of Object.entries(readTenantPolicies(c.tenantPolicies))) {
+        for (const [key, message] of policyProblems({ ...basePolicy(c), ...override })) ctx.addIssue({ code: 'custom', path: ['tenantPolicies'], message: `tenant ${JSON.stringify(tenant)}: ${key} ${message}` });
+      }
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['tenantPolicies'], message: (err as Error).message });
+    }
     if (Boolean(c.s3AccessKeyId) !== Boolean(c.s3SecretAccessKey)) ctx.addIssue({ code: 'custom', path: ['s3AccessKeyId'], message: 'set both the access key id and the secret access key, or neither' });
   }).safeParse({ ...fromEnv, ...overrides });
   if (!parsed.success) {

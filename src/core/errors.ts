@@ -69,6 +69,7 @@ export const errors = {
     new ArtifactError('payload_too_large', `Artifact exceeds the maximum size of ${limit} bytes. Store a smaller payload or ask the operator to raise ARTIFACT_STORE_MAX_ARTIFACT_BYTES.`, { details: { limitBytes: limit } }),
   checksumMismatch: (expected: string, actual: string) =>
     new ArtifactError('checksum_mismatch', `The body's sha256 is ${actual} but ${expected} was declared. Nothing was stored; re-send the exact bytes or fix the declared hash.`, { details: { expected, actual } }),
+  quotaExceeded: (message: string, details: Record<string, unknown>) => new ArtifactError('quota_exceeded', message, { details }),
   hashCollision: (id: string) =>
     new ArtifactError('hash_collision', `Artifact id ${id} already names different bytes in this tenant (24-hex prefix collision). Nothing was stored; put the bytes under another namespace.`),
   emptyBody: () => new ArtifactError('bad_request', 'The body is empty. An artifact needs at least one byte: send the content, or do not store nothing.'),

@@ -1,3 +1,4 @@
+import type { CleanupStrategy } from '../core/policy.js';
 import type { ArtifactScope } from '../core/schemas.js';
 
 /** A reference joined with its artifact: everything needed to build an ArtifactRef. */
@@ -42,6 +43,38 @@ export interface CommitPutInput {
   source?: Record<string, unknown>;
   now: number;
   expiresAt: number;
+  /**
+   * Read again once the write lock is held, when given: `now` and `expiresAt` move forward by the
+   * time spent waiting for it.
+   */
+  clock?: () => number;
+  /** Limits to enforce in the same transaction; absent = none. */
+  quota?: QuotaLimits;
+}
+
+/**
+ * Limits of the scopes a put lands in. A missing or 0 limit is no limit. Session and trace limits
+ * follow the strategy (evict least-recently-accessed or oldest-created references of that scope
+ * until the new one fits, or refuse); the tenant quota always refuses, because making room there
+ * would evict other sessions' work.
+ */
+export interface QuotaLimits {
+  strategy: CleanupStrategy;
+  maxSessionBytes?: number;
+  maxSessionCount?: number;
+  maxTraceBytes?: number;
+  maxTraceCount?: number;
+  maxTenantBytes?: number;
+}
+
+/** A reference removed to make room, as its `artifact.evicted` event names it. */
+export interface EvictedRef {
+  refId: number;
+  tenantId: string;
+  artifactId: string;
+  userId: string;
+  sessionId: string;
+  traceId: string;
 }
 
 export interface ListFilter extends ScopeFilter {
@@ -87,11 +120,12 @@ export interface ApiKeyRecord {
  */
 export interface ArtifactRepository {
   /**
-   * Records a committed blob, the tenant's artifact and the scope's reference, and appends
-   * `artifact.stored`, atomically. Throws hash_collision when the id names other bytes.
+   * Records a committed blob, the tenant's artifact and the scope's reference, enforces `quota`
+   * (evicting with `artifact.evicted`, or throwing quota_exceeded) and appends `artifact.stored`,
+   * atomically. Throws hash_collision when the id names other bytes.
    * `created` is false when this scope already held the artifact (its expiry is refreshed).
    */
-  commitPut(input: CommitPutInput): Promise<{ row: RefRow; created: boolean }>;
+  commitPut(input: CommitPutInput): Promise<{ row: RefRow; created: boolean; evicted: EvictedRef[] }>;
   /** The newest live reference to `artifactId` visible through `filter`. */
   findRef(tenantId: string, artifactId: string, filter: ScopeFilter, now: number): Promise<RefRow | undefined>;
   /** Sets last-accessed on these references (batched by the caller). */

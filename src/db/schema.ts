@@ -35,6 +35,8 @@ export const artifactRefs = sqliteTable(
     userId: text('user_id').notNull().default(''),
     sessionId: text('session_id').notNull().default(''),
     traceId: text('trace_id').notNull().default(''),
+    /** The artifact's size, kept on each reference so quotas sum one table (sizes never change). */
+    sizeBytes: integer('size_bytes').notNull().default(0),
     mimeType: text('mime_type').notNull(),
     filename: text('filename'),
     meta: text('meta', { mode: 'json' }).$type<Record<string, unknown>>(),

@@ -6,7 +6,7 @@ import { and, desc, eq, gt, gte, inArray, isNull, lt, or, sql, type SQL } from '
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errors } from '../core/errors.js';
-import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, ListFilter, RefRow, ScopeFilter } from './repository.js';
+import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, QuotaLimits, RefRow, ScopeFilter } from './repository.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
 import { apiKeys, artifactRefs, artifacts, blobs, outbox, uploads } from './schema.js';
@@ -47,6 +47,24 @@ type RawRefRow = Omit<RefRow, 'meta' | 'source'> & { meta: string | null; source
  * characters they hold; an open part is "-". (Artifact ids have a fixed alphabet and come first.)
  */
 const keyPart = (value: string | undefined) => (value === undefined ? '-' : `${value.length}:${value}`);
+
+function artifactTooBigForScope(kind: string, value: string, bytes: number, maxBytes: number) {
+  const limit = kind === 'session' ? 'maxSessionBytes' : 'maxTraceBytes';
+  return errors.quotaExceeded(
+    `The artifact (${bytes} bytes) is larger than the whole ${kind} limit of ${maxBytes} bytes (${limit}), so it can never fit in ${kind} ${JSON.stringify(value)}. Store it without a ${kind}, or ask the operator to raise ${limit}.`,
+    { scope: kind, id: value, limit, limitValue: maxBytes, neededBytes: bytes },
+  );
+}
+
+function scopeFull(kind: string, value: string, usage: { n: number; bytes: number }, newBytes: number, maxBytes: number, maxCount: number) {
+  const byBytes = maxBytes > 0 && usage.bytes > maxBytes;
+  const limit = byBytes ? (kind === 'session' ? 'maxSessionBytes' : 'maxTraceBytes') : kind === 'session' ? 'maxArtifactsPerSession' : 'maxArtifactsPerTrace';
+  const what = byBytes ? `${usage.bytes - newBytes} of ${maxBytes} bytes` : `${usage.n - 1} of ${maxCount} artifacts`;
+  return errors.quotaExceeded(
+    `${kind[0]!.toUpperCase()}${kind.slice(1)} ${JSON.stringify(value)} is full: it holds ${what} (${limit}), and the cleanup strategy is none. Nothing was stored. Delete artifacts from the ${kind}, or wait for them to expire.`,
+    { scope: kind, id: value, limit, limitValue: byBytes ? maxBytes : maxCount, usageBytes: usage.bytes - newBytes, usageCount: usage.n - 1, neededBytes: newBytes },
+  );
+}
 
 function scopeConditions(filter: ScopeFilter): SQL[] {
   const out: SQL[] = [];
@@ -136,12 +154,99 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       )
       .get();
 
+  // Quotas. Only live references count. Eviction is one statement per scope: rank the scope's live
+  // references (the put's own first, then most recently accessed, or most recently created, first),
+  // keep the longest run that fits both limits, delete the rest. One statement, so it also fits a D1
+  // batch, where there are no interactive transactions.
+  const SCOPE_COLUMNS = { session: 'session_id', trace: 'trace_id' } as const;
+  type ScopeKind = keyof typeof SCOPE_COLUMNS;
+  const usageStatements = Object.fromEntries(
+    (Object.keys(SCOPE_COLUMNS) as ScopeKind[]).map((kind) => [
+      kind,
+      sqlite.prepare(`SELECT count(*) AS n, total(size_bytes) AS bytes FROM artifact_refs WHERE tenant_id = @tenantId AND ${SCOPE_COLUMNS[kind]} = @value AND expires_at > @now`),
+    ]),
+  ) as Record<ScopeKind, Database.Statement>;
+  const tenantUsage = sqlite.prepare('SELECT total(size_bytes) AS bytes FROM artifact_refs WHERE tenant_id = @tenantId AND expires_at > @now');
+  const evictStatements = new Map<string, Database.Statement>();
+  function evictStatement(kind: ScopeKind, strategy: 'lru' | 'fifo'): Database.Statement {
+    const key = `${kind}:${strategy}`;
+    let stmt = evictStatements.get(key);
+    if (!stmt) {
+      const recency = strategy === 'lru' ? 'last_accessed_at' : 'created_at';
+      stmt = sqlite.prepare(`
+        DELETE FROM artifact_refs WHERE ref_id IN (
+          SELECT ref_id FROM (
+            SELECT ref_id, sum(size_bytes) OVER w AS running, row_number() OVER w AS position
+            FROM artifact_refs
+            WHERE tenant_id = @tenantId AND ${SCOPE_COLUMNS[kind]} = @value AND expires_at > @now
+            WINDOW w AS (ORDER BY ref_id = @keep DESC, ${recency} DESC, ref_id DESC ROWS UNBOUNDED PRECEDING)
+          )
+          WHERE (@maxBytes > 0 AND running > @maxBytes) OR (@maxCount > 0 AND position > @maxCount)
+        )
+        RETURNING ref_id AS refId, tenant_id AS tenantId, artifact_id AS artifactId, user_id AS userId, session_id AS sessionId, trace_id AS traceId`);
+      evictStatements.set(key, stmt);
+    }
+    return stmt;
+  }
+  const dropOrphanArtifact = sqlite.prepare(
+    'DELETE FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId)',
+  );
+  const appendEvent = sqlite.prepare('INSERT INTO outbox (tenant_id, type, artifact_id, scope, created_at) VALUES (@tenantId, @type, @artifactId, @scope, @now)');
+
+  /** Removes references with their events; artifacts go with their last reference. */
+  function recordRemoved(removed: EvictedRef[], type: 'artifact.evicted' | 'artifact.expired', now: number): void {
+    for (const r of removed) {
+      appendEvent.run({ tenantId: r.tenantId, type, artifactId: r.artifactId, scope: JSON.stringify({ userId: r.userId, sessionId: r.sessionId, traceId: r.traceId }), now });
+    }
+    for (const r of removed) dropOrphanArtifact.run({ tenantId: r.tenantId, artifactId: r.artifactId });
+  }
+
+  /**
+   * Brings the session and trace of a put within their limits, and checks the tenant quota. Runs
+   * inside the put's transaction, after its reference is written (`keep` is its id).
+   */
+  function enforceQuota(q: QuotaLimits, tenantId: string, scope: { sessionId: string; traceId: string }, keep: number, keepBytes: number, added: boolean, now: number): EvictedRef[] {
+    const evicted: EvictedRef[] = [];
+    const scopes: [ScopeKind, string, number, number][] = [
+      ['session', scope.sessionId, q.maxSessionBytes ?? 0, q.maxSessionCount ?? 0],
+      ['trace', scope.traceId, q.maxTraceBytes ?? 0, q.maxTraceCount ?? 0],
+    ];
+    for (const [kind, value, maxBytes, maxCount] of scopes) {
+      if (value === '' || (maxBytes === 0 && maxCount === 0)) continue;
+      if (maxBytes > 0 && keepBytes > maxBytes) throw artifactTooBigForScope(kind, value, keepBytes, maxBytes);
+      const usage = usageStatements[kind].get({ tenantId, value, now }) as { n: number; bytes: number };
+      const over = (maxBytes > 0 && usage.bytes > maxBytes) || (maxCount > 0 && usage.n > maxCount);
+      if (!over) continue;
+      if (q.strategy === 'none') {
+        // A re-put adds nothing: it is not refused for a scope that was already over (limits lowered).
+        if (added) throw scopeFull(kind, value, usage, keepBytes, maxBytes, maxCount);
+        continue;
+      }
+      evicted.push(...(evictStatement(kind, q.strategy).all({ tenantId, value, now, keep, maxBytes, maxCount }) as EvictedRef[]));
+    }
+    if (q.maxTenantBytes) {
+      const { bytes } = tenantUsage.get({ tenantId, now }) as { bytes: number };
+      if (added && bytes > q.maxTenantBytes) {
+        throw errors.quotaExceeded(
+          `Tenant ${JSON.stringify(tenantId)} would hold ${bytes} bytes, over its quota of ${q.maxTenantBytes} (maxTenantBytes). Nothing was stored. Delete artifacts or wait for them to expire, or ask the operator for a larger quota.`,
+          { scope: 'tenant', tenantId, limit: 'maxTenantBytes', limitValue: q.maxTenantBytes, usageBytes: bytes - keepBytes, neededBytes: keepBytes },
+        );
+      }
+    }
+    recordRemoved(evicted, 'artifact.evicted', now);
+    return evicted;
+  }
+
   return {
-    async commitPut(input: CommitPutInput) {
-      const { scope, now } = input;
+    async commitPut(given: CommitPutInput) {
+      const { scope } = given;
       const key = { userId: scope.userId ?? '', sessionId: scope.sessionId ?? '', traceId: scope.traceId ?? '' };
       return writing(() => db.transaction(
         (tx) => {
+          // Read the clock once the write lock is held: times then follow commit order, also across
+          // processes, which is the order LRU and FIFO eviction rank by.
+          const now = given.clock ? Math.max(given.now, given.clock()) : given.now;
+          const input = { ...given, now, expiresAt: given.expiresAt + (now - given.now) };
           tx.insert(blobs).values({ sha256: input.sha256, sizeBytes: input.sizeBytes, createdAt: now }).onConflictDoNothing().run();
           const existing = tx
             .select({ sha256: artifacts.sha256 })
@@ -175,19 +280,24 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           };
           // A reference past its expiry that retention has not reaped yet counts as new.
           const live = prior !== undefined && prior.expiresAt > now;
+          let refId: number;
           if (prior) {
             tx.update(artifactRefs)
-              .set({ ...described, lastAccessedAt: now, expiresAt: input.expiresAt, ...(live ? {} : { createdAt: now }) })
+              .set({ ...described, sizeBytes: input.sizeBytes, lastAccessedAt: now, expiresAt: input.expiresAt, ...(live ? {} : { createdAt: now }) })
               .where(eq(artifactRefs.refId, prior.refId))
               .run();
+            refId = prior.refId;
           } else {
-            tx.insert(artifactRefs)
-              .values({ tenantId: scope.tenantId, artifactId: input.artifactId, ...key, ...described, createdAt: now, lastAccessedAt: now, expiresAt: input.expiresAt })
-              .run();
+            refId = tx
+              .insert(artifactRefs)
+              .values({ tenantId: scope.tenantId, artifactId: input.artifactId, ...key, ...described, sizeBytes: input.sizeBytes, createdAt: now, lastAccessedAt: now, expiresAt: input.expiresAt })
+              .returning({ refId: artifactRefs.refId })
+              .get().refId;
           }
+          const evicted = input.quota ? enforceQuota(input.quota, scope.tenantId, key, refId, input.sizeBytes, !live, now) : [];
           tx.insert(outbox).values({ tenantId: scope.tenantId, type: 'artifact.stored', artifactId: input.artifactId, scope: key, createdAt: now }).run();
           const row = selectRef(scope.tenantId, input.artifactId, key) as RefRow;
-          return { row, created: !live };
+          return { row, created: !live, evicted };
         },
         { behavior: 'immediate' },
       ));

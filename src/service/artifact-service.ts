@@ -8,7 +8,8 @@ import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options
 import { narrowScope } from '../core/scope.js';
 import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type FetchMode, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
-import type { ArtifactRepository, RefRow, ScopeFilter } from '../db/repository.js';
+import type { ArtifactRepository, QuotaLimits, RefRow, ScopeFilter } from '../db/repository.js';
+import type { Policy } from '../core/policy.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { rowToRef } from './refs.js';
 import { createSmallBlobCache } from './small-blob-cache.js';
@@ -67,6 +68,11 @@ export interface ArtifactServiceDeps {
   repo: ArtifactRepository;
   blobs: BlobStore;
   limits: ServiceLimits;
+  /**
+   * Each tenant's retention policy (quotas, TTLs, max artifact size), enforced in the put's own
+   * transaction. Without it only `limits` apply and scopes have no quotas.
+   */
+  policies?: (tenantId: string) => Policy;
   links?: LinkSettings;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
@@ -115,19 +121,52 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
   const smallBlobs = createSmallBlobCache(limits.smallBlobCacheBytes ?? 0);
   const touches = createTouchBatcher((ids, at) => repo.touch(ids, at), limits.touchFlushMs, now);
 
-  const checkPutOptions = (raw: PutOptions) => validatePutOptions(raw, limits);
+  /** TTLs and the size cap of a tenant: its policy when there is one. */
+  const limitsOf = (tenantId: string): Pick<Policy, 'maxArtifactBytes' | 'defaultTtlSeconds' | 'maxTtlSeconds'> => deps.policies?.(tenantId) ?? limits;
+  const checkPutOptions = (tenantId: string, raw: PutOptions) => validatePutOptions(raw, limitsOf(tenantId));
+
+  function quotaOf(tenantId: string): QuotaLimits | undefined {
+    const p = deps.policies?.(tenantId);
+    if (!p) return undefined;
+    return {
+      strategy: p.cleanupStrategy,
+      maxSessionBytes: p.maxSessionBytes,
+      maxSessionCount: p.maxArtifactsPerSession,
+      maxTraceBytes: p.maxTraceBytes,
+      maxTraceCount: p.maxArtifactsPerTrace,
+      maxTenantBytes: p.maxTenantBytes,
+    };
+  }
+
+  /** An artifact larger than a whole scope's byte limit can never fit: refused before any byte moves. */
+  function checkFitsScopes(scope: ArtifactScope, sizeBytes: number): void {
+    const p = deps.policies?.(scope.tenantId);
+    if (!p) return;
+    const limitsInPlay: [string, string | undefined, number, string][] = [
+      ['session', scope.sessionId, p.maxSessionBytes, 'maxSessionBytes'],
+      ['trace', scope.traceId, p.maxTraceBytes, 'maxTraceBytes'],
+      ['tenant', scope.tenantId, p.maxTenantBytes, 'maxTenantBytes'],
+    ];
+    for (const [kind, id, max, limit] of limitsInPlay) {
+      if (!id || !max || sizeBytes <= max) continue;
+      throw errors.quotaExceeded(
+        `The artifact (${sizeBytes} bytes) is larger than the whole ${kind} limit of ${max} bytes (${limit}), so it can never fit. Store a smaller artifact, or ask the operator to raise ${limit}.`,
+        { scope: kind, id, limit, limitValue: max, neededBytes: sizeBytes },
+      );
+    }
+  }
 
   async function putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, rawOptions: PutOptions = {}): Promise<PutResult> {
     let options: ReturnType<typeof checkPutOptions>;
     let putScope: ArtifactScope;
     try {
-      options = checkPutOptions(rawOptions);
+      options = checkPutOptions(scope.tenantId, rawOptions);
       putScope = narrowScope(scope, options.scope);
     } catch (err) {
       await body.cancel(err).catch(() => {});
       throw err;
     }
-    const blob = await blobs.put(body, { maxBytes: limits.maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true });
+    const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true });
     return commitMetadata(putScope, blob, options);
   }
 
@@ -135,7 +174,8 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
   async function commitMetadata(putScope: ArtifactScope, blob: { sha256: string; sizeBytes: number }, options: ReturnType<typeof checkPutOptions>): Promise<PutResult> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const at = now();
-    const ttl = options.ttl ?? limits.defaultTtlSeconds;
+    const ttl = options.ttl ?? limitsOf(putScope.tenantId).defaultTtlSeconds;
+    checkFitsScopes(putScope, blob.sizeBytes);
     const { row, created } = await repo.commitPut({
       scope: putScope,
       artifactId: artifactId(namespace, blob.sha256),
@@ -148,6 +188,8 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       source: options.source,
       now: at,
       expiresAt: at + ttl * 1000,
+      quota: quotaOf(putScope.tenantId),
+      clock: now,
     });
     return { ref: rowToRef(row), created };
   }
@@ -289,10 +331,12 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       if (!blobs.presignUpload) {
         throw errors.badRequest(`Direct uploads need a blob store that accepts them (the s3 driver); this one is ${blobs.driver}. Send the bytes to POST /v1/artifacts instead.`, { details: { reason: 'direct_uploads_unavailable' } });
       }
-      const options = checkPutOptions(rawOptions);
+      const options = checkPutOptions(scope.tenantId, rawOptions);
       const putScope = narrowScope(scope, options.scope);
       if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 1) throw errors.badRequest('sizeBytes must be a whole number of bytes, at least 1.');
-      if (declared.sizeBytes > limits.maxArtifactBytes) throw errors.payloadTooLarge(limits.maxArtifactBytes);
+      const maxBytes = limitsOf(putScope.tenantId).maxArtifactBytes;
+      if (declared.sizeBytes > maxBytes) throw errors.payloadTooLarge(maxBytes);
+      checkFitsScopes(putScope, declared.sizeBytes);
       if (!SHA256_PATTERN.test(declared.sha256)) throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
       const at = now();
       const ttl = limits.uploadTtlSeconds ?? 3600;
@@ -339,7 +383,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
         throw err;
       }
       const putScope: ArtifactScope = { tenantId: up.tenantId, ...(up.userId ? { userId: up.userId } : {}), ...(up.sessionId ? { sessionId: up.sessionId } : {}), ...(up.traceId ? { traceId: up.traceId } : {}) };
-      const result = await commitMetadata(putScope, blob, checkPutOptions(up.options as PutOptions));
+      const result = await commitMetadata(putScope, blob, checkPutOptions(up.tenantId, up.options as PutOptions));
       await repo.deleteUpload(up.id);
       return result;
     },

@@ -1,0 +1,55 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `artifact-store serve` in its own process, as `npm start` runs it. */
+export interface CliServer {
+  url: string;
+  /** The dev token it printed (tenant "dev", read/write/admin). */
+  token: string;
+  proc: ChildProcessByStdio<null, Readable, Readable>;
+  output(): string;
+  /** Resolves once the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(): void;
+}
+
+/**
+ * Starts the CLI server on a free port over `dataDir`, with only the ARTIFACT_STORE_* variables given
+ * (none inherited), and waits until it printed its URL and dev token.
+ */
+export async function startCliServer(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliServer> {
+  const proc = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+    cwd: ROOT,
+    env: {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+      ARTIFACT_STORE_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.setEncoding('utf8');
+  proc.stderr.setEncoding('utf8');
+  proc.stdout.on('data', (d: string) => (stdout += d));
+  proc.stderr.on('data', (d: string) => (stderr += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => proc.on('exit', (code, signal) => ok({ code, signal })));
+  const kill = () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+    const token = /ARTIFACT_STORE_TOKEN=(\S+)/.exec(stdout)?.[1];
+    if (url && token) return { url, token, proc, output: () => `${stdout}\n${stderr}`, exited, kill };
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      kill();
+      throw new Error(`artifact-store serve did not start (exit ${proc.exitCode}):\n${stdout}\n${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
