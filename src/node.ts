@@ -11,7 +11,8 @@ import { createFsBlobStore } from './blob/fs.js';
 import { createMemoryBlobStore } from './blob/memory.js';
 import { createS3BlobStore, createS3Client } from './blob/s3.js';
 import { nodeSha256 } from './blob/node-hash.js';
-import { policiesOf, type Config } from './core/config.js';
+import { policiesOf, readTenantPolicies, type Config } from './core/config.js';
+import { runRetention, type RetentionDeps, type RetentionReport } from './service/retention.js';
 import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from './core/url-signing.js';
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
@@ -58,6 +59,24 @@ export function openNodeDrivers(config: Config, links?: LinkSettings): { repo: A
     policies: policiesOf(config),
   });
   return { repo, blobs, service };
+}
+
+/** What a retention run needs under this configuration. */
+export function retentionDepsOf(config: Config, repo: ArtifactRepository, blobs: BlobStore, extra: Partial<RetentionDeps> = {}): RetentionDeps {
+  return {
+    repo,
+    blobs,
+    policies: policiesOf(config),
+    overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)),
+    graceMs: config.gcGraceSeconds * 1000,
+    ...extra,
+  };
+}
+
+/** Runs retention; a call while a run is in progress gets that run's report. */
+export function createRetentionRunner(deps: RetentionDeps): (trigger: string) => Promise<RetentionReport> {
+  let inFlight: Promise<RetentionReport> | undefined;
+  return (trigger) => (inFlight ??= runRetention(deps, trigger).finally(() => (inFlight = undefined)));
 }
 
 /** Swagger UI's files from the swagger-ui-dist package, read on demand and kept. */
@@ -162,6 +181,8 @@ export interface RunningServer {
   server: Server;
   /** Stops accepting, drains in-flight transfers (up to shutdownGraceMs), then closes the drivers. */
   close(): Promise<void>;
+  /** Runs retention now (as POST /v1/admin/retention does). */
+  retention(trigger: string): Promise<RetentionReport>;
 }
 
 /** Starts the HTTP service on the configured drivers. */
@@ -173,7 +194,20 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const { repo, blobs, service } = openNodeDrivers(config, { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds });
   const auth = createAuthenticator({ hmacSecrets: secrets, jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
   let draining = false;
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl });
+  const retention = createRetentionRunner(retentionDepsOf(config, repo, blobs));
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention });
+  // The in-process schedule: the same run as the CLI and the admin endpoint.
+  let scheduledRun: Promise<unknown> | undefined;
+  const schedule =
+    config.retentionIntervalSeconds > 0
+      ? setInterval(() => {
+          scheduledRun = retention('schedule').then(
+            (report) => logger.info('retention run', { ...report }),
+            (err) => logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) }),
+          );
+        }, config.retentionIntervalSeconds * 1000)
+      : undefined;
+  schedule?.unref();
 
   const server = await new Promise<Server>((ok, fail) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
@@ -193,6 +227,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const close = () =>
     (closing ??= (async () => {
       draining = true;
+      if (schedule) clearInterval(schedule);
       const closed = new Promise<void>((ok) => server.close(() => ok()));
       server.closeIdleConnections();
       // A keep-alive connection whose last response ends while draining goes idle: close it then,
@@ -204,12 +239,13 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       await closed;
       clearInterval(sweep);
       clearTimeout(timer);
+      await scheduledRun;
       await service.close();
       await repo.close();
       await blobs.close?.();
     })());
 
-  return { url, token, mintToken: mint, service, repo, server, close };
+  return { url, token, mintToken: mint, service, repo, server, close, retention };
 }
 
 export { createFsBlobStore } from './blob/fs.js';

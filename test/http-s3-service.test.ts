@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createS3Client } from '../src/blob/s3.js';
+import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
+import { runRetention } from '../src/service/retention.js';
 import { createHttpArtifactStore } from '../src/client/index.js';
-import { loadConfig } from '../src/core/config.js';
+import { loadConfig, policiesOf } from '../src/core/config.js';
 import { createFileSpool, startServer, type RunningServer } from '../src/node.js';
 import { describeArtifactStoreContract } from './artifact-store.contract.js';
 import { createTestApp, putArtifact, bearer } from './helpers/app.js';
@@ -262,6 +263,29 @@ describeS3('the service on the S3 driver', () => {
       } finally {
         await rm(spoolDir, { recursive: true, force: true });
       }
+    });
+
+    it('retention reaps uploads never completed: the staged object, then the row', async () => {
+      const bytes = randomBytes(1000);
+      const { ticket } = await begin(bytes);
+      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).status).toBe(200);
+      expect((await stagingKeys()).length).toBeGreaterThan(0);
+      const client = createS3Client({ region: target!.region, endpoint: target!.endpoint, forcePathStyle: target!.forcePathStyle, accessKeyId: target!.accessKeyId, secretAccessKey: target!.secretAccessKey });
+      try {
+        const blobs = createS3BlobStore({ client, bucket, prefix: 'svc/' });
+        const policies = policiesOf(loadConfig({}));
+        // Still within its hour: left alone.
+        expect((await runRetention({ repo: server.repo, blobs, policies, graceMs: 60_000 })).uploads.reaped).toBe(0);
+        // Two hours on, past its expiry and the grace: reaped.
+        const report = await runRetention({ repo: server.repo, blobs, policies, graceMs: 60_000, now: () => Date.now() + 2 * 3_600_000 });
+        expect(report.uploads.reaped).toBeGreaterThanOrEqual(1);
+        expect(report.uploads.stagingFailed).toBe(0);
+      } finally {
+        client.destroy();
+      }
+      expect(await stagingKeys()).toEqual([]);
+      const late = await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' });
+      expect(late.status).toBe(404);
     });
 
     it('bad begin requests are 4xx before anything is presigned', async () => {

@@ -29,7 +29,7 @@ async function put(server: CliServer, bytes: Buffer): Promise<Put> {
   const res = await fetch(`${server.url}/v1/artifacts`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/octet-stream', 'X-Artifact-Session': 'crowd' },
-    body: bytes,
+    body: new Uint8Array(bytes),
   });
   const body = (await res.json()) as { id: string; sha256: string };
   if (res.status !== 201) throw new Error(`put answered ${res.status}: ${JSON.stringify(body)}`);

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type ConfigInput } from '../core/config.js';
 import { createSqliteRepository } from '../db/sqlite.js';
 import { PERMS, type Perm } from '../http/tokens.js';
-import { startServer } from '../node.js';
+import { openNodeDrivers, retentionDepsOf, startServer } from '../node.js';
+import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
 import { issueApiKey } from '../service/api-keys.js';
 import { resolve, join } from 'node:path';
 
@@ -13,6 +14,7 @@ Usage:
   artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
   artifact-store keys ls [--tenant T] [--data-dir DIR]
   artifact-store keys revoke ID [--data-dir DIR]
+  artifact-store retention run [--data-dir DIR] [--json]
 
 Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
 
@@ -84,6 +86,46 @@ async function keys(argv: string[]) {
   }
 }
 
+const PHASES: Record<RetentionPhase, string> = { expire: 'expired', quotas: 'evicted', artifacts: 'unreferenced artifacts', uploads: 'uploads reaped' };
+
+async function retention(argv: string[]) {
+  const [action, ...rest] = argv;
+  if (action !== 'run') throw new Error(USAGE);
+  const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const { repo, blobs, service } = openNodeDrivers(config);
+  // On a terminal, one line that updates in place; in logs and pipes, nothing until the report.
+  const tty = process.stderr.isTTY;
+  let last = 0;
+  const onProgress = (phase: RetentionPhase, done: number) => {
+    if (!tty || Date.now() - last < 100) return;
+    last = Date.now();
+    process.stderr.write(`\r\x1b[Kretention: ${PHASES[phase]} ${done}`);
+  };
+  try {
+    const report = await runRetention(retentionDepsOf(config, repo, blobs, { onProgress }), 'cli');
+    if (tty) process.stderr.write('\r\x1b[K');
+    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
+  } finally {
+    await service.close();
+    await repo.close();
+    await blobs.close?.();
+  }
+}
+
+function formatReport(r: RetentionReport): string {
+  const rows: [string, string][] = [
+    ['expired references', `${r.expired.refs} (${r.expired.bytes} bytes)`],
+    ['evicted references', `${r.evicted.refs} from ${r.evicted.scopes} scopes over their limits`],
+    ['over-limit scopes kept', `${r.overLimitKept.scopes} (strategy none)`],
+    ['unreferenced artifacts', String(r.unreferencedArtifacts)],
+    ['unfinished uploads reaped', `${r.uploads.reaped}${r.uploads.stagingFailed ? ` (${r.uploads.stagingFailed} left: blob store unavailable)` : ''}`],
+    ['blobs collected', `${r.blobs.collected} (blob GC not built yet)`],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return `retention run ${r.startedAt} (${r.durationMs} ms)\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`;
+}
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -91,6 +133,8 @@ async function main() {
       return serve(rest);
     case 'keys':
       return keys(rest);
+    case 'retention':
+      return retention(rest);
     case undefined:
     case 'help':
     case '--help':

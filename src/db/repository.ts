@@ -77,6 +77,14 @@ export interface EvictedRef {
   traceId: string;
 }
 
+/** Live usage of one session or trace. */
+export interface ScopeUsage {
+  tenantId: string;
+  value: string;
+  count: number;
+  bytes: number;
+}
+
 export interface ListFilter extends ScopeFilter {
   namespace?: string;
   mimePrefix?: string;
@@ -147,6 +155,23 @@ export interface ArtifactRepository {
   findApiKey(id: string): Promise<(ApiKeyRecord & { secretHash: string }) | undefined>;
   revokeApiKey(id: string, at: number): Promise<boolean>;
   listApiKeys(tenantId?: string): Promise<ApiKeyRecord[]>;
+
+  // Retention. Each call is one bounded transaction, so a run over any number of rows holds the
+  // write lock briefly and works in bounded memory.
+  /** Removes up to `limit` references expired at `now`, with `artifact.expired`; artifacts go with their last reference. */
+  expireRefs(now: number, limit: number): Promise<{ refs: number; bytes: number }>;
+  /** Sessions or traces whose live references exceed `minCount` or `minBytes`, after `after` (keyset), up to `limit`. */
+  scopesOver(kind: 'session' | 'trace', now: number, minCount: number, minBytes: number, after: { tenantId: string; value: string } | undefined, limit: number): Promise<ScopeUsage[]>;
+  /** Brings one session or trace within `quota` (lru / fifo; `none` evicts nothing), with `artifact.evicted`. */
+  enforceScope(tenantId: string, kind: 'session' | 'trace', value: string, quota: QuotaLimits, now: number): Promise<EvictedRef[]>;
+  /** Drops up to `limit` artifacts that no reference holds (normally none: they go with their last reference). */
+  dropUnreferencedArtifacts(limit: number): Promise<number>;
+  /** Up to `limit` direct uploads that expired before `before`. */
+  expiredUploads(before: number, limit: number): Promise<UploadRecord[]>;
+  /** Keeps a retention run's report. */
+  recordRetentionRun(run: { trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }): Promise<void>;
+  /** The newest `limit` retention runs, newest first. */
+  retentionRuns(limit: number): Promise<{ id: number; trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }[]>;
 
   /** Cheap liveness probe for /readyz. */
   ping(): Promise<void>;

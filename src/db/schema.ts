@@ -99,3 +99,16 @@ export const uploads = sqliteTable(
   },
   (t) => [index('uploads_expires').on(t.expiresAt)],
 );
+
+/** Every retention run's report, newest last: the history behind usage charts. */
+export const retentionRuns = sqliteTable(
+  'retention_runs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    trigger: text('trigger').notNull(),
+    startedAt: integer('started_at').notNull(),
+    finishedAt: integer('finished_at').notNull(),
+    report: text('report', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [index('retention_runs_started').on(t.startedAt)],
+);

@@ -6,10 +6,10 @@ import { and, desc, eq, gt, gte, inArray, isNull, lt, or, sql, type SQL } from '
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errors } from '../core/errors.js';
-import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, QuotaLimits, RefRow, ScopeFilter } from './repository.js';
+import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
-import { apiKeys, artifactRefs, artifacts, blobs, outbox, uploads } from './schema.js';
+import { apiKeys, artifactRefs, artifacts, blobs, outbox, retentionRuns, uploads } from './schema.js';
 
 export interface SqliteRepositoryOptions {
   /** A file path, or ':memory:'. */
@@ -237,6 +237,26 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     return evicted;
   }
 
+  const expireBatch = sqlite.prepare(`
+    DELETE FROM artifact_refs WHERE ref_id IN (SELECT ref_id FROM artifact_refs WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)
+    RETURNING ref_id AS refId, tenant_id AS tenantId, artifact_id AS artifactId, user_id AS userId, session_id AS sessionId, trace_id AS traceId, size_bytes AS sizeBytes`);
+  const scopesOverStatements = Object.fromEntries(
+    (Object.keys(SCOPE_COLUMNS) as ScopeKind[]).map((kind) => [
+      kind,
+      sqlite.prepare(`
+        SELECT tenant_id AS tenantId, ${SCOPE_COLUMNS[kind]} AS value, count(*) AS count, total(size_bytes) AS bytes
+        FROM artifact_refs
+        WHERE ${SCOPE_COLUMNS[kind]} != '' AND expires_at > @now AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${SCOPE_COLUMNS[kind]} > @afterValue))
+        GROUP BY tenant_id, ${SCOPE_COLUMNS[kind]}
+        HAVING count(*) > @minCount OR total(size_bytes) > @minBytes
+        ORDER BY tenant_id, ${SCOPE_COLUMNS[kind]}
+        LIMIT @limit`),
+    ]),
+  ) as Record<ScopeKind, Database.Statement>;
+  const unreferencedArtifacts = sqlite.prepare(`
+    DELETE FROM artifacts WHERE rowid IN (
+      SELECT a.rowid FROM artifacts a WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`);
+
   return {
     async commitPut(given: CommitPutInput) {
       const { scope } = given;
@@ -404,6 +424,50 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
         .where(tenantId ? eq(apiKeys.tenantId, tenantId) : undefined)
         .all();
       return rows as ApiKeyRecord[];
+    },
+
+    async expireRefs(now, limit) {
+      return writing(() =>
+        sqlite.transaction(() => {
+          const gone = expireBatch.all({ now, limit }) as (EvictedRef & { sizeBytes: number })[];
+          recordRemoved(gone, 'artifact.expired', now);
+          return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0) };
+        }).immediate(),
+      );
+    },
+
+    async scopesOver(kind, now, minCount, minBytes, after, limit) {
+      return scopesOverStatements[kind].all({ now, minCount, minBytes, afterTenant: after?.tenantId ?? '', afterValue: after?.value ?? '', limit }) as ScopeUsage[];
+    },
+
+    async enforceScope(tenantId, kind, value, quota, now) {
+      if (quota.strategy === 'none') return [];
+      const [maxBytes, maxCount] = kind === 'session' ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0] : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
+      if (maxBytes === 0 && maxCount === 0) return [];
+      const strategy = quota.strategy;
+      return writing(() =>
+        sqlite.transaction(() => {
+          const evicted = evictStatement(kind, strategy).all({ tenantId, value, now, keep: -1, maxBytes, maxCount }) as EvictedRef[];
+          recordRemoved(evicted, 'artifact.evicted', now);
+          return evicted;
+        }).immediate(),
+      );
+    },
+
+    async dropUnreferencedArtifacts(limit) {
+      return writing(() => unreferencedArtifacts.run({ limit }).changes);
+    },
+
+    async expiredUploads(before, limit) {
+      return db.select().from(uploads).where(lt(uploads.expiresAt, before)).orderBy(uploads.expiresAt).limit(limit).all() as UploadRecord[];
+    },
+
+    async recordRetentionRun(run) {
+      db.insert(retentionRuns).values(run).run();
+    },
+
+    async retentionRuns(limit) {
+      return db.select().from(retentionRuns).orderBy(desc(retentionRuns.startedAt), desc(retentionRuns.id)).limit(limit).all();
     },
 
     async ping() {

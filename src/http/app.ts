@@ -11,6 +11,8 @@ import { header } from './fast-header.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import { registerArtifactUrl } from './routes/artifact-url.js';
+import { registerAdminRetention } from './routes/admin-retention.js';
+import type { RetentionReport } from '../service/retention.js';
 import { registerDeleteArtifact } from './routes/delete-artifact.js';
 import { registerDocs, type DocsAssets } from './routes/docs.js';
 import { registerGetArtifactMeta } from './routes/get-artifact-meta.js';
@@ -37,6 +39,8 @@ export interface AppDeps {
   /** Public origin for links (ARTIFACT_STORE_PUBLIC_URL); default: the origin of each request. */
   publicUrl?: string;
   now?: () => number;
+  /** Runs retention (POST /v1/admin/retention); concurrent calls share the run in progress. */
+  retention?: (trigger: string) => Promise<RetentionReport>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -105,6 +109,7 @@ export function createApp(deps: AppDeps) {
   registerArtifactUrl(app, deps.service, deps.publicUrl);
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
+  registerAdminRetention(app, deps.retention);
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);

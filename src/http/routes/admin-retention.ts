@@ -1,0 +1,28 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { errors } from '../../core/errors.js';
+import type { RetentionReport } from '../../service/retention.js';
+import { requirePerm } from '../auth.js';
+import type { AppEnv } from '../context.js';
+import { errorResponses } from '../openapi-schemas.js';
+
+const Report = z.record(z.string(), z.unknown()).openapi('RetentionReport', {
+  description: 'Counts per category: expired, evicted, over-limit scopes kept (strategy none), unreferenced artifacts, reaped uploads.',
+});
+
+const route = createRoute({
+  method: 'post',
+  path: '/v1/admin/retention',
+  tags: ['admin'],
+  summary: 'Run retention now',
+  description:
+    'Expires references past their TTL, brings sessions and traces over their limits back within them, drops unreferenced artifacts and reaps unfinished direct uploads. The same run as `artifact-store retention run` and the in-process scheduler; a call while a run is in progress in this process waits for that run. Admin only.',
+  responses: { 200: { description: 'The report of the run', content: { 'application/json': { schema: Report } } }, ...errorResponses(401, 403, 503) },
+});
+
+export function registerAdminRetention(app: OpenAPIHono<AppEnv>, run: ((trigger: string) => Promise<RetentionReport>) | undefined) {
+  app.openapi(route, async (c) => {
+    requirePerm(c.get('caller'), 'admin');
+    if (!run) throw errors.backendUnavailable('This service runs no retention (no repository behind it).', { retryAfter: 60 });
+    return c.json((await run('http')) as unknown as Record<string, unknown>, 200);
+  });
+}

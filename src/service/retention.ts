@@ -1,0 +1,145 @@
+import type { BlobStore } from '../blob/blob-store.js';
+import type { Policy } from '../core/policy.js';
+import type { ArtifactRepository, QuotaLimits } from '../db/repository.js';
+
+export interface RetentionDeps {
+  repo: ArtifactRepository;
+  blobs: BlobStore;
+  /** Each tenant's policy; tenants with overrides are listed so the scan knows the smallest limits. */
+  policies: (tenantId: string) => Policy;
+  /** Tenants whose policy differs from the base (the keys of ARTIFACT_STORE_TENANT_POLICIES). */
+  overriddenTenants?: string[];
+  now?: () => number;
+  /** Unfinished direct uploads are reaped this long after they expired. */
+  graceMs: number;
+  /** Rows per transaction (default 500): each batch holds the write lock briefly. */
+  batchSize?: number;
+  /** Called as the run moves on, for progress bars. */
+  onProgress?: (phase: RetentionPhase, done: number) => void;
+}
+
+export type RetentionPhase = 'expire' | 'quotas' | 'artifacts' | 'uploads';
+
+/** What one run did, per category. Counts are references unless named otherwise. */
+export interface RetentionReport {
+  trigger: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  expired: { refs: number; bytes: number };
+  evicted: { refs: number; scopes: number };
+  /** Scopes over their limit whose strategy is none: left as they are (puts into them are refused). */
+  overLimitKept: { scopes: number };
+  unreferencedArtifacts: number;
+  uploads: { reaped: number; stagingFailed: number };
+  /**
+   * Not collected yet: unreferenced blobs and stray staging objects stay in the blob store until
+   * blob GC lands (it needs a pin protocol with puts committing the same bytes).
+   */
+  blobs: { collected: number };
+}
+
+const quotaOf = (p: Policy): QuotaLimits => ({
+  strategy: p.cleanupStrategy,
+  maxSessionBytes: p.maxSessionBytes,
+  maxSessionCount: p.maxArtifactsPerSession,
+  maxTraceBytes: p.maxTraceBytes,
+  maxTraceCount: p.maxArtifactsPerTrace,
+  maxTenantBytes: p.maxTenantBytes,
+});
+
+/**
+ * One retention run: expire references past their TTL, bring sessions and traces that are over
+ * their limits (limits lowered since) back within them, drop artifacts no reference holds, and reap
+ * direct uploads that were never completed. Idempotent, and safe while traffic flows: every step is
+ * a bounded transaction of its own, and each re-checks its condition inside it.
+ */
+export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promise<RetentionReport> {
+  const now = deps.now ?? Date.now;
+  const batch = Math.max(1, deps.batchSize ?? 500);
+  const progress = deps.onProgress ?? (() => {});
+  const started = now();
+  const report: RetentionReport = {
+    trigger,
+    startedAt: new Date(started).toISOString(),
+    finishedAt: '',
+    durationMs: 0,
+    expired: { refs: 0, bytes: 0 },
+    evicted: { refs: 0, scopes: 0 },
+    overLimitKept: { scopes: 0 },
+    unreferencedArtifacts: 0,
+    uploads: { reaped: 0, stagingFailed: 0 },
+    blobs: { collected: 0 },
+  };
+
+  // 1. Expired references, oldest expiry first, a batch per transaction.
+  for (;;) {
+    const { refs, bytes } = await deps.repo.expireRefs(now(), batch);
+    report.expired.refs += refs;
+    report.expired.bytes += bytes;
+    progress('expire', report.expired.refs);
+    if (refs < batch) break;
+  }
+
+  // 2. Scopes over their limits. The scan asks for anything over the smallest limit any tenant has,
+  // then checks each scope against its own tenant's policy.
+  const tenantPolicies = [deps.policies(''), ...(deps.overriddenTenants ?? []).map((t) => deps.policies(t))];
+  for (const kind of ['session', 'trace'] as const) {
+    const minCount = Math.min(...tenantPolicies.map((p) => (kind === 'session' ? p.maxArtifactsPerSession : p.maxArtifactsPerTrace)));
+    const minBytes = Math.min(...tenantPolicies.map((p) => (kind === 'session' ? p.maxSessionBytes : p.maxTraceBytes)));
+    let after: { tenantId: string; value: string } | undefined;
+    for (;;) {
+      const page = await deps.repo.scopesOver(kind, now(), minCount, minBytes, after, batch);
+      for (const scope of page) {
+        const policy = deps.policies(scope.tenantId);
+        const [maxCount, maxBytes] = kind === 'session' ? [policy.maxArtifactsPerSession, policy.maxSessionBytes] : [policy.maxArtifactsPerTrace, policy.maxTraceBytes];
+        if (scope.count <= maxCount && scope.bytes <= maxBytes) continue;
+        if (policy.cleanupStrategy === 'none') {
+          report.overLimitKept.scopes++;
+          continue;
+        }
+        const evicted = await deps.repo.enforceScope(scope.tenantId, kind, scope.value, quotaOf(policy), now());
+        if (evicted.length > 0) report.evicted.scopes++;
+        report.evicted.refs += evicted.length;
+        progress('quotas', report.evicted.refs);
+      }
+      if (page.length < batch) break;
+      after = { tenantId: page.at(-1)!.tenantId, value: page.at(-1)!.value };
+    }
+  }
+
+  // 3. Artifacts without references (normally none: they go with their last reference).
+  for (;;) {
+    const dropped = await deps.repo.dropUnreferencedArtifacts(batch);
+    report.unreferencedArtifacts += dropped;
+    progress('artifacts', report.unreferencedArtifacts);
+    if (dropped < batch) break;
+  }
+
+  // 4. Direct uploads never completed: the staged object first, then the row, so a crash in
+  // between leaves a row the next run reaps again.
+  const seen = new Set<string>();
+  for (;;) {
+    const page = (await deps.repo.expiredUploads(now() - deps.graceMs, batch)).filter((u) => !seen.has(u.id));
+    for (const up of page) {
+      seen.add(up.id);
+      try {
+        await deps.blobs.discardUpload?.(up.stagingKey);
+      } catch {
+        // The blob store is down: keep the row, the next run tries again.
+        report.uploads.stagingFailed++;
+        continue;
+      }
+      await deps.repo.deleteUpload(up.id);
+      report.uploads.reaped++;
+      progress('uploads', report.uploads.reaped);
+    }
+    if (page.length === 0) break;
+  }
+
+  const finished = now();
+  report.finishedAt = new Date(finished).toISOString();
+  report.durationMs = finished - started;
+  await deps.repo.recordRetentionRun({ trigger, startedAt: started, finishedAt: finished, report: report as unknown as Record<string, unknown> });
+  return report;
+}

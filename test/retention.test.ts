@@ -1,0 +1,201 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFsBlobStore } from '../src/blob/fs.js';
+import { nodeSha256 } from '../src/blob/node-hash.js';
+import { loadConfig } from '../src/core/config.js';
+import { createPolicies, type Policy, type TenantPolicies } from '../src/core/policy.js';
+import type { ArtifactScope } from '../src/core/schemas.js';
+import { createSqliteRepository } from '../src/db/sqlite.js';
+import { startServer } from '../src/node.js';
+import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
+import { runRetention, type RetentionDeps } from '../src/service/retention.js';
+import { ROOT } from './helpers/cli-server.js';
+
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const KiB = 1024;
+const BASE: Policy = {
+  defaultTtlSeconds: 3600,
+  maxTtlSeconds: 86_400,
+  maxArtifactBytes: 1024 * KiB,
+  maxSessionBytes: 1024 * KiB,
+  maxTraceBytes: 1024 * KiB,
+  maxArtifactsPerSession: 1000,
+  maxArtifactsPerTrace: 100,
+  maxTenantBytes: 0,
+  cleanupStrategy: 'lru',
+};
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'artifact-retention-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function harness() {
+  const dir = await tempDir();
+  const dbPath = join(dir, 'artifacts.db');
+  const clock = { t: T0 };
+  const repo = createSqliteRepository({ path: dbPath });
+  const blobs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
+  const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 }, policies: createPolicies(BASE), now: () => clock.t });
+  const db = new Database(dbPath);
+  cleanups.push(async () => {
+    db.close();
+    await service.close();
+    await repo.close();
+  });
+  const retention = (policy: Partial<Policy> = {}, overrides: TenantPolicies = {}, extra: Partial<RetentionDeps> = {}) =>
+    runRetention({ repo, blobs, policies: createPolicies({ ...BASE, ...policy }, overrides), overriddenTenants: Object.keys(overrides), now: () => clock.t, graceMs: 0, ...extra }, 'test');
+  const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+  const events = (type: string) => (db.prepare('SELECT artifact_id AS id FROM outbox WHERE type = ? ORDER BY seq').all(type) as { id: string }[]).map((e) => e.id);
+  return { dir, dbPath, clock, repo, service, db, retention, count, events };
+}
+
+async function putMany(service: ArtifactService, clock: { t: number }, scope: ArtifactScope, n: number, ttl?: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    clock.t += 1000;
+    ids.push((await service.putBytes(scope, randomBytes(KiB), ttl ? { ttl } : {})).ref.id);
+  }
+  return ids;
+}
+
+describe('retention run', () => {
+  it('expires references past their TTL, with artifact.expired, in batches, and is idempotent', async () => {
+    const h = await harness();
+    const short = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 7, 5);
+    const kept = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 2);
+    h.clock.t += 60_000;
+    const report = await h.retention({}, {}, { batchSize: 3 });
+    expect(report.expired).toEqual({ refs: 7, bytes: 7 * KiB });
+    expect(h.events('artifact.expired').sort()).toEqual(short.sort());
+    // The artifacts went with their last reference.
+    expect(h.count('SELECT count(*) AS n FROM artifacts')).toBe(2);
+    expect(h.count('SELECT count(*) AS n FROM artifact_refs')).toBe(2);
+    expect((await h.service.list({ tenantId: 'acme', filter: {} }, { limit: 100 })).items.map((r) => r.id).sort()).toEqual(kept.sort());
+
+    const again = await h.retention();
+    expect(again.expired.refs).toBe(0);
+    expect(again.evicted.refs).toBe(0);
+    // Both runs are kept as history, newest first.
+    const runs = await h.repo.retentionRuns(10);
+    expect(runs).toHaveLength(2);
+    expect((runs[1]!.report as { expired: { refs: number } }).expired.refs).toBe(7);
+  });
+
+  it('an artifact another scope still holds stays when one scope expires', async () => {
+    const h = await harness();
+    const bytes = randomBytes(KiB);
+    h.clock.t += 1000;
+    const { ref } = await h.service.putBytes({ tenantId: 'acme', sessionId: 'brief' }, bytes, { ttl: 5 });
+    await h.service.putBytes({ tenantId: 'acme', sessionId: 'long' }, bytes);
+    h.clock.t += 60_000;
+    expect((await h.retention()).expired.refs).toBe(1);
+    expect(h.count('SELECT count(*) AS n FROM artifacts')).toBe(1);
+    expect((await h.service.getRef({ tenantId: 'acme', filter: { sessionId: 'long' } }, ref.id))?.id).toBe(ref.id);
+  });
+
+  it('brings sessions and traces over lowered limits back within them: lru evicts, none keeps and reports', async () => {
+    const h = await harness();
+    const s1 = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 5);
+    const t1 = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's2', traceId: 't1' }, 4);
+    // Read the oldest of s1: under lru it is then among the most recently used.
+    h.clock.t += 1000;
+    await new Response((await h.service.getStream({ tenantId: 'acme', filter: { sessionId: 's1' } }, s1[0]!)).body).arrayBuffer();
+    await h.service.flush();
+
+    const kept = await h.retention({ maxArtifactsPerSession: 100, maxArtifactsPerTrace: 100, cleanupStrategy: 'none' });
+    expect(kept.evicted.refs).toBe(0);
+    expect(kept.overLimitKept.scopes).toBe(0);
+    const none = await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3, cleanupStrategy: 'none' });
+    expect(none.evicted.refs).toBe(0);
+    // s1 (5 > 2), s2 (4 > 2) and t1 (4 > 3) are over, and kept.
+    expect(none.overLimitKept.scopes).toBe(3);
+
+    const lru = await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3 });
+    expect(lru.evicted.scopes).toBe(2);
+    const left = (await h.service.list({ tenantId: 'acme', filter: { sessionId: 's1' } }, { limit: 100 })).items.map((r) => r.id).sort();
+    expect(left).toEqual([s1[0], s1[4]].sort());
+    const s2 = (await h.service.list({ tenantId: 'acme', filter: { sessionId: 's2' } }, { limit: 100 })).items.map((r) => r.id).sort();
+    expect(s2).toEqual([t1[2], t1[3]].sort());
+    expect(h.events('artifact.evicted')).toHaveLength(3 + 2);
+    expect((await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3 })).evicted.refs).toBe(0);
+  });
+
+  it("applies each tenant's own limits", async () => {
+    const h = await harness();
+    await putMany(h.service, h.clock, { tenantId: 'tight', sessionId: 's' }, 3);
+    await putMany(h.service, h.clock, { tenantId: 'roomy', sessionId: 's' }, 3);
+    const report = await h.retention({}, { tight: { maxArtifactsPerSession: 1 } });
+    expect(report.evicted).toEqual({ refs: 2, scopes: 1 });
+    expect((await h.service.list({ tenantId: 'roomy', filter: {} }, { limit: 10 })).items).toHaveLength(3);
+  });
+
+  it('drops artifacts that no reference holds', async () => {
+    const h = await harness();
+    h.db.prepare("INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'art_000000000000000000000000', 'art', ?, 1, 0)").run('0'.repeat(64));
+    expect((await h.retention()).unreferencedArtifacts).toBe(1);
+    expect(h.count('SELECT count(*) AS n FROM artifacts')).toBe(0);
+  });
+});
+
+describe('retention triggers', () => {
+  it('POST /v1/admin/retention runs it for admins and is 403 for others; the schedule runs it too', { timeout: 30_000 }, async () => {
+    const dataDir = await tempDir();
+    const server = await startServer(loadConfig({}, { port: 0, dataDir, env: 'test', logLevel: 'silent', retentionIntervalSeconds: 1 }));
+    cleanups.push(() => server.close());
+    const admin = await server.mintToken({ tenant: 'acme', perms: ['read', 'write', 'admin'] });
+    const writer = await server.mintToken({ tenant: 'acme', perms: ['read', 'write'] });
+    const put = await fetch(`${server.url}/v1/artifacts?ttl=1`, { method: 'POST', headers: { Authorization: `Bearer ${writer}`, 'Content-Type': 'text/plain' }, body: 'brief' });
+    expect(put.status).toBe(201);
+
+    const denied = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${writer}` } });
+    expect(denied.status).toBe(403);
+    expect(((await denied.json()) as { code: string }).code).toBe('forbidden');
+
+    await new Promise((r) => setTimeout(r, 1100));
+    const res = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${admin}` } });
+    expect(res.status).toBe(200);
+    const report = (await res.json()) as { trigger: string; expired: { refs: number }; blobs: { collected: number } };
+    expect(report.trigger).toBe('http');
+    // The schedule may have expired it first; between the two runs it went exactly once.
+    const runs = await server.repo.retentionRuns(100);
+    expect(runs.reduce((sum, r) => sum + (r.report as { expired: { refs: number } }).expired.refs, 0)).toBe(1);
+
+    // The in-process schedule (every second here) records its own runs.
+    const deadline = Date.now() + 10_000;
+    while (!(await server.repo.retentionRuns(100)).some((r) => r.trigger === 'schedule') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect((await server.repo.retentionRuns(100)).some((r) => r.trigger === 'schedule')).toBe(true);
+  });
+
+  it('artifact-store retention run: the CLI prints the report (and JSON with --json)', { timeout: 60_000 }, async () => {
+    const dataDir = await tempDir();
+    const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
+    const blobs = createFsBlobStore({ root: join(dataDir, 'blobs'), hash: nodeSha256, fsync: false });
+    const past = Date.now() - 3_600_000;
+    const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 }, now: () => past });
+    for (let i = 0; i < 3; i++) await service.putText({ tenantId: 'acme' }, `old ${i}`, { ttl: 60 });
+    await service.close();
+    await repo.close();
+
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))) };
+    const run = promisify(execFile);
+    const tsx = join(ROOT, 'node_modules/.bin/tsx');
+    const json = await run(tsx, ['src/cli/main.ts', 'retention', 'run', '--data-dir', dataDir, '--json'], { cwd: ROOT, env });
+    expect((JSON.parse(json.stdout) as { expired: { refs: number } }).expired.refs).toBe(3);
+    const text = await run(tsx, ['src/cli/main.ts', 'retention', 'run', '--data-dir', dataDir], { cwd: ROOT, env });
+    expect(text.stdout).toMatch(/expired references\s+0 \(0 bytes\)/);
+    expect(text.stdout).toMatch(/retention run \d{4}-/);
+  });
+});
