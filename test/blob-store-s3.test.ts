@@ -3,7 +3,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteObjectsCommand, ListMultipartUploadsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { CreateMultipartUploadCommand, DeleteObjectsCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSha256 } from '../src/blob/node-hash.js';
 import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
@@ -61,6 +61,24 @@ describeS3('S3 blob store', () => {
   });
 
   describe('layout and staging', () => {
+    it('sweepStaging removes staging objects and multipart uploads older than the cut-off, and nothing else', async () => {
+      const prefix = `sweep-${randomUUID()}/`;
+      const store = createS3BlobStore({ client, bucket, prefix });
+      const { sha256 } = await store.put(bytesStream(randomBytes(1000)));
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}staging/left-behind`, Body: randomBytes(700) }));
+      await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: `${prefix}staging/died-mid-stream` }));
+      // Cut-off an hour ago: everything here is newer, so nothing goes.
+      expect(await store.sweepStaging!(Date.now() - 3_600_000)).toEqual({ removed: 0, bytes: 0 });
+      expect(await keysUnder(`${prefix}staging/`)).toEqual([`${prefix}staging/left-behind`]);
+      // Cut-off in the future (clock skew aside): both leftovers go, the blob stays.
+      expect(await store.sweepStaging!(Date.now() + 3_600_000)).toEqual({ removed: 2, bytes: 700 });
+      expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
+      const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: `${prefix}staging/` }));
+      expect(uploads.Uploads ?? []).toEqual([]);
+      expect(await store.exists(sha256)).toBe(true);
+      await removeUnder(prefix);
+    });
+
     it('commits at {prefix}blobs/sha256/ab/cd/{hex} and leaves nothing in staging', async () => {
       const prefix = `layout-${randomUUID()}/`;
       const store = createS3BlobStore({ client, bucket, prefix });

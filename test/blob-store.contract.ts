@@ -241,6 +241,24 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       expect(Buffer.from((await store.readSmall(sha256, { start: 0, end: bytes.length - 1 }))!).equals(bytes)).toBe(true);
     });
 
+    it('beforeCommit sees the hash before the blob is visible, with and without a declared sha256; its failure stores nothing', async () => {
+      for (const declare of [false, true]) {
+        const bytes = randomBytes(40 * KiB);
+        const seen: { sha256: string; visible: boolean }[] = [];
+        const info = await store.put(bytesStream(bytes), {
+          ...(declare ? { expectedSha256: sha256Of(bytes) } : {}),
+          beforeCommit: async ({ sha256 }) => {
+            seen.push({ sha256, visible: await store.exists(sha256) });
+          },
+        });
+        expect(seen).toEqual([{ sha256: info.sha256, visible: false }]);
+      }
+      const refused = randomBytes(40 * KiB);
+      const boom = new Error('pin refused');
+      await expect(store.put(bytesStream(refused), { beforeCommit: async () => Promise.reject(boom) })).rejects.toBe(boom);
+      expect(await store.exists(sha256Of(refused))).toBe(false);
+    });
+
     it('expectedSha256 that matches is accepted', async () => {
       const bytes = randomBytes(50 * KiB);
       const info = await store.put(bytesStream(bytes), { expectedSha256: sha256Of(bytes) });

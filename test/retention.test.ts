@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, utimes, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,13 +42,29 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-async function harness() {
+/** Resolves `reached` when code gets to the point, and holds it there until `release()`. */
+function gate() {
+  let release!: () => void;
+  let arrived!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const reached = new Promise<void>((r) => (arrived = r));
+  return {
+    reached,
+    release,
+    hold: async () => {
+      arrived();
+      await released;
+    },
+  };
+}
+
+async function harness(faults?: Parameters<typeof createArtifactService>[0]['faults']) {
   const dir = await tempDir();
   const dbPath = join(dir, 'artifacts.db');
   const clock = { t: T0 };
   const repo = createSqliteRepository({ path: dbPath });
   const blobs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
-  const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 }, policies: createPolicies(BASE), now: () => clock.t });
+  const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0, gcGraceMs: 60_000 }, policies: createPolicies(BASE), now: () => clock.t, faults });
   const db = new Database(dbPath);
   cleanups.push(async () => {
     db.close();
@@ -59,7 +75,8 @@ async function harness() {
     runRetention({ repo, blobs, policies: createPolicies({ ...BASE, ...policy }, overrides), overriddenTenants: Object.keys(overrides), now: () => clock.t, graceMs: 0, ...extra }, 'test');
   const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   const events = (type: string) => (db.prepare('SELECT artifact_id AS id FROM outbox WHERE type = ? ORDER BY seq').all(type) as { id: string }[]).map((e) => e.id);
-  return { dir, dbPath, clock, repo, service, db, retention, count, events };
+  const blobFiles = async () => (await readdir(join(dir, 'blobs', 'sha256'), { recursive: true, withFileTypes: true }).catch(() => [])).filter((e) => e.isFile()).length;
+  return { dir, dbPath, clock, repo, blobs, service, db, retention, count, events, blobFiles };
 }
 
 async function putMany(service: ArtifactService, clock: { t: number }, scope: ArtifactScope, n: number, ttl?: number): Promise<string[]> {
@@ -147,6 +164,91 @@ describe('retention run', () => {
     h.db.prepare("INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'art_000000000000000000000000', 'art', ?, 1, 0)").run('0'.repeat(64));
     expect((await h.retention()).unreferencedArtifacts).toBe(1);
     expect(h.count('SELECT count(*) AS n FROM artifacts')).toBe(0);
+  });
+});
+
+describe('blob garbage collection', () => {
+  it('collects the bytes no artifact holds once the grace period is over, and keeps shared ones', async () => {
+    const h = await harness();
+    const shared = randomBytes(KiB);
+    h.clock.t += 1000;
+    const gone = await h.service.putBytes({ tenantId: 'acme', sessionId: 's1' }, randomBytes(3 * KiB));
+    const a = await h.service.putBytes({ tenantId: 'acme', sessionId: 's1' }, shared);
+    await h.service.putBytes({ tenantId: 'other', sessionId: 's9' }, shared);
+    await h.service.delete({ tenantId: 'acme', filter: {} }, gone.ref.id);
+    await h.service.delete({ tenantId: 'acme', filter: {} }, a.ref.id);
+    expect(await h.blobFiles()).toBe(2);
+
+    // Within the grace period (60 s here) nothing goes: a put may still be committing those bytes.
+    h.clock.t += 30_000;
+    expect((await h.retention({}, {}, { graceMs: 60_000 })).blobs.collected).toBe(0);
+    h.clock.t += 60_000;
+    const report = await h.retention({}, {}, { graceMs: 60_000 });
+    // Only the unshared blob: the other tenant still holds the shared bytes.
+    expect(report.blobs).toEqual({ collected: 1, bytes: 3 * KiB, failed: 0 });
+    expect(await h.blobFiles()).toBe(1);
+    expect(h.count('SELECT count(*) AS n FROM blobs')).toBe(1);
+    expect((await h.retention({}, {}, { graceMs: 60_000 })).blobs.collected).toBe(0);
+  });
+
+  it('a put paused between its blob commit and its DB commit keeps its bytes while GC runs', async () => {
+    let pause: ReturnType<typeof gate> | undefined;
+    const h = await harness(async (point) => {
+      if (point === 'put:after-blob-commit' && pause) await pause.hold();
+    });
+    const bytes = randomBytes(2 * KiB);
+    h.clock.t += 1000;
+    const first = await h.service.putBytes({ tenantId: 'acme', sessionId: 's1' }, bytes);
+    await h.service.delete({ tenantId: 'acme', filter: {} }, first.ref.id);
+    h.clock.t += 3_600_000;
+
+    // The same bytes again: hashed, pinned and committed, then held before the metadata commit.
+    pause = gate();
+    const putting = h.service.putBytes({ tenantId: 'acme', sessionId: 's2' }, bytes);
+    await pause.reached;
+    const report = await h.retention({}, {}, { graceMs: 60_000 });
+    expect(report.blobs.collected).toBe(0);
+    pause.release();
+    const { ref } = await putting;
+    const { body } = await h.service.getStream({ tenantId: 'acme', filter: { sessionId: 's2' } }, ref.id);
+    expect(Buffer.from(await new Response(body).arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
+  it('a put of bytes GC is collecting waits for it to finish, then stores its own copy', async () => {
+    const h = await harness();
+    const bytes = randomBytes(2 * KiB);
+    h.clock.t += 1000;
+    const first = await h.service.putBytes({ tenantId: 'acme', sessionId: 's1' }, bytes);
+    await h.service.delete({ tenantId: 'acme', filter: {} }, first.ref.id);
+    h.clock.t += 3_600_000;
+
+    const marked = gate();
+    const collecting = h.retention({}, {}, { graceMs: 60_000, faults: async (point) => (point === 'gc:after-mark' ? marked.hold() : undefined) });
+    await marked.reached;
+    // GC has marked the blob and not yet deleted it: this put must not rely on the bytes it sees.
+    let settled = false;
+    const putting = h.service.putBytes({ tenantId: 'acme', sessionId: 's2' }, bytes).finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false);
+    marked.release();
+    expect((await collecting).blobs.collected).toBe(1);
+    const { ref } = await putting;
+    const { body } = await h.service.getStream({ tenantId: 'acme', filter: { sessionId: 's2' } }, ref.id);
+    expect(Buffer.from(await new Response(body).arrayBuffer()).equals(bytes)).toBe(true);
+    expect(await h.blobFiles()).toBe(1);
+  });
+
+  it('sweeps staging leftovers older than the grace period, not a put in progress', async () => {
+    const h = await harness();
+    const tmp = join(h.dir, 'blobs', 'tmp');
+    await mkdir(tmp, { recursive: true });
+    await writeFile(join(tmp, 'dead.part'), randomBytes(500));
+    await writeFile(join(tmp, 'live.part'), randomBytes(10));
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(join(tmp, 'dead.part'), hourAgo, hourAgo);
+    const report = await h.retention({}, {}, { graceMs: 60_000 });
+    expect(report.staging).toEqual({ removed: 1, bytes: 500 });
+    expect(await readdir(tmp)).toEqual(['live.part']);
   });
 });
 

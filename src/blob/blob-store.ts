@@ -13,6 +13,13 @@ export interface BlobPutOptions {
   expectedSha256?: string;
   /** Fail with bad_request (and keep nothing) when the body has no bytes at all. */
   rejectEmpty?: boolean;
+  /**
+   * Called once the hash is known and before the bytes are committed under it (or found already
+   * there): the service pins the blob here, so garbage collection cannot remove those bytes between
+   * this commit and the metadata commit that references them. A rejection fails the put, keeping
+   * nothing.
+   */
+  beforeCommit?: (blob: { sha256: string }) => Promise<void>;
 }
 
 export interface PresignGetOptions {
@@ -59,7 +66,12 @@ export interface BlobStore {
    * are what was declared; it never trusts the backend's own checksums. The staged object is removed
    * unless nothing was uploaded yet (bad_request, the client may still PUT and complete again).
    */
-  commitUpload?(stagingKey: string, expected: { sizeBytes: number; sha256: string }): Promise<BlobInfo>;
+  commitUpload?(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']): Promise<BlobInfo>;
+  /**
+   * Removes staging leftovers (puts that died mid-stream, direct uploads never completed) last
+   * modified before `before` (ms since the epoch).
+   */
+  sweepStaging?(before: number): Promise<{ removed: number; bytes: number }>;
   /** Drops a staged upload, if any. */
   discardUpload?(stagingKey: string): Promise<void>;
   /** Releases handles (timers, sockets). */

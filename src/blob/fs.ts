@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { HashFactory } from '../core/hash.js';
@@ -50,6 +50,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         if (doSync) await fh.sync();
         await fh.close();
         fh = undefined;
+        await putOptions.beforeCommit?.({ sha256: info.sha256 });
         const final = blobPath(info.sha256);
         const dir = join(final, '..');
         const firstCreated = await mkdir(dir, { recursive: true });
@@ -151,6 +152,33 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw err;
       }
+    },
+
+    async sweepStaging(before: number) {
+      let names: string[];
+      try {
+        names = await readdir(tmpDir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { removed: 0, bytes: 0 };
+        throw err;
+      }
+      let removed = 0;
+      let bytes = 0;
+      for (const name of names) {
+        if (!name.endsWith('.part')) continue;
+        const path = join(tmpDir, name);
+        try {
+          const st = await stat(path);
+          // A put in progress writes to its file all the time: only one silent for the grace period goes.
+          if (st.mtimeMs >= before) continue;
+          await unlink(path);
+          removed++;
+          bytes += st.size;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        }
+      }
+      return { removed, bytes };
     },
 
     async exists(sha256: string) {

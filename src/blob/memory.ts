@@ -17,6 +17,7 @@ export function createMemoryBlobStore(options: MemoryBlobStoreOptions): BlobStor
       const info = await ingest(body, options.hash, putOptions, async (batch) => {
         chunks.push(...batch);
       });
+      await putOptions.beforeCommit?.({ sha256: info.sha256 });
       if (!blobs.has(info.sha256)) {
         const bytes = new Uint8Array(info.sizeBytes);
         let offset = 0;

@@ -5,8 +5,11 @@ import {
   CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   UploadPartCopyCommand,
@@ -224,6 +227,12 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       if (declared) {
         // The final key is known up front: no staging copy. An object appears in S3 only when its
         // upload completes, which happens only after the bytes matched, so readers never see others.
+        try {
+          await putOptions.beforeCommit?.({ sha256: declared });
+        } catch (err) {
+          await metered.cancel(err).catch(() => {});
+          throw err;
+        }
         const final = keyOf(declared);
         if ((await head(final)) !== null) {
           // Already stored: check the body, write nothing.
@@ -252,6 +261,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       }
       try {
         const sha256 = digest!;
+        await putOptions.beforeCommit?.({ sha256 });
         const final = keyOf(sha256);
         if ((await head(final)) !== size) await copy(staging, final, size);
         return { sha256, sizeBytes: size };
@@ -307,7 +317,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       return { stagingKey, url, headers: { 'Content-Type': 'application/octet-stream' } };
     },
 
-    async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }) {
+    async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']) {
       let body: ReadableStream<Uint8Array>;
       try {
         const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: stagingKey }));
@@ -338,12 +348,58 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
         if (size < expected.sizeBytes) throw sizeMismatch(expected.sizeBytes, `${size}`);
         const sha256 = await hasher.digest();
         if (sha256 !== expected.sha256) throw errors.checksumMismatch(expected.sha256, sha256);
+        await beforeCommit?.({ sha256 });
         const final = keyOf(sha256);
         if ((await head(final)) !== size) await copy(stagingKey, final, size);
         return { sha256, sizeBytes: size };
       } finally {
         await removeQuietly(stagingKey);
       }
+    },
+
+    async sweepStaging(before: number) {
+      const stagingPrefix = `${prefix}staging/`;
+      let removed = 0;
+      let bytes = 0;
+      let token: string | undefined;
+      do {
+        let page;
+        try {
+          page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: stagingPrefix, ContinuationToken: token }));
+        } catch (err) {
+          throw s3Failure(err, where('ListObjectsV2', stagingPrefix));
+        }
+        const old = (page.Contents ?? []).filter((o) => o.Key && o.LastModified && o.LastModified.getTime() < before);
+        if (old.length > 0) {
+          try {
+            await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: old.map((o) => ({ Key: o.Key! })), Quiet: true } }));
+          } catch (err) {
+            throw s3Failure(err, where('DeleteObjects', stagingPrefix));
+          }
+          removed += old.length;
+          bytes += old.reduce((sum, o) => sum + (o.Size ?? 0), 0);
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      // Multipart uploads of puts that died mid-stream: their parts take space but are no objects.
+      let keyMarker: string | undefined;
+      let uploadIdMarker: string | undefined;
+      do {
+        let page;
+        try {
+          page = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: stagingPrefix, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }));
+        } catch (err) {
+          throw s3Failure(err, where('ListMultipartUploads', stagingPrefix));
+        }
+        for (const u of page.Uploads ?? []) {
+          if (!u.Key || !u.UploadId || !u.Initiated || u.Initiated.getTime() >= before) continue;
+          await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId })).catch(() => {});
+          removed++;
+        }
+        keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+        uploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+      } while (keyMarker);
+      return { removed, bytes };
     },
 
     async discardUpload(stagingKey: string) {

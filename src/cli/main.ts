@@ -86,7 +86,7 @@ async function keys(argv: string[]) {
   }
 }
 
-const PHASES: Record<RetentionPhase, string> = { expire: 'expired', quotas: 'evicted', artifacts: 'unreferenced artifacts', uploads: 'uploads reaped' };
+const PHASES: Record<RetentionPhase, string> = { expire: 'expired', quotas: 'evicted', artifacts: 'unreferenced artifacts', uploads: 'uploads reaped', blobs: 'blobs collected', staging: 'staging removed' };
 
 async function retention(argv: string[]) {
   const [action, ...rest] = argv;
@@ -120,7 +120,8 @@ function formatReport(r: RetentionReport): string {
     ['over-limit scopes kept', `${r.overLimitKept.scopes} (strategy none)`],
     ['unreferenced artifacts', String(r.unreferencedArtifacts)],
     ['unfinished uploads reaped', `${r.uploads.reaped}${r.uploads.stagingFailed ? ` (${r.uploads.stagingFailed} left: blob store unavailable)` : ''}`],
-    ['blobs collected', `${r.blobs.collected} (blob GC not built yet)`],
+    ['blobs collected', `${r.blobs.collected} (${r.blobs.bytes} bytes)${r.blobs.failed ? `, ${r.blobs.failed} left: blob store unavailable` : ''}`],
+    ['staging leftovers removed', `${r.staging.removed} (${r.staging.bytes} bytes)`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return `retention run ${r.startedAt} (${r.durationMs} ms)\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`;

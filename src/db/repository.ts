@@ -48,6 +48,11 @@ export interface CommitPutInput {
    * time spent waiting for it.
    */
   clock?: () => number;
+  /**
+   * The put pinned its blob (pinBlob) before committing the bytes: the commit fails with
+   * backend_unavailable if the pin ran out, since garbage collection may have taken the bytes since.
+   */
+  pinned?: boolean;
   /** Limits to enforce in the same transaction; absent = none. */
   quota?: QuotaLimits;
 }
@@ -168,6 +173,19 @@ export interface ArtifactRepository {
   dropUnreferencedArtifacts(limit: number): Promise<number>;
   /** Up to `limit` direct uploads that expired before `before`. */
   expiredUploads(before: number, limit: number): Promise<UploadRecord[]>;
+  /**
+   * Pins a blob before its bytes are committed: garbage collection leaves it alone until `until`.
+   * 'collecting' when a collection of it is under way (started after `staleBefore`): wait and retry.
+   */
+  pinBlob(sha256: string, until: number, now: number, staleBefore: number): Promise<'pinned' | 'collecting'>;
+  /**
+   * Marks up to `limit` blobs for collection (sha256 after `after`): no artifact holds them, no put
+   * pinned them past `now`, created before `createdBefore`; or marked by a run that started before
+   * `staleBefore` and never finished. Marked with `now`.
+   */
+  doomBlobs(now: number, createdBefore: number, staleBefore: number, after: string, limit: number): Promise<{ sha256: string; sizeBytes: number }[]>;
+  /** Removes the rows of collected blobs still marked with `doomedAt`; clears the mark of `failed` ones. */
+  forgetBlobs(collected: string[], failed: string[], doomedAt: number): Promise<void>;
   /** Keeps a retention run's report. */
   recordRetentionRun(run: { trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }): Promise<void>;
   /** The newest `limit` retention runs, newest first. */

@@ -9,6 +9,10 @@ export const blobs = sqliteTable('blobs', {
   sha256: text('sha256').primaryKey(),
   sizeBytes: integer('size_bytes').notNull(),
   createdAt: integer('created_at').notNull(),
+  /** Set by a put before it commits these bytes: garbage collection leaves the blob alone until then. */
+  pinnedUntil: integer('pinned_until'),
+  /** Set by garbage collection while it deletes the bytes: a put waits for it to finish. */
+  doomedAt: integer('doomed_at'),
 });
 
 /** Per tenant: content facts only. */

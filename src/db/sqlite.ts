@@ -253,6 +253,21 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
         LIMIT @limit`),
     ]),
   ) as Record<ScopeKind, Database.Statement>;
+  // Blob garbage collection against puts committing the same bytes (see pinBlob / doomBlobs).
+  const selectBlob = sqlite.prepare('SELECT doomed_at AS doomedAt FROM blobs WHERE sha256 = @sha256');
+  const upsertPin = sqlite.prepare(`
+    INSERT INTO blobs (sha256, size_bytes, created_at, pinned_until, doomed_at) VALUES (@sha256, 0, @now, @until, NULL)
+    ON CONFLICT (sha256) DO UPDATE SET pinned_until = max(coalesce(pinned_until, 0), @until), doomed_at = NULL`);
+  const doomBatch = sqlite.prepare(`
+    UPDATE blobs SET doomed_at = @now WHERE sha256 IN (
+      SELECT b.sha256 FROM blobs b
+      WHERE b.sha256 > @after
+        AND ((b.doomed_at IS NULL AND coalesce(b.pinned_until, 0) < @now AND b.created_at < @createdBefore) OR b.doomed_at < @staleBefore)
+        AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
+      ORDER BY b.sha256 LIMIT @limit)
+    RETURNING sha256, size_bytes AS sizeBytes`);
+  const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
+  const undoomBlob = sqlite.prepare('UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const unreferencedArtifacts = sqlite.prepare(`
     DELETE FROM artifacts WHERE rowid IN (
       SELECT a.rowid FROM artifacts a WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`);
@@ -267,7 +282,14 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           // processes, which is the order LRU and FIFO eviction rank by.
           const now = given.clock ? Math.max(given.now, given.clock()) : given.now;
           const input = { ...given, now, expiresAt: given.expiresAt + (now - given.now) };
-          tx.insert(blobs).values({ sha256: input.sha256, sizeBytes: input.sizeBytes, createdAt: now }).onConflictDoNothing().run();
+          if (input.pinned) {
+            const pinRow = tx.select({ pinnedUntil: blobs.pinnedUntil }).from(blobs).where(eq(blobs.sha256, input.sha256)).get();
+            if (!pinRow || (pinRow.pinnedUntil ?? 0) < now) {
+              throw errors.backendUnavailable('The put took longer than the garbage-collection grace period (ARTIFACT_STORE_GC_GRACE_SECONDS), so its bytes may be gone. Nothing was stored; send it again.', { retryAfter: 1 });
+            }
+          }
+          // The row usually exists already: the put pinned it (size unknown then) before committing the bytes.
+          tx.insert(blobs).values({ sha256: input.sha256, sizeBytes: input.sizeBytes, createdAt: now }).onConflictDoUpdate({ target: blobs.sha256, set: { sizeBytes: input.sizeBytes } }).run();
           const existing = tx
             .select({ sha256: artifacts.sha256 })
             .from(artifacts)
@@ -460,6 +482,30 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
 
     async expiredUploads(before, limit) {
       return db.select().from(uploads).where(lt(uploads.expiresAt, before)).orderBy(uploads.expiresAt).limit(limit).all() as UploadRecord[];
+    },
+
+    async pinBlob(sha256, until, now, staleBefore) {
+      return writing(() =>
+        sqlite.transaction((): 'pinned' | 'collecting' => {
+          const row = selectBlob.get({ sha256 }) as { doomedAt: number | null } | undefined;
+          if (row?.doomedAt != null && row.doomedAt >= staleBefore) return 'collecting';
+          upsertPin.run({ sha256, until, now });
+          return 'pinned';
+        }).immediate(),
+      );
+    },
+
+    async doomBlobs(now, createdBefore, staleBefore, after, limit) {
+      return writing(() => doomBatch.all({ now, createdBefore, staleBefore, after, limit }) as { sha256: string; sizeBytes: number }[]);
+    },
+
+    async forgetBlobs(collected, failed, doomedAt) {
+      writing(() =>
+        sqlite.transaction(() => {
+          for (const sha256 of collected) forgetBlob.run({ sha256, doomedAt });
+          for (const sha256 of failed) undoomBlob.run({ sha256, doomedAt });
+        }).immediate(),
+      );
     },
 
     async recordRetentionRun(run) {

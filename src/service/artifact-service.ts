@@ -26,7 +26,17 @@ export interface ServiceLimits {
   smallBlobCacheBytes?: number;
   /** How long a direct upload may take from begin to complete (default 3600 s). */
   uploadTtlSeconds?: number;
+  /**
+   * How long a put's pin keeps garbage collection off its blob (default 1 h): a put must commit its
+   * metadata within this time of committing its bytes.
+   */
+  gcGraceMs?: number;
 }
+
+/** A collection marked longer ago than this died with its process: puts stop waiting for it. */
+export const STALE_COLLECTION_MS = 10 * 60_000;
+/** How long a put waits for a collection of the same bytes to finish before answering 503. */
+const PIN_WAIT_MS = 30_000;
 
 /** Download links: who signs proxy links, and how long links may live. */
 export interface LinkSettings {
@@ -76,6 +86,8 @@ export interface ArtifactServiceDeps {
   links?: LinkSettings;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
+  /** Fault injection for tests: awaited at named points of a put (crash, pause or fail there). */
+  faults?: (point: 'put:after-blob-commit') => Promise<void>;
 }
 
 /** Who is reading: a tenant and the scope parts the caller is bound to. */
@@ -156,6 +168,17 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     }
   }
 
+  const graceMs = limits.gcGraceMs ?? 3_600_000;
+  /** Keeps garbage collection off a blob from before its bytes are committed until its metadata is. */
+  async function pin({ sha256 }: { sha256: string }): Promise<void> {
+    for (let waited = 0; ; waited += 100) {
+      const t = now();
+      if ((await repo.pinBlob(sha256, t + graceMs, t, t - STALE_COLLECTION_MS)) === 'pinned') return;
+      if (waited >= PIN_WAIT_MS) throw errors.backendUnavailable('These bytes are being garbage-collected right now. Retry in a few seconds.', { retryAfter: 5 });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   async function putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, rawOptions: PutOptions = {}): Promise<PutResult> {
     let options: ReturnType<typeof checkPutOptions>;
     let putScope: ArtifactScope;
@@ -166,7 +189,8 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       await body.cancel(err).catch(() => {});
       throw err;
     }
-    const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true });
+    const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true, beforeCommit: pin });
+    await deps.faults?.('put:after-blob-commit');
     return commitMetadata(putScope, blob, options);
   }
 
@@ -190,6 +214,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       expiresAt: at + ttl * 1000,
       quota: quotaOf(putScope.tenantId),
       clock: now,
+      pinned: true,
     });
     return { ref: rowToRef(row), created };
   }
@@ -376,7 +401,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       if (!blobs.commitUpload) throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
       let blob;
       try {
-        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 });
+        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, pin);
       } catch (err) {
         // Wrong bytes end the upload (the staged object is gone); "nothing uploaded yet" does not.
         if (isArtifactError(err) && (err.code === 'checksum_mismatch' || (err.code === 'bad_request' && !/Nothing has been uploaded/.test(err.message)))) await repo.deleteUpload(up.id);

@@ -1,6 +1,7 @@
 import type { BlobStore } from '../blob/blob-store.js';
 import type { Policy } from '../core/policy.js';
 import type { ArtifactRepository, QuotaLimits } from '../db/repository.js';
+import { STALE_COLLECTION_MS } from './artifact-service.js';
 
 export interface RetentionDeps {
   repo: ArtifactRepository;
@@ -16,9 +17,11 @@ export interface RetentionDeps {
   batchSize?: number;
   /** Called as the run moves on, for progress bars. */
   onProgress?: (phase: RetentionPhase, done: number) => void;
+  /** Fault injection for tests: awaited at named points (crash, pause or fail there). */
+  faults?: (point: 'gc:after-mark') => Promise<void>;
 }
 
-export type RetentionPhase = 'expire' | 'quotas' | 'artifacts' | 'uploads';
+export type RetentionPhase = 'expire' | 'quotas' | 'artifacts' | 'uploads' | 'blobs' | 'staging';
 
 /** What one run did, per category. Counts are references unless named otherwise. */
 export interface RetentionReport {
@@ -32,11 +35,10 @@ export interface RetentionReport {
   overLimitKept: { scopes: number };
   unreferencedArtifacts: number;
   uploads: { reaped: number; stagingFailed: number };
-  /**
-   * Not collected yet: unreferenced blobs and stray staging objects stay in the blob store until
-   * blob GC lands (it needs a pin protocol with puts committing the same bytes).
-   */
-  blobs: { collected: number };
+  /** Bytes no artifact holds, unpinned and older than the grace period, deleted from the blob store. */
+  blobs: { collected: number; bytes: number; failed: number };
+  /** Staging leftovers (puts that died mid-stream) older than the grace period. */
+  staging: { removed: number; bytes: number };
 }
 
 const quotaOf = (p: Policy): QuotaLimits => ({
@@ -50,8 +52,8 @@ const quotaOf = (p: Policy): QuotaLimits => ({
 
 /**
  * One retention run: expire references past their TTL, bring sessions and traces that are over
- * their limits (limits lowered since) back within them, drop artifacts no reference holds, and reap
- * direct uploads that were never completed. Idempotent, and safe while traffic flows: every step is
+ * their limits (limits lowered since) back within them, drop artifacts no reference holds, reap
+ * direct uploads that were never completed, collect blobs no artifact holds and sweep staging. Idempotent, and safe while traffic flows: every step is
  * a bounded transaction of its own, and each re-checks its condition inside it.
  */
 export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promise<RetentionReport> {
@@ -69,7 +71,8 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
     overLimitKept: { scopes: 0 },
     unreferencedArtifacts: 0,
     uploads: { reaped: 0, stagingFailed: 0 },
-    blobs: { collected: 0 },
+    blobs: { collected: 0, bytes: 0, failed: 0 },
+    staging: { removed: 0, bytes: 0 },
   };
 
   // 1. Expired references, oldest expiry first, a batch per transaction.
@@ -135,6 +138,42 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
       progress('uploads', report.uploads.reaped);
     }
     if (page.length === 0) break;
+  }
+
+  // 5. Blobs no artifact holds. Mark a batch (skipping blobs a put has pinned), delete their bytes,
+  // then drop the rows still marked. A put of the same bytes that comes in meanwhile sees the mark
+  // and waits for the collection to finish before committing its own copy.
+  let after = '';
+  for (;;) {
+    const markedAt = now();
+    const marked = await deps.repo.doomBlobs(markedAt, markedAt - deps.graceMs, markedAt - STALE_COLLECTION_MS, after, batch);
+    if (marked.length === 0) break;
+    await deps.faults?.('gc:after-mark');
+    const collected: string[] = [];
+    const failed: string[] = [];
+    for (const b of marked) {
+      try {
+        await deps.blobs.delete(b.sha256);
+        collected.push(b.sha256);
+        report.blobs.collected++;
+        report.blobs.bytes += b.sizeBytes;
+      } catch {
+        // Unmarked again: the next run retries.
+        failed.push(b.sha256);
+        report.blobs.failed++;
+      }
+    }
+    await deps.repo.forgetBlobs(collected, failed, markedAt);
+    progress('blobs', report.blobs.collected);
+    after = marked.reduce((max, b) => (b.sha256 > max ? b.sha256 : max), after);
+    if (marked.length < batch) break;
+  }
+
+  // 6. Staging leftovers: puts that died mid-stream, objects of uploads whose rows are gone.
+  // Against the wall clock: file and object timestamps are wall-clock times, whatever `now` is.
+  if (deps.blobs.sweepStaging) {
+    report.staging = await deps.blobs.sweepStaging(Date.now() - deps.graceMs);
+    progress('staging', report.staging.removed);
   }
 
   const finished = now();
