@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
 import { load, wrkMissing } from './load.js';
+import { retentionRows } from './retention.js';
 import { s3Rows } from './s3.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
@@ -279,6 +280,14 @@ async function main() {
     s3Table = s3.rows;
   }
 
+  let retentionTable: Row[] = [];
+  if (settings.only.has('retention')) {
+    progress('retention: puts with quotas against puts without, then a run over 100,000 expired references');
+    const r = await retentionRows({ work, runs: settings.runs, progress });
+    serviceProblems.push(...r.problems);
+    retentionTable = r.rows;
+  }
+
   // A figure whose service runs were cut short by a failure is not reported.
   for (const s of [up, upRss, down, downRss, ...Object.values(gets), ...Object.values(uncachedGets)]) {
     if (s.service && s.service.length < s.baseline.length) s.service = null;
@@ -304,7 +313,7 @@ async function main() {
       infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
     );
   }
-  rows.push(...s3Table);
+  rows.push(...s3Table, ...retentionTable);
 
   const out = [
     '## artifact-store bench',
@@ -327,6 +336,10 @@ async function main() {
     'declared) against the AWS SDK (lib-storage multipart upload, GetObject) putting and',
     'getting the same bytes on the same S3 server (Ceph RGW from scripts/rgw.sh unless S3_ENDPOINT is set). Direct rows: a',
     'presigned PUT plus complete (which re-reads and hashes the object), and a presigned GET.',
+    'Retention rows: 2,000 puts of distinct 4 KiB artifacts, 16 at a time, into 8 sessions, through the service in its own process',
+    '(fs blobs with fsync, SQLite), with quotas (125 artifacts per session, so most puts evict) against the same puts without',
+    'quotas. Then 100,000 expired references (bulk-inserted rows, blobs without files) and one retention run over them:',
+    'expire, drop artifacts, collect the 100,000 blob rows; peak RSS of that process from the start of the run.',
   ];
   if (serviceProblems.length > 0) out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));
   console.log(out.join('\n'));

@@ -1,0 +1,111 @@
+/**
+ * Retention figures, each in a fresh process so its peak RSS is its own. Prints one JSON line.
+ *
+ *   retention-child.ts puts <dir> <quotas on|off> <count>
+ *     <count> 4 KiB puts of distinct bytes through the service (fs blobs with fsync, SQLite), 16 at a
+ *     time, into 8 sessions. With quotas on, each session holds at most count / 16 artifacts, so
+ *     half of the puts evict. Prints {"perSecond"}.
+ *   retention-child.ts expire <dir> <refs>
+ *     <refs> expired references (distinct artifacts and blob rows, inserted in bulk), then one
+ *     retention run over them. Prints {"seconds", "peakRssMiB", "report"}.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { createFsBlobStore } from '../src/blob/fs.js';
+import { createPolicies, type Policy } from '../src/core/policy.js';
+import { createSqliteRepository } from '../src/db/sqlite.js';
+import { createArtifactService } from '../src/service/artifact-service.js';
+import { runRetention } from '../src/service/retention.js';
+
+const MiB = 1024 * 1024;
+const SESSIONS = 8;
+const CONCURRENCY = 16;
+
+const policy = (maxPerSession: number): Policy => ({
+  defaultTtlSeconds: 3600,
+  maxTtlSeconds: 86_400,
+  maxArtifactBytes: 50 * MiB,
+  maxSessionBytes: 500 * MiB,
+  maxTraceBytes: 100 * MiB,
+  maxArtifactsPerSession: maxPerSession,
+  maxArtifactsPerTrace: 100,
+  maxTenantBytes: 0,
+  cleanupStrategy: 'lru',
+});
+
+function peakRssMiB(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+async function puts(dir: string, quotas: boolean, count: number) {
+  const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
+  const blobs = createFsBlobStore({ root: join(dir, 'blobs') });
+  const limits = { ...policy(1000), touchFlushMs: 1000 };
+  const service = createArtifactService({ repo, blobs, limits, ...(quotas ? { policies: createPolicies(policy(Math.max(1, Math.floor(count / 16)))) } : {}) });
+  const bodies = Array.from({ length: count }, () => randomBytes(4096));
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        await service.putBytes({ tenantId: 'bench', sessionId: `s${i % SESSIONS}` }, bodies[i]!);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await service.close();
+  await repo.close();
+  return { perSecond: count / seconds };
+}
+
+async function expire(dir: string, refs: number) {
+  const dbPath = join(dir, 'artifacts.db');
+  const repo = createSqliteRepository({ path: dbPath });
+  // Bulk rows straight into SQLite: a put per reference would take the bench minutes.
+  const db = new Database(dbPath);
+  const past = Date.now() - 2 * 3_600_000;
+  db.transaction(() => {
+    const blob = db.prepare('INSERT INTO blobs (sha256, size_bytes, created_at) VALUES (?, 4096, ?)');
+    const artifact = db.prepare("INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('bench', ?, 'art', ?, 4096, ?)");
+    const ref = db.prepare(
+      "INSERT INTO artifact_refs (tenant_id, artifact_id, session_id, size_bytes, mime_type, created_at, last_accessed_at, expires_at) VALUES ('bench', ?, ?, 4096, 'application/octet-stream', ?, ?, ?)",
+    );
+    for (let i = 0; i < refs; i++) {
+      const sha = randomBytes(32).toString('hex');
+      const id = `art_${sha.slice(0, 24)}`;
+      blob.run(sha, past);
+      artifact.run(id, sha, past);
+      ref.run(id, `s${i % 1000}`, past, past, past + 60_000);
+    }
+  })();
+  db.close();
+  const blobs = createFsBlobStore({ root: join(dir, 'blobs') });
+  // Peak RSS from here on: the kernel resets the high-water mark on "5" (Linux 4.0+).
+  writeFileSync('/proc/self/clear_refs', '5');
+  const started = performance.now();
+  const report = await runRetention({ repo, blobs, policies: createPolicies(policy(1000)), graceMs: 3_600_000 }, 'bench');
+  const seconds = (performance.now() - started) / 1000;
+  await repo.close();
+  return { seconds, peakRssMiB: peakRssMiB(), report };
+}
+
+async function main() {
+  const [mode, dir, a, b] = process.argv.slice(2);
+  if (mode === 'puts' && dir && a && b) return puts(dir, a === 'on', Number(b));
+  if (mode === 'expire' && dir && a) return expire(dir, Number(a));
+  throw new Error('usage: retention-child.ts puts <dir> on|off <count> | expire <dir> <refs>');
+}
+
+main().then(
+  (out) => {
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  },
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
