@@ -457,6 +457,6 @@ describe('HTTP client wire format', () => {
   });
 
   it('declares what the HTTP service can do', () => {
-    expect(createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:1' }).capabilities).toEqual({ persistent: true, ranges: true, signedUrls: true, events: false });
+    expect(createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:1' }).capabilities).toEqual({ persistent: true, ranges: true, signedUrls: true, events: true });
   });
 });

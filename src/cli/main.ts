@@ -122,6 +122,7 @@ function formatReport(r: RetentionReport): string {
     ['unfinished uploads reaped', `${r.uploads.reaped}${r.uploads.stagingFailed ? ` (${r.uploads.stagingFailed} left: blob store unavailable)` : ''}`],
     ['blobs collected', `${r.blobs.collected} (${r.blobs.bytes} bytes)${r.blobs.failed ? `, ${r.blobs.failed} left: blob store unavailable` : ''}`],
     ['staging leftovers removed', `${r.staging.removed} (${r.staging.bytes} bytes)`],
+    ['events older than a day', String(r.events.trimmed)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return `retention run ${r.startedAt} (${r.durationMs} ms)\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`;

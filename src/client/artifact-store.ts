@@ -55,4 +55,29 @@ export interface ArtifactStore {
    * until urlExpiresAt. Rejects with not_found when the id is missing or out of scope.
    */
   url?(id: string, options?: UrlOptions): Promise<DownloadLink>;
+  /**
+   * Present when capabilities.events: the scope's artifact.* events as they happen, reconnecting
+   * (with Last-Event-ID, so none is missed) until `signal` aborts or the loop breaks.
+   */
+  events?(options?: EventsOptions): AsyncIterable<ArtifactEvent>;
+}
+
+export type ArtifactEventType = 'artifact.stored' | 'artifact.deleted' | 'artifact.evicted' | 'artifact.expired';
+
+export interface ArtifactEvent {
+  /** Position in the stream: pass it as `lastEventId` to resume after this event. */
+  id: string;
+  type: ArtifactEventType;
+  /** The reference as it was at the change (for removals: as it was just before). */
+  ref: ArtifactRef;
+  at: string;
+}
+
+export interface EventsOptions {
+  /** Resume after this event (from a previous ArtifactEvent.id); default: only new events. */
+  lastEventId?: string;
+  /** Narrow a tenant-wide token's stream to one session or trace. */
+  sessionId?: string;
+  traceId?: string;
+  signal?: AbortSignal;
 }

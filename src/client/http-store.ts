@@ -5,7 +5,8 @@ import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactId } from '../core/ids.js';
 import { sha256Hex } from '../core/hash.js';
 import type { ArtifactRef, ByteRange, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
-import type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamOptions, UrlOptions } from './artifact-store.js';
+import { createParser } from 'eventsource-parser';
+import type { ArtifactEvent, ArtifactStore, ArtifactStoreCapabilities, DownloadLink, EventsOptions, GetStreamOptions, UrlOptions } from './artifact-store.js';
 import { rangeHeaderOf } from './store-scope.js';
 
 export interface HttpArtifactStoreOptions {
@@ -97,7 +98,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   const scope = options.scope ?? {};
   const streamUploads = options.streamUploads ?? !isBrowser();
   const extraHeaders = { ...(options.headers ?? {}) };
-  const capabilities: ArtifactStoreCapabilities = { persistent: true, ranges: true, signedUrls: true, events: false };
+  const capabilities: ArtifactStoreCapabilities = { persistent: true, ranges: true, signedUrls: true, events: true };
   const directAbove = options.directUploadAboveBytes ?? 8 * 1024 * 1024;
   /** Learnt from the first answer: false once the service said it has no direct uploads. */
   let directUploads: boolean | undefined;
@@ -269,6 +270,65 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     }
   }
 
+  /**
+   * GET /v1/events as an async iterator: fetch (EventSource cannot send Authorization) and an SSE
+   * parser; on a dropped connection or a 429 / 503 / network error it reconnects with backoff and
+   * Last-Event-ID. Other errors (401, 403, 400) end it by throwing.
+   */
+  async function* events(o: EventsOptions = {}): AsyncGenerator<ArtifactEvent> {
+    let lastEventId = o.lastEventId;
+    const query = new URLSearchParams();
+    if (o.sessionId ?? scope.sessionId) query.set('session', (o.sessionId ?? scope.sessionId)!);
+    if (o.traceId ?? scope.traceId) query.set('trace', (o.traceId ?? scope.traceId)!);
+    const url = `${baseUrl}/v1/events${[...query.keys()].length ? `?${query}` : ''}`;
+    for (let attempt = 0; !o.signal?.aborted; ) {
+      let res: Response;
+      try {
+        res = await fetchImpl(url, { headers: { ...(await authHeaders()), Accept: 'text/event-stream', ...(lastEventId ? { 'Last-Event-ID': lastEventId } : {}) }, signal: o.signal });
+      } catch (err) {
+        if (o.signal?.aborted) return;
+        if (!isNetworkError(err)) throw err;
+        await sleep(backoffMs(attempt++));
+        continue;
+      }
+      if (!res.ok) {
+        if (res.status !== 429 && res.status !== 503) throw await errorFromResponse(res, { method: 'GET', path: '/v1/events' });
+        await res.body?.cancel().catch(() => {});
+        await sleep(backoffMs(attempt++));
+        continue;
+      }
+      const queue: ArtifactEvent[] = [];
+      const parser = createParser({
+        onEvent(ev) {
+          if (!ev.id) return;
+          const data = JSON.parse(ev.data) as Omit<ArtifactEvent, 'id'>;
+          queue.push({ id: ev.id, type: data.type, ref: data.ref, at: data.at });
+        },
+      });
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          attempt = 0;
+          parser.feed(value);
+          while (queue.length > 0) {
+            const ev = queue.shift()!;
+            lastEventId = ev.id;
+            yield ev;
+          }
+        }
+      } catch (err) {
+        if (o.signal?.aborted) return;
+        if (!isNetworkError(err) && !(err instanceof Error && /terminated|aborted|other side closed/i.test(err.message))) throw err;
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
+      // The stream ended (the service restarted or is draining): reconnect where it left off.
+      await sleep(backoffMs(attempt++));
+    }
+  }
+
   async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
     if (!isArtifactId(id)) return null;
     const headers: Record<string, string> = getOptions.range ? { Range: rangeHeaderOf(getOptions.range) } : {};
@@ -308,6 +368,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
       return body ? new Uint8Array(await new Response(body).arrayBuffer()) : null;
     },
     getStream,
+    events,
     async getRef(id: string) {
       if (!isArtifactId(id)) return null;
       const res = await nullWhenNotFound(() => request({ method: 'GET', path: `${artifactPath(id)}/meta` }));

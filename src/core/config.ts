@@ -56,6 +56,8 @@ export const ConfigSchema = z.object({
   retentionIntervalSeconds: intFromEnv(0),
   /** Unreferenced blobs, staging objects and unfinished direct uploads younger than this are left alone. */
   gcGraceSeconds: intFromEnv(3600),
+  /** A comment line on idle event streams this often, so proxies keep them open. */
+  eventsHeartbeatSeconds: positiveFromEnv(15),
   /** HS256 secrets as `kid:secret` pairs, comma separated; several at once so keys rotate. */
   jwtSecrets: list,
   /** A JWKS document (file path) with public keys (RS256, ES256, EdDSA) selected by `kid`. */
@@ -133,6 +135,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   tenantPolicies: 'ARTIFACT_STORE_TENANT_POLICIES',
   retentionIntervalSeconds: 'ARTIFACT_STORE_RETENTION_INTERVAL_SECONDS',
   gcGraceSeconds: 'ARTIFACT_STORE_GC_GRACE_SECONDS',
+  eventsHeartbeatSeconds: 'ARTIFACT_STORE_EVENTS_HEARTBEAT_SECONDS',
 };
 
 /** The base policy of a configuration (before per-tenant overrides). */

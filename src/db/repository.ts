@@ -82,6 +82,17 @@ export interface EvictedRef {
   traceId: string;
 }
 
+/** One row of the outbox. `ref` is the reference as it was at the change (null for rows written before refs were kept). */
+export interface OutboxEvent {
+  seq: number;
+  tenantId: string;
+  type: string;
+  artifactId: string;
+  scope: { userId: string; sessionId: string; traceId: string };
+  ref: RefRow | null;
+  createdAt: number;
+}
+
 /** Live usage of one session or trace. */
 export interface ScopeUsage {
   tenantId: string;
@@ -186,6 +197,12 @@ export interface ArtifactRepository {
   doomBlobs(now: number, createdBefore: number, staleBefore: number, after: string, limit: number): Promise<{ sha256: string; sizeBytes: number }[]>;
   /** Removes the rows of collected blobs still marked with `doomedAt`; clears the mark of `failed` ones. */
   forgetBlobs(collected: string[], failed: string[], doomedAt: number): Promise<void>;
+  /** Events of a tenant after `afterSeq`, oldest first (the outbox, which every process writes to). */
+  readEvents(tenantId: string, afterSeq: number, limit: number): Promise<OutboxEvent[]>;
+  /** The newest event's seq (0 when there is none). */
+  lastEventSeq(): Promise<number>;
+  /** Drops up to `limit` events older than `before`; resuming from before then starts at the oldest kept. */
+  trimEvents(before: number, limit: number): Promise<number>;
   /** Keeps a retention run's report. */
   recordRetentionRun(run: { trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }): Promise<void>;
   /** The newest `limit` retention runs, newest first. */

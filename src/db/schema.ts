@@ -61,14 +61,20 @@ export const artifactRefs = sqliteTable(
 );
 
 /** Events, appended in the same transaction as the change, tailed by SSE / MCP subscribers. */
-export const outbox = sqliteTable('outbox', {
-  seq: integer('seq').primaryKey({ autoIncrement: true }),
-  tenantId: text('tenant_id').notNull(),
-  type: text('type').notNull(),
-  artifactId: text('artifact_id').notNull(),
-  scope: text('scope', { mode: 'json' }).$type<Record<string, string>>().notNull(),
-  createdAt: integer('created_at').notNull(),
-});
+export const outbox = sqliteTable(
+  'outbox',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    tenantId: text('tenant_id').notNull(),
+    type: text('type').notNull(),
+    artifactId: text('artifact_id').notNull(),
+    scope: text('scope', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+    /** The reference as it was at the change (a RefRow), so subscribers get the ArtifactRef even after it is gone. */
+    ref: text('ref', { mode: 'json' }).$type<Record<string, unknown>>(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('outbox_tenant_seq').on(t.tenantId, t.seq)],
+);
 
 /** API keys: only a sha256 of the secret is kept. */
 export const apiKeys = sqliteTable('api_keys', {

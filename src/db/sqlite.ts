@@ -6,7 +6,7 @@ import { and, desc, eq, gt, gte, inArray, isNull, lt, or, sql, type SQL } from '
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errors } from '../core/errors.js';
-import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
+import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, OutboxEvent, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
 import { apiKeys, artifactRefs, artifacts, blobs, outbox, retentionRuns, uploads } from './schema.js';
@@ -47,6 +47,18 @@ type RawRefRow = Omit<RefRow, 'meta' | 'source'> & { meta: string | null; source
  * characters they hold; an open part is "-". (Artifact ids have a fixed alphabet and come first.)
  */
 const keyPart = (value: string | undefined) => (value === undefined ? '-' : `${value.length}:${value}`);
+
+/** A removed reference as DELETE … RETURNING gives it (meta and source as stored JSON text, or parsed). */
+type RemovedRow = Omit<RefRow, 'namespace' | 'sha256' | 'meta' | 'source'> & { meta: unknown; source: unknown };
+
+const REMOVED_COLUMNS = `ref_id AS refId, tenant_id AS tenantId, artifact_id AS artifactId, user_id AS userId, session_id AS sessionId,
+  trace_id AS traceId, size_bytes AS sizeBytes, mime_type AS mimeType, filename, meta, source, created_at AS createdAt,
+  last_accessed_at AS lastAccessedAt, expires_at AS expiresAt`;
+
+function parseJson(value: unknown): Record<string, unknown> | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? (JSON.parse(value) as Record<string, unknown>) : (value as Record<string, unknown>);
+}
 
 function artifactTooBigForScope(kind: string, value: string, bytes: number, maxBytes: number) {
   const limit = kind === 'session' ? 'maxSessionBytes' : 'maxTraceBytes';
@@ -183,7 +195,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           )
           WHERE (@maxBytes > 0 AND running > @maxBytes) OR (@maxCount > 0 AND position > @maxCount)
         )
-        RETURNING ref_id AS refId, tenant_id AS tenantId, artifact_id AS artifactId, user_id AS userId, session_id AS sessionId, trace_id AS traceId`);
+        RETURNING ${REMOVED_COLUMNS}`);
       evictStatements.set(key, stmt);
     }
     return stmt;
@@ -191,12 +203,27 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
   const dropOrphanArtifact = sqlite.prepare(
     'DELETE FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId)',
   );
-  const appendEvent = sqlite.prepare('INSERT INTO outbox (tenant_id, type, artifact_id, scope, created_at) VALUES (@tenantId, @type, @artifactId, @scope, @now)');
+  const appendEvent = sqlite.prepare('INSERT INTO outbox (tenant_id, type, artifact_id, scope, ref, created_at) VALUES (@tenantId, @type, @artifactId, @scope, @ref, @now)');
 
-  /** Removes references with their events; artifacts go with their last reference. */
-  function recordRemoved(removed: EvictedRef[], type: 'artifact.evicted' | 'artifact.expired', now: number): void {
+  const artifactFacts = sqlite.prepare('SELECT namespace, sha256 FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId');
+
+  /** Appends one event with the reference as it is (or was) in its payload. */
+  function appendRefEvent(type: string, row: RefRow, now: number): void {
+    appendEvent.run({
+      tenantId: row.tenantId,
+      type,
+      artifactId: row.artifactId,
+      scope: JSON.stringify({ userId: row.userId, sessionId: row.sessionId, traceId: row.traceId }),
+      ref: JSON.stringify(row),
+      now,
+    });
+  }
+
+  /** Events for removed references; then each artifact goes with its last reference. */
+  function recordRemoved(removed: RemovedRow[], type: 'artifact.evicted' | 'artifact.expired' | 'artifact.deleted', now: number): void {
     for (const r of removed) {
-      appendEvent.run({ tenantId: r.tenantId, type, artifactId: r.artifactId, scope: JSON.stringify({ userId: r.userId, sessionId: r.sessionId, traceId: r.traceId }), now });
+      const facts = artifactFacts.get({ tenantId: r.tenantId, artifactId: r.artifactId }) as { namespace: string; sha256: string } | undefined;
+      appendRefEvent(type, { ...r, namespace: facts?.namespace ?? '', sha256: facts?.sha256 ?? '', meta: parseJson(r.meta), source: parseJson(r.source) }, now);
     }
     for (const r of removed) dropOrphanArtifact.run({ tenantId: r.tenantId, artifactId: r.artifactId });
   }
@@ -206,7 +233,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
    * inside the put's transaction, after its reference is written (`keep` is its id).
    */
   function enforceQuota(q: QuotaLimits, tenantId: string, scope: { sessionId: string; traceId: string }, keep: number, keepBytes: number, added: boolean, now: number): EvictedRef[] {
-    const evicted: EvictedRef[] = [];
+    const evicted: RemovedRow[] = [];
     const scopes: [ScopeKind, string, number, number][] = [
       ['session', scope.sessionId, q.maxSessionBytes ?? 0, q.maxSessionCount ?? 0],
       ['trace', scope.traceId, q.maxTraceBytes ?? 0, q.maxTraceCount ?? 0],
@@ -222,7 +249,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
         if (added) throw scopeFull(kind, value, usage, keepBytes, maxBytes, maxCount);
         continue;
       }
-      evicted.push(...(evictStatement(kind, q.strategy).all({ tenantId, value, now, keep, maxBytes, maxCount }) as EvictedRef[]));
+      evicted.push(...(evictStatement(kind, q.strategy).all({ tenantId, value, now, keep, maxBytes, maxCount }) as RemovedRow[]));
     }
     if (q.maxTenantBytes) {
       const { bytes } = tenantUsage.get({ tenantId, now }) as { bytes: number };
@@ -239,7 +266,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
 
   const expireBatch = sqlite.prepare(`
     DELETE FROM artifact_refs WHERE ref_id IN (SELECT ref_id FROM artifact_refs WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)
-    RETURNING ref_id AS refId, tenant_id AS tenantId, artifact_id AS artifactId, user_id AS userId, session_id AS sessionId, trace_id AS traceId, size_bytes AS sizeBytes`);
+    RETURNING ${REMOVED_COLUMNS}`);
   const scopesOverStatements = Object.fromEntries(
     (Object.keys(SCOPE_COLUMNS) as ScopeKind[]).map((kind) => [
       kind,
@@ -268,6 +295,10 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     RETURNING sha256, size_bytes AS sizeBytes`);
   const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const undoomBlob = sqlite.prepare('UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
+  const readEventsStmt = sqlite.prepare(
+    'SELECT seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, created_at AS createdAt FROM outbox WHERE tenant_id = @tenantId AND seq > @afterSeq ORDER BY seq LIMIT @limit',
+  );
+  const trimEventsStmt = sqlite.prepare('DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)');
   const unreferencedArtifacts = sqlite.prepare(`
     DELETE FROM artifacts WHERE rowid IN (
       SELECT a.rowid FROM artifacts a WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`);
@@ -337,8 +368,8 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
               .get().refId;
           }
           const evicted = input.quota ? enforceQuota(input.quota, scope.tenantId, key, refId, input.sizeBytes, !live, now) : [];
-          tx.insert(outbox).values({ tenantId: scope.tenantId, type: 'artifact.stored', artifactId: input.artifactId, scope: key, createdAt: now }).run();
           const row = selectRef(scope.tenantId, input.artifactId, key) as RefRow;
+          appendRefEvent('artifact.stored', row, now);
           return { row, created: !live, evicted };
         },
         { behavior: 'immediate' },
@@ -379,15 +410,8 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       return writing(() => db.transaction(
         (tx) => {
           const where = and(eq(artifactRefs.tenantId, tenantId), eq(artifactRefs.artifactId, artifactId), gt(artifactRefs.expiresAt, now), ...scopeConditions(filter));
-          const gone = tx.delete(artifactRefs).where(where).returning({ userId: artifactRefs.userId, sessionId: artifactRefs.sessionId, traceId: artifactRefs.traceId }).all();
-          if (gone.length === 0) return 0;
-          const left = tx
-            .select({ n: sql<number>`count(*)` })
-            .from(artifactRefs)
-            .where(and(eq(artifactRefs.tenantId, tenantId), eq(artifactRefs.artifactId, artifactId)))
-            .get();
-          if ((left?.n ?? 0) === 0) tx.delete(artifacts).where(and(eq(artifacts.tenantId, tenantId), eq(artifacts.id, artifactId))).run();
-          for (const scope of gone) tx.insert(outbox).values({ tenantId, type: 'artifact.deleted', artifactId, scope, createdAt: now }).run();
+          const gone = tx.delete(artifactRefs).where(where).returning().all();
+          recordRemoved(gone.map((g) => ({ ...g, meta: g.meta ?? null, source: g.source ?? null })), 'artifact.deleted', now);
           return gone.length;
         },
         { behavior: 'immediate' },
@@ -451,7 +475,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     async expireRefs(now, limit) {
       return writing(() =>
         sqlite.transaction(() => {
-          const gone = expireBatch.all({ now, limit }) as (EvictedRef & { sizeBytes: number })[];
+          const gone = expireBatch.all({ now, limit }) as RemovedRow[];
           recordRemoved(gone, 'artifact.expired', now);
           return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0) };
         }).immediate(),
@@ -469,7 +493,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       const strategy = quota.strategy;
       return writing(() =>
         sqlite.transaction(() => {
-          const evicted = evictStatement(kind, strategy).all({ tenantId, value, now, keep: -1, maxBytes, maxCount }) as EvictedRef[];
+          const evicted = evictStatement(kind, strategy).all({ tenantId, value, now, keep: -1, maxBytes, maxCount }) as RemovedRow[];
           recordRemoved(evicted, 'artifact.evicted', now);
           return evicted;
         }).immediate(),
@@ -506,6 +530,19 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           for (const sha256 of failed) undoomBlob.run({ sha256, doomedAt });
         }).immediate(),
       );
+    },
+
+    async readEvents(tenantId, afterSeq, limit) {
+      const rows = readEventsStmt.all({ tenantId, afterSeq, limit }) as (Omit<OutboxEvent, 'scope' | 'ref'> & { scope: string; ref: string | null })[];
+      return rows.map((r) => ({ ...r, scope: JSON.parse(r.scope) as OutboxEvent['scope'], ref: r.ref === null ? null : (JSON.parse(r.ref) as RefRow) }));
+    },
+
+    async lastEventSeq() {
+      return (sqlite.prepare('SELECT coalesce(max(seq), 0) AS seq FROM outbox').get() as { seq: number }).seq;
+    },
+
+    async trimEvents(before, limit) {
+      return writing(() => trimEventsStmt.run({ before, limit }).changes);
     },
 
     async recordRetentionRun(run) {

@@ -12,6 +12,7 @@ import { silentLogger, type Logger } from './logger.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import { registerArtifactUrl } from './routes/artifact-url.js';
 import { registerAdminRetention } from './routes/admin-retention.js';
+import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import type { RetentionReport } from '../service/retention.js';
 import { registerDeleteArtifact } from './routes/delete-artifact.js';
 import { registerDocs, type DocsAssets } from './routes/docs.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   /** Public origin for links (ARTIFACT_STORE_PUBLIC_URL); default: the origin of each request. */
   publicUrl?: string;
   now?: () => number;
+  /** Poll and heartbeat intervals of GET /v1/events. */
+  events?: EventStreamSettings;
   /** Runs retention (POST /v1/admin/retention); concurrent calls share the run in progress. */
   retention?: (trigger: string) => Promise<RetentionReport>;
 }
@@ -110,6 +113,7 @@ export function createApp(deps: AppDeps) {
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
   registerAdminRetention(app, deps.retention);
+  registerEvents(app, deps.repo, { ...deps.events, isDraining: deps.isDraining });
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);

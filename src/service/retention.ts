@@ -39,7 +39,12 @@ export interface RetentionReport {
   blobs: { collected: number; bytes: number; failed: number };
   /** Staging leftovers (puts that died mid-stream) older than the grace period. */
   staging: { removed: number; bytes: number };
+  /** Outbox events older than a day (a dropped event stream can resume within that day). */
+  events: { trimmed: number };
 }
+
+/** How long events stay in the outbox: the window in which Last-Event-ID can resume a stream. */
+export const EVENTS_KEPT_MS = 24 * 3_600_000;
 
 const quotaOf = (p: Policy): QuotaLimits => ({
   strategy: p.cleanupStrategy,
@@ -73,6 +78,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
     uploads: { reaped: 0, stagingFailed: 0 },
     blobs: { collected: 0, bytes: 0, failed: 0 },
     staging: { removed: 0, bytes: 0 },
+    events: { trimmed: 0 },
   };
 
   // 1. Expired references, oldest expiry first, a batch per transaction.
@@ -174,6 +180,13 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
   if (deps.blobs.sweepStaging) {
     report.staging = await deps.blobs.sweepStaging(Date.now() - deps.graceMs);
     progress('staging', report.staging.removed);
+  }
+
+  // 7. Old events.
+  for (;;) {
+    const trimmed = await deps.repo.trimEvents(now() - EVENTS_KEPT_MS, batch);
+    report.events.trimmed += trimmed;
+    if (trimmed < batch) break;
   }
 
   const finished = now();

@@ -1,0 +1,88 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { streamSSE } from 'hono/streaming';
+import { errors } from '../../core/errors.js';
+import type { ArtifactRepository, OutboxEvent } from '../../db/repository.js';
+import { rowToRef } from '../../service/refs.js';
+import { accessOf, requirePerm } from '../auth.js';
+import type { AppEnv } from '../context.js';
+import { header } from '../fast-header.js';
+import { errorResponses } from '../openapi-schemas.js';
+
+export interface EventStreamSettings {
+  /** How often the outbox is read for new events (default 250 ms). */
+  pollMs?: number;
+  /** How often an idle stream gets a comment line, so proxies keep it open (default 15 s). */
+  heartbeatMs?: number;
+  /** True once shutdown began: streams end, and clients reconnect (to another instance) with Last-Event-ID. */
+  isDraining?: () => boolean;
+}
+
+const route = createRoute({
+  method: 'get',
+  path: '/v1/events',
+  tags: ['events'],
+  summary: 'Server-Sent Events: artifact.stored, artifact.deleted, artifact.evicted, artifact.expired',
+  description:
+    "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
+  request: {
+    query: z.object({
+      session: z.string().optional().openapi({ description: 'Only this session (tenant-wide callers).' }),
+      trace: z.string().optional().openapi({ description: 'Only this trace (tenant-wide callers).' }),
+      lastEventId: z.string().optional().openapi({ description: 'Resume after this event id (same as the Last-Event-ID header).' }),
+    }),
+  },
+  responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } }, ...errorResponses(400, 401, 403) },
+});
+
+export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository | undefined, settings: EventStreamSettings = {}) {
+  const pollMs = settings.pollMs ?? 250;
+  const heartbeatMs = settings.heartbeatMs ?? 15_000;
+  app.openapi(route, async (c) => {
+    const caller = c.get('caller');
+    requirePerm(caller, 'read');
+    if (!repo) throw errors.backendUnavailable('This service keeps no event outbox.', { retryAfter: 60 });
+    const query = c.req.valid('query');
+    const access = accessOf(caller);
+    // A bound token's scope cannot be widened: asking for another session sees nothing of it.
+    const filter = { ...access.filter };
+    if (query.session !== undefined) filter.sessionId = filter.sessionId ?? query.session;
+    if (query.trace !== undefined) filter.traceId = filter.traceId ?? query.trace;
+    const narrowedAway = (query.session !== undefined && filter.sessionId !== query.session) || (query.trace !== undefined && filter.traceId !== query.trace);
+    const resumeFrom = query.lastEventId ?? header(c, 'last-event-id');
+    let after: number;
+    if (resumeFrom !== undefined) {
+      if (!/^\d{1,15}$/.test(resumeFrom)) throw errors.badRequest(`Last-Event-ID ${JSON.stringify(resumeFrom)} is not an event id from this stream (a whole number).`);
+      after = Number(resumeFrom);
+    } else {
+      after = await repo.lastEventSeq();
+    }
+    const visible = (e: OutboxEvent) =>
+      !narrowedAway &&
+      (filter.sessionId === undefined || e.scope.sessionId === filter.sessionId) &&
+      (filter.traceId === undefined || e.scope.traceId === filter.traceId);
+
+    return streamSSE(c, async (stream) => {
+      let open = true;
+      stream.onAbort(() => {
+        open = false;
+      });
+      let quietSince = Date.now();
+      await stream.write(': connected\n\n');
+      while (open && !stream.aborted && !stream.closed && !settings.isDraining?.()) {
+        const batch = await repo.readEvents(caller.tenantId, after, 500);
+        for (const e of batch) {
+          after = e.seq;
+          if (!visible(e) || !e.ref) continue;
+          await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify({ type: e.type, ref: rowToRef(e.ref), at: new Date(e.createdAt).toISOString() }) });
+          quietSince = Date.now();
+        }
+        if (batch.length === 500) continue;
+        if (Date.now() - quietSince >= heartbeatMs) {
+          await stream.write(': heartbeat\n\n');
+          quietSince = Date.now();
+        }
+        await stream.sleep(pollMs);
+      }
+    });
+  });
+}
