@@ -195,7 +195,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const auth = createAuthenticator({ hmacSecrets: secrets, jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
   let draining = false;
   const retention = createRetentionRunner(retentionDepsOf(config, repo, blobs));
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 } });
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =

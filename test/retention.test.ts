@@ -301,3 +301,59 @@ describe('retention triggers', () => {
     expect(text.stdout).toMatch(/retention run \d{4}-/);
   });
 });
+
+describe('usage', () => {
+  it('GET /v1/usage: a tenant token sees its sessions and traces against the limits, a session token its session, admins every tenant', { timeout: 30_000 }, async () => {
+    const dataDir = await tempDir();
+    const server = await startServer(loadConfig({ ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION: '10' }, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
+    cleanups.push(() => server.close());
+    const put = async (tenant: string, session: string, trace: string | undefined, bytes: number) => {
+      const token = await server.mintToken({ tenant, sub: 'u', session, ...(trace ? { trace } : {}), perms: ['write'] });
+      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' }, body: new Uint8Array(randomBytes(bytes)) });
+      expect(res.status).toBe(201);
+    };
+    await put('acme', 's1', 't1', 3000);
+    await put('acme', 's1', undefined, 1000);
+    await put('acme', 's2', 't1', 500);
+    await put('other', 'x', undefined, 9000);
+    const get = async (claims: Parameters<RunningServerLike['mintToken']>[0], query = '') => {
+      const res = await fetch(`${server.url}/v1/usage${query}`, { headers: { Authorization: `Bearer ${await server.mintToken(claims)}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { tenants: { tenantId: string; bytes: number }[]; sessions: { sessionId: string; bytes: number; count: number; limitCount: number }[]; traces: { traceId: string; bytes: number }[]; retentionRuns: unknown[] };
+    };
+    const tenant = await get({ tenant: 'acme', perms: ['read'] });
+    expect(tenant.tenants).toEqual([{ tenantId: 'acme', bytes: 4500, count: 3, limitBytes: null }]);
+    expect(tenant.sessions.map((s) => [s.sessionId, s.bytes, s.count, s.limitCount])).toEqual([
+      ['s1', 4000, 2, 10],
+      ['s2', 500, 1, 10],
+    ]);
+    expect(tenant.traces.map((t) => [t.traceId, t.bytes])).toEqual([['t1', 3500]]);
+    expect(tenant.retentionRuns).toEqual([]);
+    const session = await get({ tenant: 'acme', session: 's2', perms: ['read'] });
+    expect(session.sessions.map((s) => s.sessionId)).toEqual(['s2']);
+    expect(session.tenants).toEqual([{ tenantId: 'acme', bytes: 500, count: 1, limitBytes: null }]);
+    const admin = await get({ tenant: 'acme', perms: ['read', 'admin'] }, '?top=1');
+    // Every tenant, biggest first; top bounds each list.
+    expect(admin.tenants.map((t) => [t.tenantId, t.bytes])).toEqual([['other', 9000]]);
+    expect(admin.sessions.map((s) => s.sessionId)).toEqual(['x']);
+    expect((await get({ tenant: 'acme', perms: ['read', 'admin'] })).tenants.map((t) => t.tenantId)).toEqual(['other', 'acme']);
+    const bad = await fetch(`${server.url}/v1/usage?top=0`, { headers: { Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', perms: ['read'] })}` } });
+    expect(bad.status).toBe(400);
+  });
+
+  it('artifact-store usage prints the same figures', { timeout: 60_000 }, async () => {
+    const dataDir = await tempDir();
+    const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
+    const blobs = createFsBlobStore({ root: join(dataDir, 'blobs'), hash: nodeSha256, fsync: false });
+    const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 } });
+    await service.putBytes({ tenantId: 'acme', sessionId: 's1' }, randomBytes(524_288));
+    await service.close();
+    await repo.close();
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))) };
+    const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'usage', '--data-dir', dataDir], { cwd: ROOT, env });
+    expect(stdout).toMatch(/acme\s+0\.5 MiB\s+1\s+—/);
+    expect(stdout).toMatch(/acme \/ s1\s+0\.5 MiB\s+0%\s+1\s+0%/);
+  });
+});
+
+type RunningServerLike = Awaited<ReturnType<typeof startServer>>;

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
-import { loadConfig, type ConfigInput } from '../core/config.js';
+import { loadConfig, policiesOf, type ConfigInput } from '../core/config.js';
 import { createSqliteRepository } from '../db/sqlite.js';
 import { PERMS, type Perm } from '../http/tokens.js';
 import { openNodeDrivers, retentionDepsOf, startServer } from '../node.js';
 import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
+import { usageReport, type UsageReport } from '../service/usage.js';
 import { issueApiKey } from '../service/api-keys.js';
 import { resolve, join } from 'node:path';
 
@@ -15,6 +16,7 @@ Usage:
   artifact-store keys ls [--tenant T] [--data-dir DIR]
   artifact-store keys revoke ID [--data-dir DIR]
   artifact-store retention run [--data-dir DIR] [--json]
+  artifact-store usage [--tenant T] [--top N] [--data-dir DIR] [--json]
 
 Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
 
@@ -128,6 +130,38 @@ function formatReport(r: RetentionReport): string {
   return `retention run ${r.startedAt} (${r.durationMs} ms)\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`;
 }
 
+async function usage(argv: string[]) {
+  const { values } = parseArgs({ args: argv, options: { tenant: { type: 'string' }, top: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const top = values.top === undefined ? 20 : Number(values.top);
+  if (!Number.isInteger(top) || top < 1 || top > 1000) throw new Error('--top must be a whole number from 1 to 1000');
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  try {
+    const report = await usageReport(repo, policiesOf(config), values.tenant !== undefined ? { tenantId: values.tenant } : {}, top);
+    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatUsage(report));
+  } finally {
+    await repo.close();
+  }
+}
+
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+const pct = (used: number, limit: number) => `${Math.round((100 * used) / limit)}%`;
+
+function formatUsage(r: UsageReport): string {
+  const table = (title: string, head: string[], rows: string[][]) => {
+    if (rows.length === 0) return `${title}: none\n`;
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+    const line = (cells: string[]) => `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}`;
+    return `${title}:\n${[line(head), ...rows.map(line)].join('\n')}\n`;
+  };
+  return [
+    `usage at ${r.at} (live references only)`,
+    table('tenants', ['tenant', 'bytes', 'artifacts', 'of quota'], r.tenants.map((t) => [t.tenantId, mib(t.bytes), String(t.count), t.limitBytes ? pct(t.bytes, t.limitBytes) : '—'])),
+    table('top sessions', ['tenant / session', 'bytes', 'of limit', 'artifacts', 'of limit'], r.sessions.map((u) => [`${u.tenantId} / ${u.sessionId}`, mib(u.bytes), pct(u.bytes, u.limitBytes), String(u.count), pct(u.count, u.limitCount)])),
+    table('top traces', ['tenant / trace', 'bytes', 'of limit', 'artifacts', 'of limit'], r.traces.map((u) => [`${u.tenantId} / ${u.traceId}`, mib(u.bytes), pct(u.bytes, u.limitBytes), String(u.count), pct(u.count, u.limitCount)])),
+  ].join('\n');
+}
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -137,6 +171,8 @@ async function main() {
       return keys(rest);
     case 'retention':
       return retention(rest);
+    case 'usage':
+      return usage(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -21,6 +21,21 @@ export interface Policy {
   cleanupStrategy: CleanupStrategy;
 }
 
+const MiB = 1024 * 1024;
+
+/** The reference design's defaults (the config's defaults too). */
+export const DEFAULT_POLICY: Policy = {
+  defaultTtlSeconds: 3600,
+  maxTtlSeconds: 7 * 24 * 3600,
+  maxArtifactBytes: 50 * MiB,
+  maxSessionBytes: 500 * MiB,
+  maxTraceBytes: 100 * MiB,
+  maxArtifactsPerSession: 1000,
+  maxArtifactsPerTrace: 100,
+  maxTenantBytes: 0,
+  cleanupStrategy: 'lru',
+};
+
 const positive = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
 /** One tenant's overrides: any subset of the policy, nothing else. */

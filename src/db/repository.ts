@@ -203,6 +203,11 @@ export interface ArtifactRepository {
   lastEventSeq(): Promise<number>;
   /** Drops up to `limit` events older than `before`; resuming from before then starts at the oldest kept. */
   trimEvents(before: number, limit: number): Promise<number>;
+  /**
+   * Live usage, biggest first: per tenant, or per session / trace (within `tenantId` when given).
+   * `value` is the tenant, session or trace id.
+   */
+  usage(kind: 'tenant' | 'session' | 'trace', now: number, options: { tenantId?: string; sessionId?: string; traceId?: string; limit: number }): Promise<ScopeUsage[]>;
   /** Keeps a retention run's report. */
   recordRetentionRun(run: { trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }): Promise<void>;
   /** The newest `limit` retention runs, newest first. */

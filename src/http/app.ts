@@ -13,6 +13,8 @@ import type { UrlSigner } from '../core/url-signing.js';
 import { registerArtifactUrl } from './routes/artifact-url.js';
 import { registerAdminRetention } from './routes/admin-retention.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
+import { registerUsage } from './routes/usage.js';
+import { createPolicies, DEFAULT_POLICY, type Policy } from '../core/policy.js';
 import type { RetentionReport } from '../service/retention.js';
 import { registerDeleteArtifact } from './routes/delete-artifact.js';
 import { registerDocs, type DocsAssets } from './routes/docs.js';
@@ -40,6 +42,8 @@ export interface AppDeps {
   /** Public origin for links (ARTIFACT_STORE_PUBLIC_URL); default: the origin of each request. */
   publicUrl?: string;
   now?: () => number;
+  /** Each tenant's limits, for GET /v1/usage (default: no policy overrides, the service limits). */
+  policies?: (tenantId: string) => Policy;
   /** Poll and heartbeat intervals of GET /v1/events. */
   events?: EventStreamSettings;
   /** Runs retention (POST /v1/admin/retention); concurrent calls share the run in progress. */
@@ -114,6 +118,7 @@ export function createApp(deps: AppDeps) {
   registerDeleteArtifact(app, deps.service);
   registerAdminRetention(app, deps.retention);
   registerEvents(app, deps.repo, { ...deps.events, isDraining: deps.isDraining });
+  registerUsage(app, deps.repo, deps.policies ?? createPolicies(DEFAULT_POLICY), deps.now);
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);
