@@ -185,6 +185,20 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
       return (await this.stat(sha256)) !== null;
     },
 
+    async *list() {
+      const top = join(root, 'sha256');
+      const names = async (dir: string) => (await readdir(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)))).sort();
+      for (const a of await names(top)) {
+        for (const b of await names(join(top, a))) {
+          for (const name of await names(join(top, a, b))) {
+            if (!check(name)) continue;
+            const st = await stat(join(top, a, b, name)).catch(() => null);
+            if (st?.isFile()) yield { sha256: name, sizeBytes: st.size, modifiedAt: st.mtimeMs };
+          }
+        }
+      }
+    },
+
     async delete(sha256: string) {
       if (!check(sha256)) return false;
       descriptors.forget(sha256);

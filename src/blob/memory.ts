@@ -54,6 +54,9 @@ export function createMemoryBlobStore(options: MemoryBlobStoreOptions): BlobStor
       const bytes = blobs.get(sha256);
       return bytes ? { sha256, sizeBytes: bytes.byteLength } : null;
     },
+    async *list() {
+      for (const [sha256, bytes] of blobs) yield { sha256, sizeBytes: bytes.byteLength, modifiedAt: 0 };
+    },
     async exists(sha256: string) {
       return blobs.has(sha256);
     },

@@ -357,6 +357,24 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       }
     },
 
+    async *list() {
+      const blobsPrefix = `${prefix}blobs/sha256/`;
+      let token: string | undefined;
+      do {
+        let page;
+        try {
+          page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: blobsPrefix, ContinuationToken: token }));
+        } catch (err) {
+          throw s3Failure(err, where('ListObjectsV2', blobsPrefix));
+        }
+        for (const o of page.Contents ?? []) {
+          const sha256 = o.Key?.split('/').at(-1) ?? '';
+          if (check(sha256)) yield { sha256, sizeBytes: o.Size ?? 0, modifiedAt: o.LastModified?.getTime() ?? 0 };
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    },
+
     async sweepStaging(before: number) {
       const stagingPrefix = `${prefix}staging/`;
       let removed = 0;

@@ -5,6 +5,8 @@ import { PERMS, type Perm } from '../http/tokens.js';
 import { openNodeDrivers, retentionDepsOf, startServer } from '../node.js';
 import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
 import { usageReport, type UsageReport } from '../service/usage.js';
+import { fsck, type FsckReport } from '../service/fsck.js';
+import { nodeSha256 } from '../blob/node-hash.js';
 import { issueApiKey } from '../service/api-keys.js';
 import { resolve, join } from 'node:path';
 
@@ -17,6 +19,7 @@ Usage:
   artifact-store keys revoke ID [--data-dir DIR]
   artifact-store retention run [--data-dir DIR] [--json]
   artifact-store usage [--tenant T] [--top N] [--data-dir DIR] [--json]
+  artifact-store fsck [--verify] [--repair] [--data-dir DIR] [--json]
 
 Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
 
@@ -162,6 +165,48 @@ function formatUsage(r: UsageReport): string {
   ].join('\n');
 }
 
+async function fsckCommand(argv: string[]) {
+  const { values } = parseArgs({ args: argv, options: { verify: { type: 'boolean' }, repair: { type: 'boolean' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const { repo, blobs, service } = openNodeDrivers(config);
+  const tty = process.stderr.isTTY;
+  let last = 0;
+  try {
+    const report = await fsck({
+      repo,
+      blobs,
+      hash: nodeSha256,
+      verify: values.verify,
+      repair: values.repair,
+      graceMs: config.gcGraceSeconds * 1000,
+      onProgress: (n) => {
+        if (!tty || Date.now() - last < 100) return;
+        last = Date.now();
+        process.stderr.write(`\r\x1b[Kfsck: ${n} blob rows checked${values.verify ? ' (hashing)' : ''}`);
+      },
+    });
+    if (tty) process.stderr.write('\r\x1b[K');
+    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatFsck(report, Boolean(values.repair)));
+    if (report.unresolved > 0) process.exitCode = 1;
+  } finally {
+    await service.close();
+    await repo.close();
+    await blobs.close?.();
+  }
+}
+
+function formatFsck(r: FsckReport, repair: boolean): string {
+  const lines = [`fsck: ${r.checkedRows} blob rows, ${r.checkedBlobs} stored blobs checked; ${r.problems.length} problems, ${r.unresolved} unresolved`];
+  for (const p of r.problems) {
+    const held = 'artifacts' in p ? ` (held by ${p.artifacts.map((a) => `${a.tenantId}/${a.id}`).join(', ')})` : '';
+    const fix = 'repaired' in p ? (p.repaired ? ' — repaired' : repair ? ' — left (within the grace period)' : ' — run with --repair to fix') : ' — not fixable here: restore the bytes from a backup, or delete the artifacts';
+    const what =
+      p.kind === 'size_mismatch' ? `${p.kind} ${p.sha256}: recorded ${p.recorded} bytes, stored ${p.stored}` : p.kind === 'corrupt_bytes' ? `${p.kind} ${p.sha256}: hashes to ${p.actual}` : `${p.kind} ${p.sha256}`;
+    lines.push(`  ${what}${held}${fix}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -173,6 +218,8 @@ async function main() {
       return retention(rest);
     case 'usage':
       return usage(rest);
+    case 'fsck':
+      return fsckCommand(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -208,6 +208,15 @@ export interface ArtifactRepository {
    * `value` is the tenant, session or trace id.
    */
   usage(kind: 'tenant' | 'session' | 'trace', now: number, options: { tenantId?: string; sessionId?: string; traceId?: string; limit: number }): Promise<ScopeUsage[]>;
+  // fsck
+  /** Blob rows after `after` (by sha256), with how many artifacts hold each. */
+  blobRows(after: string, limit: number): Promise<{ sha256: string; sizeBytes: number; pinnedUntil: number | null; artifacts: number }[]>;
+  /** Which of these sha256s have a blob row. */
+  knownBlobs(sha256s: string[]): Promise<Set<string>>;
+  /** Artifacts (tenant, id) that hold these bytes, up to `limit`. */
+  artifactsOfBlob(sha256: string, limit: number): Promise<{ tenantId: string; id: string }[]>;
+  /** Deletes a blob row that no artifact holds and no put has pinned past `now`; false otherwise. */
+  deleteIdleBlobRow(sha256: string, now: number): Promise<boolean>;
   /** Keeps a retention run's report. */
   recordRetentionRun(run: { trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }): Promise<void>;
   /** The newest `limit` retention runs, newest first. */

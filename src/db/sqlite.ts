@@ -560,6 +560,35 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       return sqlite.prepare(sqlText).all(params) as ScopeUsage[];
     },
 
+    async blobRows(after, limit) {
+      return sqlite
+        .prepare(
+          `SELECT b.sha256, b.size_bytes AS sizeBytes, b.pinned_until AS pinnedUntil, (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
+           FROM blobs b WHERE b.sha256 > @after ORDER BY b.sha256 LIMIT @limit`,
+        )
+        .all({ after, limit }) as { sha256: string; sizeBytes: number; pinnedUntil: number | null; artifacts: number }[];
+    },
+
+    async knownBlobs(sha256s) {
+      const known = new Set<string>();
+      const stmt = sqlite.prepare('SELECT 1 FROM blobs WHERE sha256 = ?').pluck();
+      for (const sha of sha256s) if (stmt.get(sha) !== undefined) known.add(sha);
+      return known;
+    },
+
+    async artifactsOfBlob(sha256, limit) {
+      return sqlite.prepare('SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = ? ORDER BY tenant_id, id LIMIT ?').all(sha256, limit) as { tenantId: string; id: string }[];
+    },
+
+    async deleteIdleBlobRow(sha256, now) {
+      return writing(
+        () =>
+          sqlite
+            .prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND coalesce(pinned_until, 0) < @now AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)')
+            .run({ sha256, now }).changes > 0,
+      );
+    },
+
     async recordRetentionRun(run) {
       db.insert(retentionRuns).values(run).run();
     },
