@@ -423,3 +423,49 @@ describe('fsck', () => {
     expect(bad?.stdout).toContain(`missing_bytes ${ref.sha256} (held by acme/${ref.id})`);
   });
 });
+
+describe('purge', () => {
+  it('DELETE /v1/admin/artifacts/{id} removes every reference in the tenant and the bytes, unless another tenant holds them', { timeout: 30_000 }, async () => {
+    const dataDir = await tempDir();
+    const server = await startServer(loadConfig({}, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
+    cleanups.push(() => server.close());
+    const tok = (claims: Parameters<RunningServerLike['mintToken']>[0]) => server.mintToken(claims);
+    const admin = await tok({ tenant: 'acme', perms: ['read', 'write', 'admin'] });
+    const put = async (token: string, body: Uint8Array) => {
+      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' }, body: body as Uint8Array<ArrayBuffer> });
+      expect(res.status).toBe(201);
+      return (await res.json()) as { id: string; sha256: string };
+    };
+    const mineOnly = new Uint8Array(randomBytes(2000));
+    const shared = new Uint8Array(randomBytes(2000));
+    const s1 = await tok({ tenant: 'acme', session: 's1', perms: ['read', 'write'] });
+    const s2 = await tok({ tenant: 'acme', session: 's2', perms: ['read', 'write'] });
+    const a = await put(s1, mineOnly);
+    await put(s2, mineOnly);
+    const b = await put(s1, shared);
+    const otherTenant = await tok({ tenant: 'other', perms: ['read', 'write'] });
+    await put(otherTenant, shared);
+    const link = (await (await fetch(`${server.url}/v1/artifacts/${a.id}/url`, { method: 'POST', headers: { Authorization: `Bearer ${s1}`, 'Content-Type': 'application/json' }, body: '{}' })).json()) as { url: string };
+    expect((await fetch(link.url)).status).toBe(200);
+
+    const denied = await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${s1}` } });
+    expect(denied.status).toBe(403);
+
+    const purged = await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
+    expect(purged.status).toBe(200);
+    expect(await purged.json()).toEqual({ id: a.id, refs: 2, bytesDeleted: true });
+    // The proxy link stops at once, for every session of the tenant, and the bytes are gone.
+    expect((await fetch(link.url)).status).toBe(404);
+    for (const t of [s1, s2]) expect((await fetch(`${server.url}/v1/artifacts/${a.id}`, { headers: { Authorization: `Bearer ${t}` } })).status).toBe(404);
+    const blobPath = (sha: string) => join(dataDir, 'blobs', 'sha256', sha.slice(0, 2), sha.slice(2, 4), sha);
+    await expect(readdir(join(blobPath(a.sha256), '..'))).resolves.not.toContain(a.sha256);
+
+    // Bytes another tenant holds stay for it.
+    const kept = await fetch(`${server.url}/v1/admin/artifacts/${b.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
+    expect(await kept.json()).toEqual({ id: b.id, refs: 1, bytesDeleted: false });
+    const theirs = await fetch(`${server.url}/v1/artifacts/${b.id}`, { headers: { Authorization: `Bearer ${otherTenant}` } });
+    expect(Buffer.from(await theirs.arrayBuffer()).equals(Buffer.from(shared))).toBe(true);
+
+    expect((await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } })).status).toBe(404);
+  });
+});

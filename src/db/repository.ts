@@ -49,10 +49,10 @@ export interface CommitPutInput {
    */
   clock?: () => number;
   /**
-   * The put pinned its blob (pinBlob) before committing the bytes: the commit fails with
-   * backend_unavailable if the pin ran out, since garbage collection may have taken the bytes since.
+   * The pin the put took (pinBlob) before committing the bytes: the commit removes it, and fails
+   * with backend_unavailable if it ran out, since garbage collection may have taken the bytes since.
    */
-  pinned?: boolean;
+  pinId?: number;
   /** Limits to enforce in the same transaction; absent = none. */
   quota?: QuotaLimits;
 }
@@ -185,10 +185,16 @@ export interface ArtifactRepository {
   /** Up to `limit` direct uploads that expired before `before`. */
   expiredUploads(before: number, limit: number): Promise<UploadRecord[]>;
   /**
-   * Pins a blob before its bytes are committed: garbage collection leaves it alone until `until`.
-   * 'collecting' when a collection of it is under way (started after `staleBefore`): wait and retry.
+   * Pins a blob for one put, before its bytes are committed: garbage collection and purge leave it
+   * alone while the pin lives (until `until`, or until the put's commitPut removes it). Returns the
+   * pin's id, or 'collecting' when a collection of it is under way (started after `staleBefore`):
+   * wait and retry.
    */
-  pinBlob(sha256: string, until: number, now: number, staleBefore: number): Promise<'pinned' | 'collecting'>;
+  pinBlob(sha256: string, until: number, now: number, staleBefore: number): Promise<number | 'collecting'>;
+  /** Removes a pin (a put that failed after pinning). */
+  releasePin(pinId: number): Promise<void>;
+  /** Removes pins that ran out (puts that died after pinning); returns how many. */
+  dropExpiredPins(now: number): Promise<number>;
   /**
    * Marks up to `limit` blobs for collection (sha256 after `after`): no artifact holds them, no put
    * pinned them past `now`, created before `createdBefore`; or marked by a run that started before
@@ -208,9 +214,11 @@ export interface ArtifactRepository {
    * `value` is the tenant, session or trace id.
    */
   usage(kind: 'tenant' | 'session' | 'trace', now: number, options: { tenantId?: string; sessionId?: string; traceId?: string; limit: number }): Promise<ScopeUsage[]>;
+  /** Marks one blob for collection now, if no artifact holds it and no put has pinned it (purge). */
+  doomBlobNow(sha256: string, now: number): Promise<boolean>;
   // fsck
   /** Blob rows after `after` (by sha256), with how many artifacts hold each. */
-  blobRows(after: string, limit: number): Promise<{ sha256: string; sizeBytes: number; pinnedUntil: number | null; artifacts: number }[]>;
+  blobRows(after: string, limit: number, now: number): Promise<{ sha256: string; sizeBytes: number; pinned: boolean; artifacts: number }[]>;
   /** Which of these sha256s have a blob row. */
   knownBlobs(sha256s: string[]): Promise<Set<string>>;
   /** Artifacts (tenant, id) that hold these bytes, up to `limit`. */

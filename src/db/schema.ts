@@ -9,8 +9,6 @@ export const blobs = sqliteTable('blobs', {
   sha256: text('sha256').primaryKey(),
   sizeBytes: integer('size_bytes').notNull(),
   createdAt: integer('created_at').notNull(),
-  /** Set by a put before it commits these bytes: garbage collection leaves the blob alone until then. */
-  pinnedUntil: integer('pinned_until'),
   /** Set by garbage collection while it deletes the bytes: a put waits for it to finish. */
   doomedAt: integer('doomed_at'),
 });
@@ -121,4 +119,18 @@ export const retentionRuns = sqliteTable(
     report: text('report', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
   },
   (t) => [index('retention_runs_started').on(t.startedAt)],
+);
+
+/**
+ * One per put between knowing its hash and committing its metadata: garbage collection and purge
+ * leave a pinned blob alone. The put's metadata commit removes its pin; a crashed put's pin expires.
+ */
+export const blobPins = sqliteTable(
+  'blob_pins',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    sha256: text('sha256').notNull(),
+    until: integer('until').notNull(),
+  },
+  (t) => [index('blob_pins_sha256').on(t.sha256)],
 );

@@ -9,7 +9,7 @@ import { errors } from '../core/errors.js';
 import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, OutboxEvent, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
-import { apiKeys, artifactRefs, artifacts, blobs, outbox, retentionRuns, uploads } from './schema.js';
+import { apiKeys, artifactRefs, artifacts, blobPins, blobs, outbox, retentionRuns, uploads } from './schema.js';
 
 export interface SqliteRepositoryOptions {
   /** A file path, or ':memory:'. */
@@ -282,14 +282,17 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
   ) as Record<ScopeKind, Database.Statement>;
   // Blob garbage collection against puts committing the same bytes (see pinBlob / doomBlobs).
   const selectBlob = sqlite.prepare('SELECT doomed_at AS doomedAt FROM blobs WHERE sha256 = @sha256');
-  const upsertPin = sqlite.prepare(`
-    INSERT INTO blobs (sha256, size_bytes, created_at, pinned_until, doomed_at) VALUES (@sha256, 0, @now, @until, NULL)
-    ON CONFLICT (sha256) DO UPDATE SET pinned_until = max(coalesce(pinned_until, 0), @until), doomed_at = NULL`);
+  const upsertBlobRow = sqlite.prepare(`
+    INSERT INTO blobs (sha256, size_bytes, created_at, doomed_at) VALUES (@sha256, 0, @now, NULL)
+    ON CONFLICT (sha256) DO UPDATE SET doomed_at = NULL`);
+  const insertPin = sqlite.prepare('INSERT INTO blob_pins (sha256, until) VALUES (@sha256, @until)');
+  // No live pin: no put is between knowing these bytes' hash and committing its metadata.
+  const UNPINNED = 'NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.until >= @now)';
   const doomBatch = sqlite.prepare(`
     UPDATE blobs SET doomed_at = @now WHERE sha256 IN (
       SELECT b.sha256 FROM blobs b
       WHERE b.sha256 > @after
-        AND ((b.doomed_at IS NULL AND coalesce(b.pinned_until, 0) < @now AND b.created_at < @createdBefore) OR b.doomed_at < @staleBefore)
+        AND ((b.doomed_at IS NULL AND ${UNPINNED} AND b.created_at < @createdBefore) OR b.doomed_at < @staleBefore)
         AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
       ORDER BY b.sha256 LIMIT @limit)
     RETURNING sha256, size_bytes AS sizeBytes`);
@@ -313,9 +316,9 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           // processes, which is the order LRU and FIFO eviction rank by.
           const now = given.clock ? Math.max(given.now, given.clock()) : given.now;
           const input = { ...given, now, expiresAt: given.expiresAt + (now - given.now) };
-          if (input.pinned) {
-            const pinRow = tx.select({ pinnedUntil: blobs.pinnedUntil }).from(blobs).where(eq(blobs.sha256, input.sha256)).get();
-            if (!pinRow || (pinRow.pinnedUntil ?? 0) < now) {
+          if (input.pinId !== undefined) {
+            const pin = tx.delete(blobPins).where(eq(blobPins.id, input.pinId)).returning({ sha256: blobPins.sha256, until: blobPins.until }).get();
+            if (!pin || pin.sha256 !== input.sha256 || pin.until < now) {
               throw errors.backendUnavailable('The put took longer than the garbage-collection grace period (ARTIFACT_STORE_GC_GRACE_SECONDS), so its bytes may be gone. Nothing was stored; send it again.', { retryAfter: 1 });
             }
           }
@@ -510,13 +513,21 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
 
     async pinBlob(sha256, until, now, staleBefore) {
       return writing(() =>
-        sqlite.transaction((): 'pinned' | 'collecting' => {
+        sqlite.transaction((): number | 'collecting' => {
           const row = selectBlob.get({ sha256 }) as { doomedAt: number | null } | undefined;
-          if (row?.doomedAt != null && row.doomedAt >= staleBefore) return 'collecting';
-          upsertPin.run({ sha256, until, now });
-          return 'pinned';
+          if (row?.doomedAt != null && row.doomedAt >= staleBefore) return 'collecting' as const;
+          upsertBlobRow.run({ sha256, now });
+          return Number(insertPin.run({ sha256, until }).lastInsertRowid);
         }).immediate(),
       );
+    },
+
+    async releasePin(pinId) {
+      writing(() => db.delete(blobPins).where(eq(blobPins.id, pinId)).run());
+    },
+
+    async dropExpiredPins(now) {
+      return writing(() => db.delete(blobPins).where(lt(blobPins.until, now)).run().changes);
     },
 
     async doomBlobs(now, createdBefore, staleBefore, after, limit) {
@@ -560,13 +571,25 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       return sqlite.prepare(sqlText).all(params) as ScopeUsage[];
     },
 
-    async blobRows(after, limit) {
-      return sqlite
+    async doomBlobNow(sha256, now) {
+      return writing(
+        () =>
+          sqlite
+            .prepare(
+              `UPDATE blobs AS b SET doomed_at = @now WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)`,
+            )
+            .run({ sha256, now }).changes > 0,
+      );
+    },
+
+    async blobRows(after, limit, now) {
+      const rows = sqlite
         .prepare(
-          `SELECT b.sha256, b.size_bytes AS sizeBytes, b.pinned_until AS pinnedUntil, (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
+          `SELECT b.sha256, b.size_bytes AS sizeBytes, NOT ${UNPINNED} AS pinned, (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
            FROM blobs b WHERE b.sha256 > @after ORDER BY b.sha256 LIMIT @limit`,
         )
-        .all({ after, limit }) as { sha256: string; sizeBytes: number; pinnedUntil: number | null; artifacts: number }[];
+        .all({ after, limit, now }) as { sha256: string; sizeBytes: number; pinned: number; artifacts: number }[];
+      return rows.map((r) => ({ ...r, pinned: r.pinned === 1 }));
     },
 
     async knownBlobs(sha256s) {
@@ -584,7 +607,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       return writing(
         () =>
           sqlite
-            .prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND coalesce(pinned_until, 0) < @now AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)')
+            .prepare(`DELETE FROM blobs AS b WHERE b.sha256 = @sha256 AND ${UNPINNED} AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)`)
             .run({ sha256, now }).changes > 0,
       );
     },

@@ -11,7 +11,7 @@ import { header } from './fast-header.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import { registerArtifactUrl } from './routes/artifact-url.js';
-import { registerAdminRetention } from './routes/admin-retention.js';
+import { registerAdminPurge, registerAdminRetention } from './routes/admin.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import { registerUsage } from './routes/usage.js';
 import { createPolicies, DEFAULT_POLICY, type Policy } from '../core/policy.js';
@@ -117,6 +117,7 @@ export function createApp(deps: AppDeps) {
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
   registerAdminRetention(app, deps.retention);
+  registerAdminPurge(app, deps.service);
   registerEvents(app, deps.repo, { ...deps.events, isDraining: deps.isDraining });
   registerUsage(app, deps.repo, deps.policies ?? createPolicies(DEFAULT_POLICY), deps.now);
   registerListArtifacts(app, deps.service, deps.publicUrl);

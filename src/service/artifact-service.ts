@@ -169,14 +169,32 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
   }
 
   const graceMs = limits.gcGraceMs ?? 3_600_000;
-  /** Keeps garbage collection off a blob from before its bytes are committed until its metadata is. */
-  async function pin({ sha256 }: { sha256: string }): Promise<void> {
-    for (let waited = 0; ; waited += 100) {
-      const t = now();
-      if ((await repo.pinBlob(sha256, t + graceMs, t, t - STALE_COLLECTION_MS)) === 'pinned') return;
-      if (waited >= PIN_WAIT_MS) throw errors.backendUnavailable('These bytes are being garbage-collected right now. Retry in a few seconds.', { retryAfter: 5 });
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  /**
+   * One put's pin: keeps garbage collection and purge off its blob from before the bytes are
+   * committed until the metadata is (commitPut removes it), or until `release` after a failure.
+   */
+  function pinForPut() {
+    let id: number | undefined;
+    return {
+      get id() {
+        return id;
+      },
+      async take({ sha256 }: { sha256: string }): Promise<void> {
+        for (let waited = 0; ; waited += 100) {
+          const t = now();
+          const got = await repo.pinBlob(sha256, t + graceMs, t, t - STALE_COLLECTION_MS);
+          if (got !== 'collecting') {
+            id = got;
+            return;
+          }
+          if (waited >= PIN_WAIT_MS) throw errors.backendUnavailable('These bytes are being garbage-collected right now. Retry in a few seconds.', { retryAfter: 5 });
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
+      async release(): Promise<void> {
+        if (id !== undefined) await repo.releasePin(id).catch(() => {});
+      },
+    };
   }
 
   async function putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, rawOptions: PutOptions = {}): Promise<PutResult> {
@@ -189,13 +207,19 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       await body.cancel(err).catch(() => {});
       throw err;
     }
-    const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true, beforeCommit: pin });
-    await deps.faults?.('put:after-blob-commit');
-    return commitMetadata(putScope, blob, options);
+    const pin = pinForPut();
+    try {
+      const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true, beforeCommit: (b) => pin.take(b) });
+      await deps.faults?.('put:after-blob-commit');
+      return await commitMetadata(putScope, blob, options, pin.id);
+    } catch (err) {
+      await pin.release();
+      throw err;
+    }
   }
 
   /** The metadata half of every put, once the bytes are committed under their hash. */
-  async function commitMetadata(putScope: ArtifactScope, blob: { sha256: string; sizeBytes: number }, options: ReturnType<typeof checkPutOptions>): Promise<PutResult> {
+  async function commitMetadata(putScope: ArtifactScope, blob: { sha256: string; sizeBytes: number }, options: ReturnType<typeof checkPutOptions>, pinId?: number): Promise<PutResult> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const at = now();
     const ttl = options.ttl ?? limitsOf(putScope.tenantId).defaultTtlSeconds;
@@ -214,7 +238,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       expiresAt: at + ttl * 1000,
       quota: quotaOf(putScope.tenantId),
       clock: now,
-      pinned: true,
+      pinId,
     });
     return { ref: rowToRef(row), created };
   }
@@ -400,15 +424,23 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       }
       if (!blobs.commitUpload) throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
       let blob;
+      const pin = pinForPut();
       try {
-        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, pin);
+        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, (b) => pin.take(b));
       } catch (err) {
+        await pin.release();
         // Wrong bytes end the upload (the staged object is gone); "nothing uploaded yet" does not.
         if (isArtifactError(err) && (err.code === 'checksum_mismatch' || (err.code === 'bad_request' && !/Nothing has been uploaded/.test(err.message)))) await repo.deleteUpload(up.id);
         throw err;
       }
       const putScope: ArtifactScope = { tenantId: up.tenantId, ...(up.userId ? { userId: up.userId } : {}), ...(up.sessionId ? { sessionId: up.sessionId } : {}), ...(up.traceId ? { traceId: up.traceId } : {}) };
-      const result = await commitMetadata(putScope, blob, checkPutOptions(up.tenantId, up.options as PutOptions));
+      let result;
+      try {
+        result = await commitMetadata(putScope, blob, checkPutOptions(up.tenantId, up.options as PutOptions), pin.id);
+      } catch (err) {
+        await pin.release();
+        throw err;
+      }
       await repo.deleteUpload(up.id);
       return result;
     },
@@ -417,6 +449,28 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     async delete(access: Access, id: string): Promise<boolean> {
       if (!isArtifactId(id)) return false;
       return (await repo.deleteRefs(access.tenantId, id, access.filter, now())) > 0;
+    },
+
+    /**
+     * Admin purge: every reference of the tenant to `id` goes at once (artifact.deleted each), and the
+     * bytes too unless another tenant holds them or a put is committing them. Proxy links stop at
+     * once; direct links die with the object. Returns what went.
+     */
+    async purge(tenantId: string, id: string): Promise<{ refs: number; bytesDeleted: boolean }> {
+      const found = isArtifactId(id) ? await repo.findRef(tenantId, id, {}, now()) : undefined;
+      if (!found) throw errors.notFound(id);
+      const refs = await repo.deleteRefs(tenantId, id, {}, now());
+      smallBlobs.delete(found.sha256);
+      const markedAt = now();
+      if (!(await repo.doomBlobNow(found.sha256, markedAt))) return { refs, bytesDeleted: false };
+      try {
+        await blobs.delete(found.sha256);
+      } catch (err) {
+        await repo.forgetBlobs([], [found.sha256], markedAt);
+        throw err;
+      }
+      await repo.forgetBlobs([found.sha256], [], markedAt);
+      return { refs, bytesDeleted: true };
     },
 
     async list(access: Access, rawQuery: ListQuery = {}): Promise<ListPage> {

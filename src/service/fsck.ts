@@ -50,17 +50,16 @@ export async function fsck(o: FsckOptions): Promise<FsckReport> {
 
   // 1. Every row: are its bytes there, the right size, the right hash?
   for (let after = ''; ; ) {
-    const rows = await o.repo.blobRows(after, 500);
+    const rows = await o.repo.blobRows(after, 500, now());
     if (rows.length === 0) break;
     for (const row of rows) {
       after = row.sha256;
       checkedRows++;
-      const pinned = (row.pinnedUntil ?? 0) >= now();
       const stat = await o.blobs.stat(row.sha256);
       if (!stat) {
         if (row.artifacts > 0) {
           problems.push({ kind: 'missing_bytes', sha256: row.sha256, artifacts: await o.repo.artifactsOfBlob(row.sha256, 20) });
-        } else if (!pinned) {
+        } else if (!row.pinned) {
           // A pinned row without bytes is a put between pin and commit: not a problem.
           const repaired = o.repair ? await o.repo.deleteIdleBlobRow(row.sha256, now()) : false;
           problems.push({ kind: 'stale_row', sha256: row.sha256, repaired });

@@ -149,6 +149,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
   // 5. Blobs no artifact holds. Mark a batch (skipping blobs a put has pinned), delete their bytes,
   // then drop the rows still marked. A put of the same bytes that comes in meanwhile sees the mark
   // and waits for the collection to finish before committing its own copy.
+  await deps.repo.dropExpiredPins(now());
   let after = '';
   for (;;) {
     const markedAt = now();
