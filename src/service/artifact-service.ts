@@ -33,6 +33,9 @@ export interface ServiceLimits {
   gcGraceMs?: number;
 }
 
+/** Where a put can be stopped by fault injection: bytes staged and hashed; bytes committed; metadata committed. */
+export type PutFaultPoint = 'put:after-staging' | 'put:after-blob-commit' | 'put:after-db-commit';
+
 /** A collection marked longer ago than this died with its process: puts stop waiting for it. */
 export const STALE_COLLECTION_MS = 10 * 60_000;
 /** How long a put waits for a collection of the same bytes to finish before answering 503. */
@@ -87,7 +90,7 @@ export interface ArtifactServiceDeps {
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
   /** Fault injection for tests: awaited at named points of a put (crash, pause or fail there). */
-  faults?: (point: 'put:after-blob-commit') => Promise<void>;
+  faults?: (point: PutFaultPoint) => Promise<void>;
 }
 
 /** Who is reading: a tenant and the scope parts the caller is bound to. */
@@ -209,9 +212,15 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     }
     const pin = pinForPut();
     try {
-      const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true, beforeCommit: (b) => pin.take(b) });
+      const beforeCommit = async (b: { sha256: string }) => {
+        await deps.faults?.('put:after-staging');
+        await pin.take(b);
+      };
+      const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true, beforeCommit });
       await deps.faults?.('put:after-blob-commit');
-      return await commitMetadata(putScope, blob, options, pin.id);
+      const result = await commitMetadata(putScope, blob, options, pin.id);
+      await deps.faults?.('put:after-db-commit');
+      return result;
     } catch (err) {
       await pin.release();
       throw err;

@@ -18,7 +18,7 @@ export interface RetentionDeps {
   /** Called as the run moves on, for progress bars. */
   onProgress?: (phase: RetentionPhase, done: number) => void;
   /** Fault injection for tests: awaited at named points (crash, pause or fail there). */
-  faults?: (point: 'gc:after-mark') => Promise<void>;
+  faults?: (point: 'gc:after-mark' | 'gc:after-delete') => Promise<void>;
 }
 
 export type RetentionPhase = 'expire' | 'quotas' | 'artifacts' | 'uploads' | 'blobs' | 'staging';
@@ -170,6 +170,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
         report.blobs.failed++;
       }
     }
+    await deps.faults?.('gc:after-delete');
     await deps.repo.forgetBlobs(collected, failed, markedAt);
     progress('blobs', report.blobs.collected);
     after = marked.reduce((max, b) => (b.sha256 > max ? b.sha256 : max), after);
