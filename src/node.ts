@@ -13,6 +13,7 @@ import { createS3BlobStore, createS3Client } from './blob/s3.js';
 import { nodeSha256 } from './blob/node-hash.js';
 import { policiesOf, readTenantPolicies, type Config } from './core/config.js';
 import { runRetention, type RetentionDeps, type RetentionReport } from './service/retention.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
 import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from './core/url-signing.js';
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
@@ -21,7 +22,7 @@ import { createAuthenticator } from './http/auth.js';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
 import { mintToken, parseJwtSecrets, type TokenClaims } from './http/tokens.js';
-import { createArtifactService, type ArtifactService, type LinkSettings } from './service/artifact-service.js';
+import { createArtifactService, type ArtifactService, type LinkSettings, type ServiceObserver } from './service/artifact-service.js';
 
 /** The drivers a Node process runs on, chosen from config. The only place (with the CLI) that picks them. */
 function openBlobStore(config: Config): BlobStore {
@@ -46,7 +47,7 @@ function openBlobStore(config: Config): BlobStore {
   }
 }
 
-export function openNodeDrivers(config: Config, links?: LinkSettings): { repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService } {
+export function openNodeDrivers(config: Config, links?: LinkSettings, observer?: ServiceObserver): { repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService } {
   // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
   const dbPath = config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
   const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
@@ -57,6 +58,7 @@ export function openNodeDrivers(config: Config, links?: LinkSettings): { repo: A
     limits: { maxArtifactBytes: config.maxArtifactBytes, defaultTtlSeconds: config.defaultTtlSeconds, maxTtlSeconds: config.maxTtlSeconds, touchFlushMs: config.touchFlushMs, smallBlobCacheBytes: config.smallBlobCacheBytes },
     links: links ?? { defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds },
     policies: policiesOf(config),
+    observer,
   });
   return { repo, blobs, service };
 }
@@ -191,11 +193,19 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const { secrets, devSecret } = resolveHmacSecrets(config);
   const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
   const urlSigner = await resolveUrlSigner(config, secrets);
-  const { repo, blobs, service } = openNodeDrivers(config, { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds });
+  let metrics: Metrics | undefined;
+  const observer: ServiceObserver = { stored: (n) => metrics?.observer.stored(n), served: (n) => metrics?.observer.served(n), evicted: (n) => metrics?.observer.evicted(n) };
+  const { repo, blobs, service } = openNodeDrivers(config, { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds }, observer);
+  if (config.metrics || config.metricsToken) metrics = createMetrics(repo);
   const auth = createAuthenticator({ hmacSecrets: secrets, jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
   let draining = false;
-  const retention = createRetentionRunner(retentionDepsOf(config, repo, blobs));
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 } });
+  const runRetentionNow = createRetentionRunner(retentionDepsOf(config, repo, blobs));
+  const retention = async (trigger: string) => {
+    const report = await runRetentionNow(trigger);
+    metrics?.retention(report);
+    return report;
+  };
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =

@@ -56,6 +56,10 @@ export const ConfigSchema = z.object({
   retentionIntervalSeconds: intFromEnv(0),
   /** Unreferenced blobs, staging objects and unfinished direct uploads younger than this are left alone. */
   gcGraceSeconds: intFromEnv(3600),
+  /** Prometheus metrics at GET /metrics (off by default: recording costs small GETs a few percent). */
+  metrics: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** When set, GET /metrics wants this bearer token (and metrics are on). */
+  metricsToken: z.string().optional(),
   /** A comment line on idle event streams this often, so proxies keep them open. */
   eventsHeartbeatSeconds: positiveFromEnv(15),
   /** HS256 secrets as `kid:secret` pairs, comma separated; several at once so keys rotate. */
@@ -136,6 +140,8 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   retentionIntervalSeconds: 'ARTIFACT_STORE_RETENTION_INTERVAL_SECONDS',
   gcGraceSeconds: 'ARTIFACT_STORE_GC_GRACE_SECONDS',
   eventsHeartbeatSeconds: 'ARTIFACT_STORE_EVENTS_HEARTBEAT_SECONDS',
+  metrics: 'ARTIFACT_STORE_METRICS',
+  metricsToken: 'ARTIFACT_STORE_METRICS_TOKEN',
 };
 
 /** The base policy of a configuration (before per-tenant overrides). */

@@ -216,6 +216,8 @@ export interface ArtifactRepository {
   usage(kind: 'tenant' | 'session' | 'trace', now: number, options: { tenantId?: string; sessionId?: string; traceId?: string; limit: number }): Promise<ScopeUsage[]>;
   /** Marks one blob for collection now, if no artifact holds it and no put has pinned it (purge). */
   doomBlobNow(sha256: string, now: number): Promise<boolean>;
+  /** Totals for metrics: live references and their bytes; blobs and theirs. */
+  storedTotals(now: number): Promise<{ refs: number; refBytes: number; blobs: number; blobBytes: number }>;
   // fsck
   /** Blob rows after `after` (by sha256), with how many artifacts hold each. */
   blobRows(after: string, limit: number, now: number): Promise<{ sha256: string; sizeBytes: number; pinned: boolean; artifacts: number }[]>;

@@ -582,6 +582,12 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       );
     },
 
+    async storedTotals(now) {
+      const r = sqlite.prepare('SELECT count(*) AS refs, total(size_bytes) AS refBytes FROM artifact_refs WHERE expires_at > ?').get(now) as { refs: number; refBytes: number };
+      const b = sqlite.prepare('SELECT count(*) AS blobs, total(size_bytes) AS blobBytes FROM blobs').get() as { blobs: number; blobBytes: number };
+      return { ...r, ...b };
+    },
+
     async blobRows(after, limit, now) {
       const rows = sqlite
         .prepare(

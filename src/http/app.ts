@@ -14,6 +14,8 @@ import { registerArtifactUrl } from './routes/artifact-url.js';
 import { registerAdminPurge, registerAdminRetention } from './routes/admin.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import { registerUsage } from './routes/usage.js';
+import { routePath } from 'hono/route';
+import type { Metrics } from './metrics.js';
 import { createPolicies, DEFAULT_POLICY, type Policy } from '../core/policy.js';
 import type { RetentionReport } from '../service/retention.js';
 import { registerDeleteArtifact } from './routes/delete-artifact.js';
@@ -42,6 +44,10 @@ export interface AppDeps {
   /** Public origin for links (ARTIFACT_STORE_PUBLIC_URL); default: the origin of each request. */
   publicUrl?: string;
   now?: () => number;
+  /** Prometheus metrics, served at /metrics. */
+  metrics?: Metrics;
+  /** When set, /metrics wants `Authorization: Bearer <this>`. */
+  metricsToken?: string;
   /** Each tenant's limits, for GET /v1/usage (default: no policy overrides, the service limits). */
   policies?: (tenantId: string) => Policy;
   /** Poll and heartbeat intervals of GET /v1/events. */
@@ -56,6 +62,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? silentLogger;
   const logRequests = logger.isEnabled?.('info') ?? true;
+  const metrics = deps.metrics;
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -70,7 +77,7 @@ export function createApp(deps: AppDeps) {
     const incoming = header(c, 'x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     c.set('requestId', requestId);
-    if (!logRequests) {
+    if (!logRequests && !metrics) {
       await next();
       if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
       return;
@@ -78,6 +85,11 @@ export function createApp(deps: AppDeps) {
     const started = performance.now();
     await next();
     if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
+    if (metrics) {
+      const route = routePath(c, -1);
+      metrics.request(c.req.method, route.endsWith('*') ? 'unmatched' : route, c.res.status, (performance.now() - started) / 1000);
+    }
+    if (!logRequests) return;
     const caller = c.get('caller');
     logger.info('request', {
       requestId,
@@ -120,6 +132,15 @@ export function createApp(deps: AppDeps) {
   registerAdminPurge(app, deps.service);
   registerEvents(app, deps.repo, { ...deps.events, isDraining: deps.isDraining });
   registerUsage(app, deps.repo, deps.policies ?? createPolicies(DEFAULT_POLICY), deps.now);
+  if (metrics) {
+    // Outside /v1 and its bearer tokens: scrapers send ARTIFACT_STORE_METRICS_TOKEN when one is set.
+    app.get('/metrics', async (c) => {
+      if (deps.metricsToken && header(c, 'authorization') !== `Bearer ${deps.metricsToken}`) {
+        return c.json({ code: 'unauthorized', message: 'Send Authorization: Bearer <ARTIFACT_STORE_METRICS_TOKEN>.' }, 401, { 'WWW-Authenticate': 'Bearer' });
+      }
+      return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store' });
+    });
+  }
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);

@@ -33,6 +33,15 @@ export interface ServiceLimits {
   gcGraceMs?: number;
 }
 
+/** What the service reports as it works (metrics). */
+export interface ServiceObserver {
+  /** Bytes of a newly stored reference's artifact. */
+  stored(bytes: number): void;
+  /** Bytes handed out for a download (the whole body or the range). */
+  served(bytes: number): void;
+  evicted(count: number): void;
+}
+
 /** Where a put can be stopped by fault injection: bytes staged and hashed; bytes committed; metadata committed. */
 export type PutFaultPoint = 'put:after-staging' | 'put:after-blob-commit' | 'put:after-db-commit';
 
@@ -89,6 +98,8 @@ export interface ArtifactServiceDeps {
   links?: LinkSettings;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
+  /** Told what moves, for metrics. */
+  observer?: ServiceObserver;
   /** Fault injection for tests: awaited at named points of a put (crash, pause or fail there). */
   faults?: (point: PutFaultPoint) => Promise<void>;
 }
@@ -233,7 +244,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
     const at = now();
     const ttl = options.ttl ?? limitsOf(putScope.tenantId).defaultTtlSeconds;
     checkFitsScopes(putScope, blob.sizeBytes);
-    const { row, created } = await repo.commitPut({
+    const { row, created, evicted } = await repo.commitPut({
       scope: putScope,
       artifactId: artifactId(namespace, blob.sha256),
       namespace,
@@ -249,6 +260,8 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       clock: now,
       pinId,
     });
+    if (created) deps.observer?.stored(blob.sizeBytes);
+    if (evicted.length > 0) deps.observer?.evicted(evicted.length);
     return { ref: rowToRef(row), created };
   }
 
@@ -342,6 +355,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       const body = await blobs.get(found.row.sha256, found.range ?? { start: 0, end: found.row.sizeBytes - 1 });
       if (!body) throw missingBytes(id);
       touches.add(found.row.refId);
+      deps.observer?.served(found.range ? found.range.end - found.range.start + 1 : found.row.sizeBytes);
       return { ref: rowToRef(found.row), sizeBytes: found.row.sizeBytes, range: found.range, body };
     },
 
@@ -378,6 +392,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
         if (!body) throw missingBytes(id);
       }
       touches.add(row.refId);
+      deps.observer?.served(span.end - span.start + 1);
       return { entity: row, range, body };
     },
 
