@@ -6,6 +6,7 @@ import { openNodeDrivers, retentionDepsOf, startServer } from '../node.js';
 import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
 import { usageReport, type UsageReport } from '../service/usage.js';
 import { fsck, type FsckReport } from '../service/fsck.js';
+import { backup } from '../service/backup.js';
 import { nodeSha256 } from '../blob/node-hash.js';
 import { issueApiKey } from '../service/api-keys.js';
 import { resolve, join } from 'node:path';
@@ -20,6 +21,7 @@ Usage:
   artifact-store retention run [--data-dir DIR] [--json]
   artifact-store usage [--tenant T] [--top N] [--data-dir DIR] [--json]
   artifact-store fsck [--verify] [--repair] [--data-dir DIR] [--json]
+  artifact-store backup DIR [--data-dir DIR]
 
 Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
 
@@ -207,6 +209,29 @@ function formatFsck(r: FsckReport, repair: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
+async function backupCommand(argv: string[]) {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'data-dir': { type: 'string' } } });
+  const dir = positionals[0];
+  if (!dir) throw new Error('backup needs a target folder: artifact-store backup DIR');
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  try {
+    const blobDir = config.blobDriver === 'fs' ? resolve(config.blobDir ?? join(config.dataDir, 'blobs')) : undefined;
+    const r = await backup(repo, resolve(dir), blobDir);
+    process.stdout.write(
+      [
+        `backup in ${r.dir}`,
+        `  database   ${r.database} (online backup)`,
+        `  manifest   ${r.manifest} (${r.blobs} blobs, ${r.blobBytes} bytes)`,
+        blobDir ? `  blobs      ${r.copied} copied, the rest already there${r.missing.length ? `; ${r.missing.length} recorded but missing: run fsck` : ''}` : '  blobs      on S3: the bucket holds them (keep versioning or replication on); the manifest lists what it must hold',
+      ].join('\n') + '\n',
+    );
+    if (r.missing.length > 0) process.exitCode = 1;
+  } finally {
+    await repo.close();
+  }
+}
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -220,6 +245,8 @@ async function main() {
       return usage(rest);
     case 'fsck':
       return fsckCommand(rest);
+    case 'backup':
+      return backupCommand(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -232,6 +232,9 @@ export interface ArtifactRepository {
   /** The newest `limit` retention runs, newest first. */
   retentionRuns(limit: number): Promise<{ id: number; trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }[]>;
 
+  /** A consistent copy of the whole database, taken while it is in use (SQLite online backup). */
+  backupTo?(path: string): Promise<void>;
+
   /** Cheap liveness probe for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -626,6 +626,10 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       return db.select().from(retentionRuns).orderBy(desc(retentionRuns.startedAt), desc(retentionRuns.id)).limit(limit).all();
     },
 
+    async backupTo(path) {
+      await sqlite.backup(path);
+    },
+
     async ping() {
       sqlite.prepare('select 1').get();
     },
