@@ -9,7 +9,8 @@ import { serve } from '@hono/node-server';
 import type { BlobStore } from './blob/blob-store.js';
 import { createFsBlobStore } from './blob/fs.js';
 import { createMemoryBlobStore } from './blob/memory.js';
-import { createS3BlobStore, createS3Client } from './blob/s3.js';
+import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import { cloudFrontInvalidator, createS3BlobStore, createS3Client } from './blob/s3.js';
 import { nodeSha256 } from './blob/node-hash.js';
 import { policiesOf, readTenantPolicies, type Config } from './core/config.js';
 import { runRetention, type RetentionDeps, type RetentionReport } from './service/retention.js';
@@ -38,7 +39,22 @@ function openBlobStore(config: Config): BlobStore {
         secretAccessKey: config.s3SecretAccessKey,
       });
       const cdn = config.cdnUrl && config.cdnKeyPairId && config.cdnPrivateKeyFile
-        ? { url: config.cdnUrl, keyPairId: config.cdnKeyPairId, privateKey: readFileSync(config.cdnPrivateKeyFile, 'utf8') }
+        ? {
+            url: config.cdnUrl,
+            keyPairId: config.cdnKeyPairId,
+            privateKey: readFileSync(config.cdnPrivateKeyFile, 'utf8'),
+            ...(config.cdnDistributionId
+              ? {
+                  invalidate: cloudFrontInvalidator(
+                    new CloudFrontClient({
+                      region: 'us-east-1',
+                      ...(config.s3AccessKeyId && config.s3SecretAccessKey ? { credentials: { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey } } : {}),
+                    }),
+                    config.cdnDistributionId,
+                  ),
+                }
+              : {}),
+          }
         : undefined;
       return createS3BlobStore({ client, bucket: config.s3Bucket!, prefix: config.s3Prefix, hash: nodeSha256, ownsClient: true, cdn });
     }

@@ -60,6 +60,41 @@ describeS3('S3 blob store', () => {
     return { store: createS3BlobStore({ client, bucket, prefix, hash: nodeSha256 }), cleanup: () => removeUnder(prefix) };
   });
 
+  describe('purge with a CDN', () => {
+    it('deletes the object and invalidates its CDN path, unless another tenant holds the bytes', async () => {
+      const prefix = `purge-${randomUUID()}/`;
+      const invalidated: string[][] = [];
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const blobs = createS3BlobStore({
+        client,
+        bucket,
+        prefix,
+        cdn: { url: 'https://cdn.example.com/media', keyPairId: 'K1', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), invalidate: async (paths) => void invalidated.push(paths) },
+      });
+      const dir = mkdtempSync(join(tmpdir(), 'artifact-purge-'));
+      const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
+      const service = createArtifactService({ repo, blobs, limits: { maxArtifactBytes: MiB, defaultTtlSeconds: 3600, maxTtlSeconds: 3600, touchFlushMs: 0 } });
+      try {
+        const mine = await service.putBytes({ tenantId: 'acme' }, randomBytes(1000));
+        expect(await service.purge('acme', mine.ref.id)).toEqual({ refs: 1, bytesDeleted: true, cdnInvalidated: true });
+        expect(invalidated).toEqual([[`/media/${prefix}blobs/sha256/${mine.ref.sha256.slice(0, 2)}/${mine.ref.sha256.slice(2, 4)}/${mine.ref.sha256}`]]);
+        expect(await blobs.exists(mine.ref.sha256)).toBe(false);
+
+        const shared = randomBytes(1000);
+        const ours = await service.putBytes({ tenantId: 'acme' }, shared);
+        await service.putBytes({ tenantId: 'other' }, shared);
+        expect(await service.purge('acme', ours.ref.id)).toEqual({ refs: 1, bytesDeleted: false });
+        expect(invalidated).toHaveLength(1);
+        expect(await blobs.exists(ours.ref.sha256)).toBe(true);
+      } finally {
+        await service.close();
+        await repo.close();
+        rmSync(dir, { recursive: true, force: true });
+        await removeUnder(prefix);
+      }
+    });
+  });
+
   describe('layout and staging', () => {
     it('sweepStaging removes staging objects and multipart uploads older than the cut-off, and nothing else', async () => {
       const prefix = `sweep-${randomUUID()}/`;

@@ -9,6 +9,7 @@ import { loadConfig, policiesOf } from '../src/core/config.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { runRetention } from '../src/service/retention.js';
+import { createArtifactService } from '../src/service/artifact-service.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -125,6 +126,37 @@ describe('GET /v1/events through the SDK', () => {
     ]);
     second.abort();
     await b.done;
+  });
+
+  it('reconnects by itself after the service restarts, and misses nothing written meanwhile', { timeout: 30_000 }, async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'artifact-events-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const config = { dataDir, env: 'development' as const, logLevel: 'silent' as const, shutdownGraceMs: 2000 };
+    const first = await startServer(loadConfig({}, { ...config, port: 0 }));
+    const port = Number(new URL(first.url).port);
+    const token = first.token;
+    const store = createHttpArtifactStore({ baseUrl: first.url, token, retryBaseMs: 50, retryMaxDelayMs: 300 });
+    const abort = new AbortController();
+    const stream = collect(store.events!({ sessionId: 's1', signal: abort.signal }));
+    await new Promise((r) => setTimeout(r, 400));
+    const before = await store.putText('before', { scope: { sessionId: 's1' } });
+    await stream.next(1);
+
+    // The service goes away; a change happens while it is down (another process, same database).
+    await first.close();
+    const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
+    const offline = createArtifactService({ repo, blobs: createFsBlobStore({ root: join(dataDir, 'blobs') }), limits: { maxArtifactBytes: 1 << 20, defaultTtlSeconds: 3600, maxTtlSeconds: 3600, touchFlushMs: 0 } });
+    const during = await offline.putText({ tenantId: 'dev', sessionId: 's1' }, 'while down');
+    await offline.close();
+    await repo.close();
+    await new Promise((r) => setTimeout(r, 500));
+
+    const second = await startServer(loadConfig({}, { ...config, port }));
+    cleanups.push(() => second.close());
+    const after = await store.putText('after', { scope: { sessionId: 's1' } });
+    expect((await stream.next(3)).map((e) => e.ref.id)).toEqual([before.id, during.ref.id, after.id]);
+    abort.abort();
+    await stream.done;
   });
 
   it('sends heartbeats on an idle stream, refuses a bad Last-Event-ID, and needs a token', { timeout: 30_000 }, async () => {

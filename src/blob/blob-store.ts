@@ -74,6 +74,8 @@ export interface BlobStore {
   sweepStaging?(before: number): Promise<{ removed: number; bytes: number }>;
   /** Drops a staged upload, if any. */
   discardUpload?(stagingKey: string): Promise<void>;
+  /** With a CDN in front: drops its cached copies of a blob (after a purge deleted it). */
+  invalidateCdn?(sha256: string): Promise<void>;
   /** Every committed blob (for fsck), in no particular order. */
   list?(): AsyncIterable<{ sha256: string; sizeBytes: number; modifiedAt: number }>;
   /** Releases handles (timers, sockets). */

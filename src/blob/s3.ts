@@ -15,6 +15,7 @@ import {
   UploadPartCopyCommand,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { CreateInvalidationCommand, type CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl as signCloudFrontUrl } from '@aws-sdk/cloudfront-signer';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -58,6 +59,27 @@ export interface CdnSigning {
   keyPairId: string;
   /** PEM of the private key (RSA 2048). */
   privateKey: string;
+  /** Drops cached copies of these paths (CloudFront CreateInvalidation); set when the distribution id is known. */
+  invalidate?: (paths: string[]) => Promise<void>;
+}
+
+/**
+ * CloudFront invalidation of paths, for purges. CloudFront is global (its API lives in us-east-1);
+ * `client` takes the same credentials as the bucket's.
+ */
+export function cloudFrontInvalidator(client: CloudFrontClient, distributionId: string): (paths: string[]) => Promise<void> {
+  return async (paths) => {
+    try {
+      await client.send(
+        new CreateInvalidationCommand({
+          DistributionId: distributionId,
+          InvalidationBatch: { CallerReference: `artifact-store-${randomUUID()}`, Paths: { Quantity: paths.length, Items: paths } },
+        }),
+      );
+    } catch (err) {
+      throw s3Failure(err, `CloudFront invalidation of ${paths.join(', ')}`);
+    }
+  };
 }
 
 /** Connection settings, as the service's configuration gives them. */
@@ -374,6 +396,14 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
     },
+
+    invalidateCdn: options.cdn?.invalidate
+      ? async (sha256: string) => {
+          // The path CloudFront caches: the CDN URL's own path (a custom origin path) plus the key.
+          const base = new URL(options.cdn!.url).pathname.replace(/\/+$/, '');
+          await options.cdn!.invalidate!([`${base}/${keyOf(sha256)}`]);
+        }
+      : undefined,
 
     async sweepStaging(before: number) {
       const stagingPrefix = `${prefix}staging/`;

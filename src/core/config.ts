@@ -39,6 +39,8 @@ export const ConfigSchema = z.object({
   cdnUrl: z.url().optional(),
   cdnKeyPairId: z.string().optional(),
   cdnPrivateKeyFile: z.string().optional(),
+  /** The CloudFront distribution's id: purges then invalidate the blob's path. */
+  cdnDistributionId: z.string().optional(),
   maxArtifactBytes: positiveFromEnv(50 * MiB),
   defaultTtlSeconds: positiveFromEnv(3600),
   maxTtlSeconds: positiveFromEnv(7 * 24 * 3600),
@@ -112,6 +114,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   cdnUrl: 'ARTIFACT_STORE_CDN_URL',
   cdnKeyPairId: 'ARTIFACT_STORE_CDN_KEY_PAIR_ID',
   cdnPrivateKeyFile: 'ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE',
+  cdnDistributionId: 'ARTIFACT_STORE_CDN_DISTRIBUTION_ID',
   maxArtifactBytes: 'ARTIFACT_STORE_MAX_ARTIFACT_BYTES',
   defaultTtlSeconds: 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS',
   maxTtlSeconds: 'ARTIFACT_STORE_MAX_TTL_SECONDS',
@@ -197,6 +200,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     if (c.s3Prefix && !c.s3Prefix.endsWith('/')) ctx.addIssue({ code: 'custom', path: ['s3Prefix'], message: 'must end with "/" (e.g. "artifacts/")' });
     const cdnParts = [c.cdnUrl, c.cdnKeyPairId, c.cdnPrivateKeyFile].filter(Boolean).length;
     if (cdnParts !== 0 && cdnParts !== 3) ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'set ARTIFACT_STORE_CDN_URL, ARTIFACT_STORE_CDN_KEY_PAIR_ID and ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE together' });
+    if (c.cdnDistributionId && cdnParts !== 3) ctx.addIssue({ code: 'custom', path: ['cdnDistributionId'], message: 'needs the CDN itself: ARTIFACT_STORE_CDN_URL, _KEY_PAIR_ID and _PRIVATE_KEY_FILE' });
     if (cdnParts === 3 && c.blobDriver !== 's3') ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'a CDN needs the s3 blob driver' });
     if (c.urlDefaultTtlSeconds > c.urlMaxTtlSeconds) ctx.addIssue({ code: 'custom', path: ['urlDefaultTtlSeconds'], message: 'must not exceed ARTIFACT_STORE_URL_MAX_TTL_SECONDS' });
     for (const [key, message] of policyProblems(basePolicy(c))) ctx.addIssue({ code: 'custom', path: [key], message });

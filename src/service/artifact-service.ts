@@ -480,7 +480,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
      * bytes too unless another tenant holds them or a put is committing them. Proxy links stop at
      * once; direct links die with the object. Returns what went.
      */
-    async purge(tenantId: string, id: string): Promise<{ refs: number; bytesDeleted: boolean }> {
+    async purge(tenantId: string, id: string): Promise<{ refs: number; bytesDeleted: boolean; cdnInvalidated?: boolean }> {
       const found = isArtifactId(id) ? await repo.findRef(tenantId, id, {}, now()) : undefined;
       if (!found) throw errors.notFound(id);
       const refs = await repo.deleteRefs(tenantId, id, {}, now());
@@ -494,7 +494,13 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
         throw err;
       }
       await repo.forgetBlobs([found.sha256], [], markedAt);
-      return { refs, bytesDeleted: true };
+      if (!blobs.invalidateCdn) return { refs, bytesDeleted: true };
+      // The bytes are gone either way; a failed invalidation leaves cached copies until their TTL.
+      const cdnInvalidated = await blobs.invalidateCdn(found.sha256).then(
+        () => true,
+        () => false,
+      );
+      return { refs, bytesDeleted: true, cdnInvalidated };
     },
 
     async list(access: Access, rawQuery: ListQuery = {}): Promise<ListPage> {

@@ -37,7 +37,10 @@ const purgeRoute = createRoute({
     "Removes every reference of the caller's tenant to the artifact (each with artifact.deleted), and its bytes unless another tenant holds them or a put is committing them: proxy links stop at once, direct links die with the object. Admin only.",
   request: { params: ArtifactIdParam },
   responses: {
-    200: { description: 'What went', content: { 'application/json': { schema: z.object({ id: z.string(), refs: z.number().int(), bytesDeleted: z.boolean() }) } } },
+    200: {
+      description: 'What went (cdnInvalidated: present with a CDN distribution configured; false = cached copies live until their TTL)',
+      content: { 'application/json': { schema: z.object({ id: z.string(), refs: z.number().int(), bytesDeleted: z.boolean(), cdnInvalidated: z.boolean().optional() }) } },
+    },
     ...errorResponses(401, 403, 404, 503),
   },
 });
