@@ -100,12 +100,12 @@ describe('ArtifactStoreStack', () => {
     });
   });
 
-  it('gives the service a least-privilege policy: its objects and ListBucket, nothing else', () => {
+  it('gives the service a least-privilege policy: its objects, listing, and invalidating its distribution, nothing else', () => {
     const policies = Object.values(t.findResources('AWS::IAM::ManagedPolicy')) as { Properties: { PolicyDocument: { Statement: Statement[] } } }[];
     expect(policies).toHaveLength(1);
     const statements = policies[0]!.Properties.PolicyDocument.Statement;
     const actions = statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])).sort();
-    expect(actions).toEqual(['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:ListMultipartUploadParts', 's3:PutObject']);
+    expect(actions).toEqual(['cloudfront:CreateInvalidation', 's3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:ListBucketMultipartUploads', 's3:ListMultipartUploadParts', 's3:PutObject']);
     expect(statements.every((s) => s.Effect === 'Allow')).toBe(true);
     const resources = JSON.stringify(statements.map((s) => s.Resource));
     expect(resources).not.toContain('"*"');
@@ -113,10 +113,12 @@ describe('ArtifactStoreStack', () => {
     const objects = statements.find((s) => s.Action.includes('s3:PutObject'))!;
     expect(JSON.stringify(objects.Resource)).toContain('/blobs/*');
     expect(JSON.stringify(objects.Resource)).toContain('/staging/*');
+    const invalidate = statements.find((s) => s.Action === 'cloudfront:CreateInvalidation')!;
+    expect(JSON.stringify(invalidate.Resource)).toContain('distribution/');
   });
 
   it('outputs what the service is configured with', () => {
-    for (const name of ['BucketName', 'Region', 'CdnUrl', 'CdnKeyPairId', 'ServicePolicyArn']) t.hasOutput(name, Match.anyValue());
+    for (const name of ['BucketName', 'Region', 'CdnUrl', 'CdnKeyPairId', 'CdnDistributionId', 'ServicePolicyArn']) t.hasOutput(name, Match.anyValue());
   });
 
   it('refuses a key prefix without its trailing slash', () => {
