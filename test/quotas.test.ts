@@ -12,21 +12,12 @@ import type { ArtifactScope } from '../src/core/schemas.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService, type Access, type ArtifactService } from '../src/service/artifact-service.js';
 import { expectArtifactError } from './blob-store.contract.js';
+import { TEST_POLICY } from './helpers/policy.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const KiB = 1024;
 
-const BASE: Policy = {
-  defaultTtlSeconds: 3600,
-  maxTtlSeconds: 86_400,
-  maxArtifactBytes: 1024 * KiB,
-  maxSessionBytes: 1024 * KiB,
-  maxTraceBytes: 1024 * KiB,
-  maxArtifactsPerSession: 1000,
-  maxArtifactsPerTrace: 100,
-  maxTenantBytes: 0,
-  cleanupStrategy: 'lru',
-};
+const BASE = TEST_POLICY;
 
 interface Harness {
   service: ArtifactService;

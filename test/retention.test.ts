@@ -17,20 +17,11 @@ import { createArtifactService, type ArtifactService } from '../src/service/arti
 import { runRetention, type RetentionDeps } from '../src/service/retention.js';
 import { fsck } from '../src/service/fsck.js';
 import { ROOT } from './helpers/cli-server.js';
+import { TEST_POLICY } from './helpers/policy.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const KiB = 1024;
-const BASE: Policy = {
-  defaultTtlSeconds: 3600,
-  maxTtlSeconds: 86_400,
-  maxArtifactBytes: 1024 * KiB,
-  maxSessionBytes: 1024 * KiB,
-  maxTraceBytes: 1024 * KiB,
-  maxArtifactsPerSession: 1000,
-  maxArtifactsPerTrace: 100,
-  maxTenantBytes: 0,
-  cleanupStrategy: 'lru',
-};
+const BASE = TEST_POLICY;
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,4 +1,5 @@
 import { decodeBase64 } from '../core/base64.js';
+import { concatBytes } from '../core/bytes.js';
 import { ArtifactError, errors, isArtifactError, isErrorCode, type ErrorCode } from '../core/errors.js';
 import { encodeExtValue } from '../core/filename.js';
 import { TEXT_MIME } from '../core/put-options.js';
@@ -240,7 +241,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     try {
       while (size <= directAbove) {
         const { done, value } = await reader.read();
-        if (done) return await put(concatChunks(head, size), headers, o);
+        if (done) return await put(concatBytes(head, size), headers, o);
         head.push(value);
         size += value.byteLength;
       }
@@ -411,17 +412,6 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
       return page as unknown as ListPage;
     },
   };
-}
-
-function concatChunks(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 const artifactPath = (id: string) => `/v1/artifacts/${encodeURIComponent(id)}`;

@@ -1,3 +1,4 @@
+import { concatBytes } from '../core/bytes.js';
 import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
@@ -326,11 +327,5 @@ async function collect(stream: ReadableStream<Uint8Array>, maxBytes: number): Pr
   } finally {
     reader.releaseLock();
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }

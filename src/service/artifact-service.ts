@@ -33,6 +33,18 @@ export interface ServiceLimits {
   gcGraceMs?: number;
 }
 
+/** The limits a put (or a retention run) enforces under a tenant's policy. */
+export function quotaLimitsOf(p: Policy): QuotaLimits {
+  return {
+    strategy: p.cleanupStrategy,
+    maxSessionBytes: p.maxSessionBytes,
+    maxSessionCount: p.maxArtifactsPerSession,
+    maxTraceBytes: p.maxTraceBytes,
+    maxTraceCount: p.maxArtifactsPerTrace,
+    maxTenantBytes: p.maxTenantBytes,
+  };
+}
+
 /** What the service reports as it works (metrics). */
 export interface ServiceObserver {
   /** Bytes of a newly stored reference's artifact. */
@@ -153,15 +165,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
 
   function quotaOf(tenantId: string): QuotaLimits | undefined {
     const p = deps.policies?.(tenantId);
-    if (!p) return undefined;
-    return {
-      strategy: p.cleanupStrategy,
-      maxSessionBytes: p.maxSessionBytes,
-      maxSessionCount: p.maxArtifactsPerSession,
-      maxTraceBytes: p.maxTraceBytes,
-      maxTraceCount: p.maxArtifactsPerTrace,
-      maxTenantBytes: p.maxTenantBytes,
-    };
+    return p ? quotaLimitsOf(p) : undefined;
   }
 
   /** An artifact larger than a whole scope's byte limit can never fit: refused before any byte moves. */

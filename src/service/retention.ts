@@ -1,7 +1,7 @@
 import type { BlobStore } from '../blob/blob-store.js';
 import type { Policy } from '../core/policy.js';
-import type { ArtifactRepository, QuotaLimits } from '../db/repository.js';
-import { STALE_COLLECTION_MS } from './artifact-service.js';
+import type { ArtifactRepository } from '../db/repository.js';
+import { quotaLimitsOf, STALE_COLLECTION_MS } from './artifact-service.js';
 
 export interface RetentionDeps {
   repo: ArtifactRepository;
@@ -46,14 +46,6 @@ export interface RetentionReport {
 /** How long events stay in the outbox: the window in which Last-Event-ID can resume a stream. */
 export const EVENTS_KEPT_MS = 24 * 3_600_000;
 
-const quotaOf = (p: Policy): QuotaLimits => ({
-  strategy: p.cleanupStrategy,
-  maxSessionBytes: p.maxSessionBytes,
-  maxSessionCount: p.maxArtifactsPerSession,
-  maxTraceBytes: p.maxTraceBytes,
-  maxTraceCount: p.maxArtifactsPerTrace,
-  maxTenantBytes: p.maxTenantBytes,
-});
 
 /**
  * One retention run: expire references past their TTL, bring sessions and traces that are over
@@ -107,7 +99,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
           report.overLimitKept.scopes++;
           continue;
         }
-        const evicted = await deps.repo.enforceScope(scope.tenantId, kind, scope.value, quotaOf(policy), now());
+        const evicted = await deps.repo.enforceScope(scope.tenantId, kind, scope.value, quotaLimitsOf(policy), now());
         if (evicted.length > 0) report.evicted.scopes++;
         report.evicted.refs += evicted.length;
         progress('quotas', report.evicted.refs);
