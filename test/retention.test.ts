@@ -147,7 +147,7 @@ describe('retention run', () => {
     await putMany(h.service, h.clock, { tenantId: 'tight', sessionId: 's' }, 3);
     await putMany(h.service, h.clock, { tenantId: 'roomy', sessionId: 's' }, 3);
     const report = await h.retention({}, { tight: { maxArtifactsPerSession: 1 } });
-    expect(report.evicted).toEqual({ refs: 2, scopes: 1 });
+    expect(report.evicted).toEqual({ refs: 2, bytes: 2 * KiB, scopes: 1 });
     expect((await h.service.list({ tenantId: 'roomy', filter: {} }, { limit: 10 })).items).toHaveLength(3);
   });
 

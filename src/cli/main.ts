@@ -123,7 +123,7 @@ async function retention(argv: string[]) {
 function formatReport(r: RetentionReport): string {
   const rows: [string, string][] = [
     ['expired references', `${r.expired.refs} (${r.expired.bytes} bytes)`],
-    ['evicted references', `${r.evicted.refs} from ${r.evicted.scopes} scopes over their limits`],
+    ['evicted references', `${r.evicted.refs} (${r.evicted.bytes} bytes) from ${r.evicted.scopes} scopes over their limits`],
     ['over-limit scopes kept', `${r.overLimitKept.scopes} (strategy none)`],
     ['unreferenced artifacts', String(r.unreferencedArtifacts)],
     ['unfinished uploads reaped', `${r.uploads.reaped}${r.uploads.stagingFailed ? ` (${r.uploads.stagingFailed} left: blob store unavailable)` : ''}`],

@@ -75,6 +75,8 @@ export interface QuotaLimits {
 /** A reference removed to make room, as its `artifact.evicted` event names it. */
 export interface EvictedRef {
   refId: number;
+  /** The artifact's size: what the eviction freed from the scope's quota. */
+  sizeBytes: number;
   tenantId: string;
   artifactId: string;
   userId: string;

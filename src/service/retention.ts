@@ -30,7 +30,8 @@ export interface RetentionReport {
   finishedAt: string;
   durationMs: number;
   expired: { refs: number; bytes: number };
-  evicted: { refs: number; scopes: number };
+  /** Bytes are the references' sizes (freed from their scopes' quotas; the blobs go by GC). */
+  evicted: { refs: number; bytes: number; scopes: number };
   /** Scopes over their limit whose strategy is none: left as they are (puts into them are refused). */
   overLimitKept: { scopes: number };
   unreferencedArtifacts: number;
@@ -64,7 +65,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
     finishedAt: '',
     durationMs: 0,
     expired: { refs: 0, bytes: 0 },
-    evicted: { refs: 0, scopes: 0 },
+    evicted: { refs: 0, bytes: 0, scopes: 0 },
     overLimitKept: { scopes: 0 },
     unreferencedArtifacts: 0,
     uploads: { reaped: 0, stagingFailed: 0 },
@@ -102,6 +103,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
         const evicted = await deps.repo.enforceScope(scope.tenantId, kind, scope.value, quotaLimitsOf(policy), now());
         if (evicted.length > 0) report.evicted.scopes++;
         report.evicted.refs += evicted.length;
+        report.evicted.bytes += evicted.reduce((sum, r) => sum + r.sizeBytes, 0);
         progress('quotas', report.evicted.refs);
       }
       if (page.length < batch) break;
