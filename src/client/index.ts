@@ -6,7 +6,7 @@ export type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamO
 export { createHttpArtifactStore, type HttpArtifactStore, type HttpArtifactStoreOptions, type SpooledBody, type UploadSpool } from './http-store.js';
 export { createEmbeddedArtifactStore, type EmbeddedArtifactStoreOptions } from './embedded-store.js';
 export { createInMemoryArtifactStore, type InMemoryArtifactStore, type InMemoryArtifactStoreOptions } from './memory-store.js';
-export { createNoOpArtifactStore, NOOP_WARNING, type NoOpArtifactStoreOptions } from './noop-store.js';
+export { createNoOpArtifactStore, isNoOpArtifactStore, isUnstoredRef, NOOP_WARNING, type NoOpArtifactStoreOptions } from './noop-store.js';
 export { discoverArtifactStore, isArtifactStore } from './discover.js';
 
 export type { ArtifactRef, ArtifactScope, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from '../core/schemas.js';

@@ -51,7 +51,7 @@ export function createNoOpArtifactStore(options: NoOpArtifactStoreOptions = {}):
     return ref;
   }
 
-  return {
+  const store: ArtifactStore = {
     capabilities,
     putBytes: (data: Uint8Array, o: PutOptions = {}) => describe(data, o),
     putText: (text: string, o: PutOptions = {}) => describe(new TextEncoder().encode(text), { mimeType: 'text/plain; charset=utf-8', ...o }),
@@ -69,4 +69,18 @@ export function createNoOpArtifactStore(options: NoOpArtifactStoreOptions = {}):
     delete: async () => false,
     list: async (): Promise<ListPage> => ({ items: [] }),
   };
+  noOpStores.add(store);
+  return store;
+}
+
+const noOpStores = new WeakSet<ArtifactStore>();
+
+/** True for stores made by createNoOpArtifactStore: they keep nothing. */
+export function isNoOpArtifactStore(store: ArtifactStore): boolean {
+  return noOpStores.has(store);
+}
+
+/** True for a ref a store handed back without keeping the bytes (the NoOp marker). */
+export function isUnstoredRef(ref: ArtifactRef): boolean {
+  return ref.source?.truncated === true;
 }

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ArtifactStore } from '../client/artifact-store.js';
+import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
+import { parseFieldPath } from './paths.js';
+
+const MiB = 1024 * 1024;
+
+/** One base64 field of a tool's JSON output (layer 4). */
+export const FieldSpecSchema = z.object({
+  /** Dot path with `[N]` / `[*]`, relative to the tool's JSON (structuredContent, a JSON text block, or a native result). */
+  path: z.string().min(1),
+  /** The stored type; default: from magic bytes, else a data: URL's type, else application/octet-stream. */
+  mimeType: z.string().min(1).max(255).optional(),
+  /** How summaries name it ("PDF", "workbook"); default from the type. */
+  contentType: z.string().min(1).max(64).optional(),
+  /** Template for the stored filename, e.g. "{name}.pdf". */
+  filename: z.string().min(1).max(512).optional(),
+  /** Template for the one-line summary; see the placeholders in the README. */
+  summary: z.string().min(1).max(1000).optional(),
+  /** Sibling fields that must hold these values for the spec to apply (e.g. `{ encoding: "base64" }`). */
+  when: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+export type FieldSpec = z.infer<typeof FieldSpecSchema>;
+
+/** How one tool's typed blocks (image, audio, embedded blob) are named and summarised. */
+export const BlockSpecSchema = z.object({
+  contentType: z.string().min(1).max(64).optional(),
+  filename: z.string().min(1).max(512).optional(),
+  summary: z.string().min(1).max(1000).optional(),
+});
+export type BlockSpec = z.infer<typeof BlockSpecSchema>;
+
+export const ToolSpecSchema = z.object({
+  fields: z.array(FieldSpecSchema).optional(),
+  blocks: BlockSpecSchema.optional(),
+  /** Apply only when the MCP server's name contains this (case-insensitive); any server when unset. */
+  server: z.string().min(1).optional(),
+});
+export type ToolSpec = z.infer<typeof ToolSpecSchema>;
+
+const count = z.number().int().nonnegative();
+
+/** Everything about the transformer that is data (validated); functions live in TransformOptions. */
+export const TransformConfigSchema = z.object({
+  /** Per-tool specs (layer 4), by tool name; merged after the presets, so they win. */
+  tools: z.record(z.string(), z.union([ToolSpecSchema, z.array(ToolSpecSchema)])).default({}),
+  /** Which shipped presets apply: "all" (default), "none", or a list of names. */
+  presets: z.union([z.literal('all'), z.literal('none'), z.array(z.enum(['tableau', 'github', 'playwright', 'mapbox']))]).default('all'),
+  /** Layer 3 on or off. */
+  heuristics: z.boolean().default(true),
+  /** Strings shorter than this are never probed for base64. */
+  minBase64Chars: count.min(8).default(256),
+  /** Layer 0: any string or subtree serialized longer than this becomes an artifact + preview. */
+  maxInlineChars: count.min(64).default(10_000),
+  /** Embedded text resources (and resources read by the auto-read policy) stay inline below this. */
+  inlineTextIfUnderChars: count.default(10_000),
+  /** Length of the previews that stand in for stored text and JSON. */
+  previewChars: count.min(16).default(500),
+  /** Payloads over this are not stored; the observation says so. */
+  maxArtifactBytes: count.min(1).default(50 * MiB),
+  /** Decoded payloads above this are streamed into the store in chunks instead of decoded whole. */
+  streamDecodeAboveBytes: count.min(1).default(8 * MiB),
+  /** Layer 1: read a resource_link whose declared size is under this many bytes (0 = never). */
+  autoReadIfSizeUnderBytes: count.default(0),
+  /** Subtrees nested deeper than this are replaced by a marker. */
+  maxDepth: count.min(1).max(5000).default(1000),
+  /** TTL (seconds) of the references the transformer creates; the store's default when unset. */
+  ttlSeconds: z.number().int().positive().optional(),
+});
+export type TransformConfigInput = z.input<typeof TransformConfigSchema>;
+export type TransformConfig = z.output<typeof TransformConfigSchema>;
+
+export interface TransformEvent {
+  type: 'artifact.stored';
+  ref: ArtifactRef;
+  tool: string;
+  /** Which layer stored it: custom, fields, links, blocks, heuristic or size. */
+  layer: Layer;
+}
+
+export type Layer = 'custom' | 'fields' | 'links' | 'blocks' | 'heuristic' | 'size';
+
+/** What a custom transformer (layer 5) gets; puts through `store` are recorded in `artifacts`. */
+export interface CustomTransformContext {
+  toolName: string;
+  namespace: string;
+  scope?: Partial<ArtifactScope>;
+  /** A store whose puts land in the transform's `artifacts` list and events. */
+  store: ArtifactStore;
+}
+
+/** Return a value to replace the whole result (and stop), or undefined to let the layers run. */
+export type CustomTransformer = (toolName: string, result: unknown, context: CustomTransformContext) => unknown;
+
+export interface TransformOptions {
+  /** Where bytes go; without one, a NoOp store (warns once, refs marked not stored). */
+  store?: ArtifactStore;
+  config?: TransformConfigInput;
+  /** Layer 5: the escape hatch. */
+  transform?: CustomTransformer;
+  /** The scope the references are put under (a tenant-wide store's session, for example). */
+  scope?: Partial<ArtifactScope>;
+  /** The MCP server's name: prefixes the namespace (`tableau.download_workbook`) and picks server-bound specs. */
+  serverName?: string;
+  /** Override the namespace derived from the tool name. */
+  namespace?: string;
+  /** Reads a resource_link when the auto-read policy allows (wrapMcpClient passes the client's). */
+  readResource?: (uri: string) => Promise<ReadResourceResult>;
+  /** artifact.stored, once per artifact, for UIs. */
+  onEvent?: (event: TransformEvent) => void;
+}
+
+/** Validates the data part of a config; a bad key fails with a message naming it. */
+export function resolveTransformConfig(input: TransformConfigInput = {}): TransformConfig {
+  const parsed = TransformConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new TypeError(`Invalid transform config at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  for (const [tool, specs] of Object.entries(parsed.data.tools)) {
+    for (const spec of Array.isArray(specs) ? specs : [specs]) {
+      for (const field of spec.fields ?? []) {
+        try {
+          parseFieldPath(field.path);
+        } catch (err) {
+          throw new TypeError(`Invalid transform config at tools.${tool}: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+  return parsed.data;
+}

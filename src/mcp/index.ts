@@ -1,0 +1,29 @@
+/**
+ * The MCP layer: raw tool results in, what the model should see out. Works with any ArtifactStore.
+ *
+ * - transformToolResult: the layered transformer (custom → per-tool fields → resource_link → typed
+ *   blocks → heuristic → size net).
+ * - clampObservation: the last-line guardrail for any tool's observation.
+ * - wrapMcpClient: an SDK Client whose callTool results come back transformed.
+ * - toContent / artifactLink: helpers for MCP servers.
+ */
+export { transformToolResult, artifactUri, type TransformResult, type TransformStats } from './transform.js';
+export {
+  resolveTransformConfig,
+  TransformConfigSchema,
+  type BlockSpec,
+  type CustomTransformContext,
+  type CustomTransformer,
+  type FieldSpec,
+  type Layer,
+  type ToolSpec,
+  type TransformConfig,
+  type TransformConfigInput,
+  type TransformEvent,
+  type TransformOptions,
+} from './config.js';
+export { clampObservation, GuardrailConfigSchema, type ClampOptions, type ClampResult, type GuardrailConfig, type GuardrailConfigInput, type ObservationClampedEvent } from './guardrail.js';
+export { wrapMcpClient, type WrapMcpClientOptions } from './client.js';
+export { toContent, artifactLink, type BinaryContent, type ContentInput, type ToContentOptions } from './content.js';
+export { PRESETS, type PresetName } from './presets.js';
+export { humanSize } from './summary.js';

@@ -1,0 +1,94 @@
+/** One-line summaries a person would write: "Downloaded workbook 'Sales' as PDF (2.3 MB)." */
+import { isUnstoredRef } from '../client/noop-store.js';
+import type { ArtifactRef } from '../core/schemas.js';
+
+/**
+ * The ref as the model sees it: what identifies and describes the bytes (the seeds' "LLM-safe"
+ * ArtifactRef: id, type, size, sha256, filename, source). Scope and timestamps stay out: they say
+ * nothing to a model, cost tokens, and change on every call, which defeats prompt caching. The full
+ * ArtifactRef is in the transformer's `artifacts`. A ref whose bytes were not kept says so.
+ */
+export function modelRef(ref: ArtifactRef): Record<string, unknown> {
+  return {
+    id: ref.id,
+    mimeType: ref.mimeType,
+    sizeBytes: ref.sizeBytes,
+    sha256: ref.sha256,
+    ...(ref.filename !== undefined ? { filename: ref.filename } : {}),
+    ...(ref.source !== undefined ? { source: ref.source } : {}),
+    ...(isUnstoredRef(ref) ? { stored: false } : {}),
+  };
+}
+
+/** 2411520 → "2.3 MB" (1024-based, as file managers show sizes). */
+export function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value >= 100 ? Math.round(value) : Number(value.toFixed(1))} ${units[unit]}`;
+}
+
+/** 48210 → "48,210" */
+export const formatCount = (n: number): string => n.toLocaleString('en-US');
+
+const NAMED_TYPES: Record<string, string> = {
+  'application/pdf': 'PDF',
+  'application/zip': 'ZIP archive',
+  'application/json': 'JSON',
+  'application/gzip': 'gzip archive',
+  'text/plain': 'text',
+  'text/csv': 'CSV',
+  'text/markdown': 'Markdown',
+  'text/html': 'HTML',
+  'image/svg+xml': 'SVG image',
+  'image/jpeg': 'JPEG image',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'Word document',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'Excel workbook',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'PowerPoint deck',
+  'application/vnd.tableau.packaged-workbook': 'Tableau packaged workbook',
+  'application/octet-stream': 'binary file',
+};
+
+/** "PNG image", "WAV audio", "PDF", "Excel workbook"; `ext` (from magic bytes) sharpens the guess. */
+export function describeType(mimeType: string, ext?: string): string {
+  const base = mimeType.split(';')[0]!.trim().toLowerCase();
+  const named = NAMED_TYPES[base];
+  if (named) return named;
+  const [top, sub = ''] = base.split('/');
+  const label = (ext ?? sub.replace(/^(x-|vnd\.)/, '').split(/[.+]/)[0] ?? '').toUpperCase();
+  if (top === 'image' || top === 'audio' || top === 'video') return label ? `${label} ${top}` : top!;
+  if (top === 'text') return label ? `${label} text` : 'text';
+  return label ? `${label} file` : 'file';
+}
+
+/**
+ * Fills `{name}` placeholders. Undefined when a placeholder has no value, so the caller falls back to
+ * its default summary instead of printing "undefined" or an empty quote.
+ */
+export function renderTemplate(template: string, vars: Record<string, string | number | boolean | undefined>): string | undefined {
+  let missing = false;
+  const out = template.replace(/\{([A-Za-z0-9_.-]+)\}/g, (_, name: string) => {
+    const v = vars[name];
+    if (v === undefined || v === '') {
+      missing = true;
+      return '';
+    }
+    return String(v);
+  });
+  return missing ? undefined : out;
+}
+
+/** Strings, numbers and booleans beside a field (its siblings), usable as template variables. */
+export function siblingVars(parent: unknown, maxChars = 200): Record<string, string | number | boolean> {
+  const vars: Record<string, string | number | boolean> = {};
+  if (typeof parent !== 'object' || parent === null || Array.isArray(parent)) return vars;
+  for (const [k, v] of Object.entries(parent)) {
+    if ((typeof v === 'string' && v.length <= maxChars) || typeof v === 'number' || typeof v === 'boolean') vars[k] = v;
+  }
+  return vars;
+}
