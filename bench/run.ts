@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,s3 (sections to run; default all).
+ * BENCH_ONLY=transfers,small,s3,retention,mcp (sections to run; default all).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
 import { load, wrkMissing } from './load.js';
+import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
 import { s3Rows } from './s3.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
@@ -288,6 +289,14 @@ async function main() {
     retentionTable = r.rows;
   }
 
+  let mcpTable: Row[] = [];
+  if (settings.only.has('mcp')) {
+    progress('MCP: transformToolResult on a 10 MiB result holding a 7 MiB base64 PDF, against JSON.parse + base64 decode + sha256');
+    const r = await mcpRows({ runs: settings.runs, progress });
+    serviceProblems.push(...r.problems);
+    mcpTable = r.rows;
+  }
+
   // A figure whose service runs were cut short by a failure is not reported.
   for (const s of [up, upRss, down, downRss, ...Object.values(gets), ...Object.values(uncachedGets)]) {
     if (s.service && s.service.length < s.baseline.length) s.service = null;
@@ -313,7 +322,7 @@ async function main() {
       infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
     );
   }
-  rows.push(...s3Table, ...retentionTable);
+  rows.push(...s3Table, ...retentionTable, ...mcpTable);
 
   const out = [
     '## artifact-store bench',
@@ -340,6 +349,13 @@ async function main() {
     '(fs blobs with fsync, SQLite), with quotas (125 artifacts per session, so most puts evict) against the same puts without',
     'quotas. Then 100,000 expired references (bulk-inserted rows, blobs without files) and one retention run over them:',
     'expire, drop artifacts, collect the 100,000 blob rows; peak RSS of that process from the start of the run.',
+    'MCP rows: transformToolResult (Tableau download_workbook, server tableau) on one text block of 10 MiB of JSON, a 7 MiB PDF',
+    'as base64 beside small rows, storing into createInMemoryArtifactStore; baseline = the bare cost of the same payload,',
+    'JSON.parse + Buffer.from(base64) + sha256 (node:crypto). Both in a child process, alternating, 2 warm-ups then the larger',
+    "of 7 and BENCH_RUNS runs each, a forced GC before each run. Peak extra memory = the process's peak RSS during the run",
+    '(VmHWM, reset through /proc/self/clear_refs) minus its RSS at the start, over the input size; it includes the in-memory',
+    "store's own copy of the PDF (0.7×). It comes from a second child with MALLOC_MMAP_THRESHOLD_ fixed, so buffers freed by",
+    "one run go back to the system instead of serving the next; the times come from the first, on Node's defaults.",
   ];
   if (serviceProblems.length > 0) out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));
   console.log(out.join('\n'));

@@ -15,11 +15,11 @@ export interface Settings {
   timeoutS: number;
   /** Exit 1 when a row fails its target. */
   strict: boolean;
-  /** Sections to run (BENCH_ONLY=transfers,small,s3,retention; default all). */
+  /** Sections to run (BENCH_ONLY=transfers,small,s3,retention,mcp; default all). */
   only: Set<(typeof SECTIONS)[number]>;
 }
 
-const SECTIONS = ['transfers', 'small', 's3', 'retention'] as const;
+const SECTIONS = ['transfers', 'small', 's3', 'retention', 'mcp'] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
