@@ -3,15 +3,14 @@ import { mkdir, mkdtemp, realpath, rm, symlink, truncate, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { crc32 } from 'node:zlib';
 import { AudioContentSchema, EmbeddedResourceSchema, ImageContentSchema, ResourceLinkSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fileTypeFromBuffer } from 'file-type';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ArtifactError, type ErrorCode } from '../src/core/errors.js';
 import { artifactId } from '../src/core/ids.js';
 import { ArtifactRefSchema, type ArtifactRef } from '../src/core/schemas.js';
 import { artifactLink, toContent, type BinaryContent, type ContentInput, type ToContentOptions } from '../src/mcp/content.js';
+import * as payloads from './helpers/payloads.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: real bytes of each format, checked against file-type before any test runs.
@@ -19,117 +18,18 @@ import { artifactLink, toContent, type BinaryContent, type ContentInput, type To
 
 const MiB = 1024 * 1024;
 
-/** A real 1×1 PNG. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = payloads.PNG_1X1;
 
-/** The 1×1 PNG with a tEXt chunk before IEND, so every `seed` gives different (still valid) bytes. */
-function pngVariant(seed: number, textBytes = 64): Buffer {
-  const iend = PNG.subarray(PNG.length - 12);
-  const head = PNG.subarray(0, PNG.length - 12);
-  const body = Buffer.concat([Buffer.from('tEXtComment\0'), Buffer.from(`seed ${seed} `.padEnd(textBytes, String.fromCharCode(0x61 + (seed % 26))))]);
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(body.length - 4);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([head, len, body, crc, iend]);
-}
+/** A valid PNG with a text chunk: each `seed` (under 26) gives different bytes. */
+const pngVariant = (seed: number, textBytes = 64): Buffer => payloads.png(PNG.length + 12 + textBytes, seed);
 
-/** GIF89a, 1×1, one transparent pixel. */
-const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-
-/** SOI, a JFIF APP0 segment, filler, EOI. */
-const JPEG = Buffer.concat([
-  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]),
-  Buffer.alloc(64, 0x11),
-  Buffer.from([0xff, 0xd9]),
-]);
-
-/** RIFF/WEBP with one VP8L (lossless) chunk: a 1×1 image. */
-function webp(): Buffer {
-  const vp8l = Buffer.from([0x2f, 0x00, 0x00, 0x00, 0x10, 0x07, 0x10, 0x11, 0x11, 0x88, 0x88, 0xfe, 0x07]);
-  const chunk = Buffer.alloc(8);
-  chunk.write('VP8L', 0);
-  chunk.writeUInt32LE(vp8l.length, 4);
-  const padded = Buffer.concat([chunk, vp8l, Buffer.alloc(vp8l.length % 2)]);
-  const riff = Buffer.alloc(12);
-  riff.write('RIFF', 0);
-  riff.writeUInt32LE(4 + padded.length, 4);
-  riff.write('WEBP', 8);
-  return Buffer.concat([riff, padded]);
-}
-
-/** An ID3v2.3 tag (one TIT2 frame), then MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz, 417 bytes). */
-function mp3(frames = 4): Buffer {
-  const title = Buffer.concat([Buffer.from([0x00]), Buffer.from('Quarterly call')]);
-  const frameHeader = Buffer.alloc(10);
-  frameHeader.write('TIT2', 0);
-  frameHeader.writeUInt32BE(title.length, 4);
-  const tagBody = Buffer.concat([frameHeader, title]);
-  const size = tagBody.length; // < 128, so the sync-safe encoding is the plain byte
-  const id3 = Buffer.from([0x49, 0x44, 0x33, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, size]);
-  const frame = Buffer.alloc(417, 0x55);
-  frame.set([0xff, 0xfb, 0x90, 0x64], 0);
-  return Buffer.concat([id3, tagBody, ...Array.from({ length: frames }, () => frame)]);
-}
-
-/** PCM WAV: RIFF/WAVE, a `fmt ` chunk (8 kHz, mono, 16-bit) and a `data` chunk of a sine. */
-function wav(samples = 800): Buffer {
-  const data = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin(i / 6) * 9000), i * 2);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVE', 8);
-  header.write('fmt ', 12);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(8000, 24);
-  header.writeUInt32LE(16000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
-}
-
-/** A ZIP archive with one stored (uncompressed) entry. */
-function zip(name: string, content: string): Buffer {
-  const data = Buffer.from(content);
-  const nameBuf = Buffer.from(name);
-  const crc = crc32(data);
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(20, 4);
-  local.writeUInt32LE(crc, 14);
-  local.writeUInt32LE(data.length, 18);
-  local.writeUInt32LE(data.length, 22);
-  local.writeUInt16LE(nameBuf.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(20, 4);
-  central.writeUInt16LE(20, 6);
-  central.writeUInt32LE(crc, 16);
-  central.writeUInt32LE(data.length, 20);
-  central.writeUInt32LE(data.length, 24);
-  central.writeUInt16LE(nameBuf.length, 28);
-  const centralOffset = local.length + nameBuf.length + data.length;
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(1, 8);
-  end.writeUInt16LE(1, 10);
-  end.writeUInt32LE(central.length + nameBuf.length, 12);
-  end.writeUInt32LE(centralOffset, 16);
-  return Buffer.concat([local, nameBuf, data, central, nameBuf, end]);
-}
-
-async function pdf(): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  doc.setTitle('Sales Dashboard');
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  doc.addPage([300, 200]).drawText('Sales Dashboard: page 1', { x: 20, y: 160, size: 14, font });
-  return Buffer.from(await doc.save());
-}
+const GIF = payloads.GIF_1X1;
+const JPEG = payloads.jpeg(86);
+const webp = (): Buffer => payloads.WEBP_1X1;
+const mp3 = (): Buffer => payloads.mp3(4);
+const wav = (): Buffer => payloads.wav(800);
+const zip = (name: string, content: string): Buffer => payloads.zip({ [name]: content });
+const pdf = (): Promise<Buffer> => payloads.pdf(1);
 
 /** Bytes no signature matches (checked in setup). */
 const UNKNOWN = Buffer.from('0123456789 plain, unremarkable bytes with no signature\n'.repeat(4));
