@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ArtifactRef } from '../core/schemas.js';
 import type { TransformOptions } from './config.js';
+import type { ResourceBridge } from './resources.js';
 import { transformToolResult, type TransformStats } from './transform.js';
 
 export interface WrapMcpClientOptions extends Omit<TransformOptions, 'readResource'> {
@@ -9,6 +10,12 @@ export interface WrapMcpClientOptions extends Omit<TransformOptions, 'readResour
    * name the server reported at initialize.
    */
   serverName?: string;
+  /**
+   * Reads resource_links for the auto-read policy (`config.autoReadIfSizeUnderBytes`) through this
+   * bridge: its timeout and typed errors. Without one, the client's own readResource is used when the
+   * server offers resources.
+   */
+  resources?: ResourceBridge;
   /** Called after every transformed call: what was stored and how much smaller the result got. */
   onTransform?: (info: { tool: string; artifacts: ArtifactRef[]; stats: TransformStats }) => void;
 }
@@ -25,7 +32,7 @@ export interface WrapMcpClientOptions extends Omit<TransformOptions, 'readResour
  * const result = await client.callTool({ name: 'download_workbook', arguments: { workbookId } });
  */
 export function wrapMcpClient<C extends Client>(client: C, options: WrapMcpClientOptions = {}): C {
-  const { onTransform, ...transformOptions } = options;
+  const { onTransform, resources, ...transformOptions } = options;
   const callTool: Client['callTool'] = async (params, resultSchema, requestOptions) => {
     const raw = await client.callTool(params, resultSchema, requestOptions);
     const serverName = options.serverName ?? client.getServerVersion()?.name;
@@ -33,7 +40,7 @@ export function wrapMcpClient<C extends Client>(client: C, options: WrapMcpClien
     const { result, artifacts, stats } = await transformToolResult<typeof raw>(params.name, raw, {
       ...transformOptions,
       ...(serverName ? { serverName } : {}),
-      ...(canRead ? { readResource: (uri: string) => client.readResource({ uri }, requestOptions) } : {}),
+      ...(resources ? { readResource: (uri: string) => resources.fetch(uri) } : canRead ? { readResource: (uri: string) => client.readResource({ uri }, requestOptions) } : {}),
     });
     onTransform?.({ tool: params.name, artifacts, stats });
     return result;

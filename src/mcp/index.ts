@@ -5,6 +5,7 @@
  *   blocks → heuristic → size net).
  * - clampObservation: the last-line guardrail for any tool's observation.
  * - wrapMcpClient: an SDK Client whose callTool results come back transformed.
+ * - ResourceBridge: list, read (into the store), cache and subscribe to any server's resources.
  * - toContent / artifactLink: helpers for MCP servers.
  */
 export { transformToolResult, artifactUri, type TransformResult, type TransformStats } from './transform.js';
@@ -24,6 +25,19 @@ export {
 } from './config.js';
 export { clampObservation, GuardrailConfigSchema, type ClampOptions, type ClampResult, type GuardrailConfig, type GuardrailConfigInput, type ObservationClampedEvent } from './guardrail.js';
 export { wrapMcpClient, type WrapMcpClientOptions } from './client.js';
+export {
+  ResourceBridge,
+  ResourceBridgeConfigSchema,
+  ResourceBridgeError,
+  ResourceCache,
+  type PlannerTool,
+  type ResourceBridgeConfig,
+  type ResourceBridgeConfigInput,
+  type ResourceBridgeEvent,
+  type ResourceBridgeOptions,
+  type ResourceErrorCode,
+  type ResourceRead,
+} from './resources.js';
 export { toContent, artifactLink, type BinaryContent, type ContentInput, type ToContentOptions } from './content.js';
 export { PRESETS, type PresetName } from './presets.js';
 export { humanSize } from './summary.js';
