@@ -31,3 +31,15 @@ describe('examples/agent-loop.ts', () => {
     expect(stdout).not.toMatch(/JVBERi0|iVBORw0KGgo/);
   }, 90_000);
 });
+
+describe('examples/resources.ts', () => {
+  it('lists, reads into the store, answers from the cache, and drops the cached read on an update', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'examples', 'resources.ts')], { cwd: ROOT, timeout: 60_000 });
+    expect(stdout).toMatch(/offers \d+ resources and 2 templates/);
+    expect(stdout).toMatch(/read demo:\/\/resource\/dynamic\/blob\/1\n {2}stored: mcp-servers-everything\.resources_read_[0-9a-f]{24}/);
+    expect(stdout).toContain('read it again: from the cache = true');
+    expect(stdout).toContain('update: demo://resource/dynamic/blob/1 (cached read dropped: true)');
+    expect(stdout).toContain('read after the update: from the cache = false');
+    expect(stdout).toContain('everything.resources_read:');
+  }, 90_000);
+});
