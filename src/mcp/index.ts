@@ -7,6 +7,7 @@
  * - wrapMcpClient: an SDK Client whose callTool results come back transformed.
  * - ResourceBridge: list, read (into the store), cache and subscribe to any server's resources.
  * - toContent / artifactLink: helpers for MCP servers.
+ * - createArtifactMcpServer: stored artifacts as MCP resources (artifact://{id}) and tools.
  */
 export { transformToolResult, artifactUri, type TransformResult, type TransformStats } from './transform.js';
 export {
@@ -38,6 +39,7 @@ export {
   type ResourceErrorCode,
   type ResourceRead,
 } from './resources.js';
+export { createArtifactMcpServer, RESOURCE_NOT_FOUND, type ArtifactMcpServer, type ArtifactMcpServerOptions } from './server.js';
 export { toContent, artifactLink, type BinaryContent, type ContentInput, type ToContentOptions } from './content.js';
 export { PRESETS, type PresetName } from './presets.js';
 export { humanSize } from './summary.js';

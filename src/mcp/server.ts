@@ -1,0 +1,228 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CallToolResult,
+  type ReadResourceResult,
+  type Resource,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { ArtifactStore } from '../client/artifact-store.js';
+import { isArtifactError } from '../core/errors.js';
+import { isArtifactId } from '../core/ids.js';
+import type { ArtifactRef } from '../core/schemas.js';
+import { humanSize, modelRef } from './summary.js';
+
+/** MCP's "resource not found" error code (the spec's -32002). */
+export const RESOURCE_NOT_FOUND = -32002;
+
+const ARTIFACT_URI = 'artifact://';
+
+export interface ArtifactMcpServerOptions {
+  /** Reported at initialize. Default "artifact-store". */
+  name?: string;
+  version?: string;
+  /** resources/list page size. Default 50. */
+  pageSize?: number;
+  /**
+   * Largest artifact resources/read returns inline (as base64 or text). Bigger ones are refused with
+   * a message that points at the artifact_url tool. Default 8 MiB: stdio clients cap a message at 10 MB.
+   */
+  maxReadBytes?: number;
+  /** Called when the update feed (the store's events) fails; it reconnects by itself. Default: ignore. */
+  onError?: (err: unknown) => void;
+}
+
+export interface ArtifactMcpServer {
+  /** The SDK server: connect it to any transport (stdio, Streamable HTTP, in-memory). */
+  server: Server;
+  /** Stops the update feed. Closing the transport is the caller's. */
+  close(): Promise<void>;
+}
+
+const uriOf = (id: string) => `${ARTIFACT_URI}${id}`;
+
+function idOf(uri: string): string {
+  const id = uri.startsWith(ARTIFACT_URI) ? uri.slice(ARTIFACT_URI.length) : '';
+  if (!isArtifactId(id)) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. Artifact uris look like artifact://{namespace}_{24 hex}; list them with resources/list.`);
+  return id;
+}
+
+const isText = (mime: string) => /^text\//i.test(mime) || /^application\/([\w.+-]*\+)?(json|xml|yaml|javascript)(;|$)/i.test(mime);
+
+function resourceOf(ref: ArtifactRef): Resource {
+  return {
+    uri: uriOf(ref.id),
+    name: ref.filename ?? ref.id,
+    title: ref.filename ?? ref.id,
+    mimeType: ref.mimeType,
+    size: ref.sizeBytes,
+    description: `${humanSize(ref.sizeBytes)} ${ref.mimeType}, stored ${ref.createdAt}${ref.expiresAt ? `, expires ${ref.expiresAt}` : ''}${ref.source?.tool ? `, from ${String(ref.source.tool)}` : ''}`,
+    _meta: { sha256: ref.sha256, namespace: ref.namespace },
+  };
+}
+
+const IdArgs = z.object({ id: z.string().min(1) });
+const UrlArgs = IdArgs.extend({ mode: z.enum(['proxy', 'direct']).optional(), expiresIn: z.number().int().positive().max(7 * 24 * 3600).optional() });
+
+const TOOLS = [
+  {
+    name: 'artifact_info',
+    description: 'Describe one stored artifact by id: type, size, sha256, filename, where it came from and when it expires.',
+    inputSchema: { type: 'object' as const, properties: { id: { type: 'string', description: 'The artifact id, e.g. tableau.download_workbook_3f1c…' } }, required: ['id'] },
+  },
+  {
+    name: 'artifact_url',
+    description: 'A signed download URL for one artifact, for a person or a browser to fetch without a token. It expires (default 1 hour).',
+    inputSchema: {
+      type: 'object' as const,
+      properties: {
+        id: { type: 'string', description: 'The artifact id' },
+        mode: { type: 'string', enum: ['proxy', 'direct'], description: 'proxy: through the service; direct: from S3 or the CDN when configured' },
+        expiresIn: { type: 'integer', minimum: 1, maximum: 604800, description: 'Seconds the URL stays valid' },
+      },
+      required: ['id'],
+    },
+  },
+];
+
+/**
+ * An MCP server over an ArtifactStore, so agents and MCP servers can reach stored artifacts as
+ * resources: the template `artifact://{id}`, a paginated resources/list, resources/read with the
+ * right mimeType (text or blob), subscriptions that report deletions, evictions and expiries (from
+ * the store's event stream, when it has one), and the tools artifact_info and artifact_url.
+ * Everything is seen through the store, so a session-scoped store shows exactly that session.
+ *
+ * @example
+ * const { server } = createArtifactMcpServer(createHttpArtifactStore({ baseUrl, token }));
+ * await server.connect(new StdioServerTransport());
+ */
+export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactMcpServerOptions = {}): ArtifactMcpServer {
+  const pageSize = options.pageSize ?? 50;
+  const maxReadBytes = options.maxReadBytes ?? 8 * 1024 * 1024;
+  const canWatch = store.capabilities.events && typeof store.events === 'function';
+  const server = new Server(
+    { name: options.name ?? 'artifact-store', version: options.version ?? '0.1.0' },
+    {
+      capabilities: { resources: { subscribe: canWatch, listChanged: canWatch }, tools: {} },
+      instructions:
+        'Artifacts are files that tools stored instead of putting them in the conversation. List them with resources/list, read one with resources/read (artifact://{id}), and give a person a download link with the artifact_url tool.',
+    },
+  );
+  const subscribed = new Set<string>();
+
+  server.setRequestHandler(ListResourcesRequestSchema, async (req) => {
+    const cursor = req.params?.cursor;
+    let page;
+    try {
+      page = await store.list({ limit: pageSize, ...(cursor ? { cursor } : {}) });
+    } catch (err) {
+      if (isArtifactError(err) && err.code === 'bad_request') throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${err.message}. Start again without a cursor.`);
+      throw err;
+    }
+    return { resources: page.items.map(resourceOf), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+  });
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: `${ARTIFACT_URI}{id}`,
+        name: 'artifact',
+        title: 'Stored artifact',
+        description: 'A file a tool stored in artifact-store, by its id ({namespace}_{24 hex}).',
+      },
+    ],
+  }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (req): Promise<ReadResourceResult> => {
+    const { uri } = req.params;
+    const id = idOf(uri);
+    const ref = await store.getRef(id);
+    if (!ref) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It may have expired or been deleted; list what is there with resources/list.`);
+    if (ref.sizeBytes > maxReadBytes) {
+      throw new McpError(ErrorCode.InvalidRequest, `${uri} is ${humanSize(ref.sizeBytes)}, over the ${humanSize(maxReadBytes)} this server returns inline. Call the artifact_url tool for a download link instead.`);
+    }
+    const bytes = await store.get(id);
+    if (!bytes) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It was removed while being read.`);
+    const content = isText(ref.mimeType)
+      ? { uri, mimeType: ref.mimeType, text: new TextDecoder().decode(bytes) }
+      : { uri, mimeType: ref.mimeType, blob: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+    return { contents: [content] };
+  });
+
+  server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+    if (!canWatch) throw new McpError(ErrorCode.MethodNotFound, 'This artifact store has no event stream, so subscriptions are not offered.');
+    const id = idOf(req.params.uri);
+    if (!(await store.exists(id))) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${req.params.uri}.`);
+    subscribed.add(req.params.uri);
+    return {};
+  });
+
+  server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
+    subscribed.delete(req.params.uri);
+    return {};
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+    const fail = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+    if (req.params.name === 'artifact_info') {
+      const args = IdArgs.safeParse(req.params.arguments ?? {});
+      if (!args.success) return fail('artifact_info needs { "id": "<artifact id>" }.');
+      const ref = await store.getRef(args.data.id);
+      if (!ref) return fail(`No artifact ${args.data.id} here. It may have expired or been deleted; list what is there with resources/list.`);
+      return { content: [{ type: 'text', text: JSON.stringify({ ...modelRef(ref), uri: uriOf(ref.id), createdAt: ref.createdAt, expiresAt: ref.expiresAt ?? null }) }], structuredContent: { artifact: ref } };
+    }
+    if (req.params.name === 'artifact_url') {
+      const args = UrlArgs.safeParse(req.params.arguments ?? {});
+      if (!args.success) return fail(`artifact_url needs { "id": "<artifact id>" }, with optional "mode" (proxy | direct) and "expiresIn" (seconds, at most 604800): ${args.error.issues[0]?.message}.`);
+      if (!store.url || !store.capabilities.signedUrls) return fail('This artifact store cannot sign download URLs (it has no public URL configured).');
+      try {
+        const link = await store.url(args.data.id, { ...(args.data.mode ? { mode: args.data.mode } : {}), ...(args.data.expiresIn ? { expiresIn: args.data.expiresIn } : {}) });
+        return { content: [{ type: 'text', text: `Download link for ${args.data.id} (${humanSize(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}` }], structuredContent: { ...link } };
+      } catch (err) {
+        if (isArtifactError(err) && err.code === 'not_found') return fail(`No artifact ${args.data.id} here. List what is there with resources/list.`);
+        // Tool failures belong in the result, where the model can read them.
+        if (isArtifactError(err)) return fail(`No download link for ${args.data.id}: ${err.message}`);
+        throw err;
+      }
+    }
+    throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${req.params.name}. This server has artifact_info and artifact_url.`);
+  });
+
+  // Deletions, evictions and expiries reach subscribers; a new artifact changes the list.
+  const abort = new AbortController();
+  let feed: Promise<void> = Promise.resolve();
+  if (canWatch) {
+    feed = (async () => {
+      try {
+        for await (const event of store.events!({ signal: abort.signal })) {
+          const uri = uriOf(event.ref.id);
+          if (event.type === 'artifact.stored') await server.sendResourceListChanged().catch(() => {});
+          else {
+            if (subscribed.has(uri)) await server.sendResourceUpdated({ uri }).catch(() => {});
+            await server.sendResourceListChanged().catch(() => {});
+          }
+        }
+      } catch (err) {
+        if (!abort.signal.aborted) options.onError?.(err);
+      }
+    })();
+  }
+
+  return {
+    server,
+    async close() {
+      abort.abort();
+      await feed;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * createArtifactMcpServer, seen by real clients: the SDK Client (and our own ResourceBridge on top
+ * of it) over the in-memory transport, on the embedded store (SQLite + files) with two sessions, and
+ * on the HTTP store against a real service process, whose event stream drives subscriptions.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFsBlobStore } from '../src/blob/fs.js';
+import type { ArtifactStore } from '../src/client/artifact-store.js';
+import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
+import { createHttpArtifactStore } from '../src/client/http-store.js';
+import { createUrlSigner } from '../src/core/url-signing.js';
+import { createSqliteRepository } from '../src/db/sqlite.js';
+import { createArtifactMcpServer, ResourceBridge } from '../src/mcp/index.js';
+import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
+import { URL_KEYS } from './helpers/app.js';
+import { startCliServer, type CliServer } from './helpers/cli-server.js';
+import * as payloads from './helpers/payloads.js';
+
+async function connect(store: ArtifactStore, options: Parameters<typeof createArtifactMcpServer>[1] = {}) {
+  const mcp = createArtifactMcpServer(store, options);
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.server.connect(b);
+  const client = new Client({ name: 'host', version: '1.0.0' });
+  await client.connect(a);
+  return {
+    client,
+    async close() {
+      await client.close();
+      await mcp.close();
+    },
+  };
+}
+
+const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+
+describe('the artifact MCP server on the embedded store (SQLite + files)', () => {
+  let dir: string;
+  let service: ArtifactService;
+  let repo: ReturnType<typeof createSqliteRepository>;
+  const sessionA = () => createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', sessionId: 'a' }, publicUrl: 'http://127.0.0.1:8787' });
+  const sessionB = () => createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', sessionId: 'b' } });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mcp-server-'));
+    repo = createSqliteRepository({ path: join(dir, 'a.db') });
+    const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
+    service = createArtifactService({
+      repo,
+      blobs,
+      limits: { maxArtifactBytes: 1 << 24, defaultTtlSeconds: 3600, maxTtlSeconds: 7200, touchFlushMs: 0 },
+      links: { signer: createUrlSigner(URL_KEYS), defaultTtlSeconds: 900, maxTtlSeconds: 3600 },
+    });
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    await repo?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists every page, reads text as text and binary as blob, byte-identical', async () => {
+    const a = sessionA();
+    const png = payloads.png(4000, 9);
+    const refs = [
+      await a.putBytes(png, { mimeType: 'image/png', filename: 'chart.png' }),
+      await a.putText('{"rows":[1,2,3]}', { mimeType: 'application/json', filename: 'rows.json' }),
+      ...(await Promise.all([1, 2, 3, 4].map((i) => a.putText(`note ${i}`, { filename: `note-${i}.txt` })))),
+    ];
+    const { client, close } = await connect(a, { pageSize: 2 });
+    const bridge = new ResourceBridge(client, { store: a });
+    const listed = await bridge.listResources();
+    expect(new Set(listed.map((r) => r.uri))).toEqual(new Set(refs.map((r) => `artifact://${r.id}`)));
+    expect(listed.find((r) => r.name === 'chart.png')).toMatchObject({ mimeType: 'image/png', size: png.length });
+
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(['artifact://{id}']);
+
+    const blob = await client.readResource({ uri: `artifact://${refs[0]!.id}` });
+    expect(blob.contents[0]).toMatchObject({ uri: `artifact://${refs[0]!.id}`, mimeType: 'image/png' });
+    expect(Buffer.from((blob.contents[0] as { blob: string }).blob, 'base64').equals(png)).toBe(true);
+    const json = await client.readResource({ uri: `artifact://${refs[1]!.id}` });
+    expect(json.contents[0]).toEqual({ uri: `artifact://${refs[1]!.id}`, mimeType: 'application/json', text: '{"rows":[1,2,3]}' });
+    await close();
+  });
+
+  it('keeps sessions apart: another session\'s artifact is not listed and reads as not found, like a missing one', async () => {
+    const theirs = await sessionB().putText('session b only', { filename: 'b.txt' });
+    const { client, close } = await connect(sessionA());
+    const listed = await new ResourceBridge(client, { store: sessionA() }).listResources();
+    expect(listed.map((r) => r.uri)).not.toContain(`artifact://${theirs.id}`);
+    const outOfScope = await client.readResource({ uri: `artifact://${theirs.id}` }).catch((e: Error & { code: number }) => e);
+    const missing = await client.readResource({ uri: `artifact://art_${'0'.repeat(24)}` }).catch((e: Error & { code: number }) => e);
+    expect((outOfScope as { code: number }).code).toBe(-32002);
+    expect((missing as { code: number }).code).toBe(-32002);
+    // The same answer, apart from the uri it names.
+    expect((outOfScope as Error).message.replace(theirs.id, 'X')).toBe((missing as Error).message.replace(`art_${'0'.repeat(24)}`, 'X'));
+    const bridge = new ResourceBridge(client, { store: sessionA() });
+    await expect(bridge.readResource(`artifact://${theirs.id}`)).rejects.toMatchObject({ code: 'not_found' });
+    expect((await client.readResource({ uri: 'artifact://not-an-id' }).catch((e: { code: number }) => e)).code).toBe(-32002);
+    await close();
+  });
+
+  it('answers artifact_info and artifact_url, and refuses bad arguments with a clear message', async () => {
+    const a = sessionA();
+    const ref = await a.putText('hello', { filename: 'hello.txt' });
+    const { client, close } = await connect(a);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['artifact_info', 'artifact_url']);
+    const info = await client.callTool({ name: 'artifact_info', arguments: { id: ref.id } });
+    expect(JSON.parse(textOf(info))).toMatchObject({ id: ref.id, uri: `artifact://${ref.id}`, filename: 'hello.txt', sizeBytes: 5 });
+    const url = await client.callTool({ name: 'artifact_url', arguments: { id: ref.id, expiresIn: 600 } });
+    expect(url.isError).toBeFalsy();
+    expect(textOf(url)).toMatch(/^Download link for .* valid until .*: http:\/\/127\.0\.0\.1:8787\/v1\/download\/.*signature=/);
+    const bad = await client.callTool({ name: 'artifact_url', arguments: {} });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/needs \{ "id"/);
+    const other = await client.callTool({ name: 'artifact_info', arguments: { id: (await sessionB().putText('x')).id } });
+    expect(other.isError).toBe(true);
+    await close();
+  });
+
+  it('refuses to inline an artifact over maxReadBytes and points at artifact_url', async () => {
+    const a = sessionA();
+    const ref = await a.putBytes(payloads.png(5000, 4), { mimeType: 'image/png' });
+    const { client, close } = await connect(a, { maxReadBytes: 1000 });
+    const err = await client.readResource({ uri: `artifact://${ref.id}` }).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/over the 1000 B this server returns inline\. Call the artifact_url tool/);
+    await close();
+  });
+
+  it('does not offer subscriptions on a store without an event stream', async () => {
+    const { client, close } = await connect(sessionA());
+    expect(client.getServerCapabilities()?.resources).toMatchObject({ subscribe: false });
+    const bridge = new ResourceBridge(client, { store: sessionA() });
+    expect((await bridge.subscribe('artifact://x')).subscribed).toBe(false);
+    await close();
+  });
+});
+
+describe('the artifact MCP server on the HTTP store, against a real service', () => {
+  let dir: string;
+  let srv: CliServer;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mcp-server-http-'));
+    srv = await startCliServer(dir, { ARTIFACT_STORE_EVENTS_HEARTBEAT_SECONDS: '1' });
+  }, 60_000);
+
+  afterAll(async () => {
+    srv?.kill();
+    await srv?.exited;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('tells a subscriber when its artifact is deleted, through the service\'s event stream', async () => {
+    const store = createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'mcp-1' } });
+    const ref = await store.putText('watch me', { filename: 'watched.txt' });
+    const keep = await store.putText('leave me', { filename: 'kept.txt' });
+    const { client, close } = await connect(store);
+    expect(client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true, listChanged: true });
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updated.push(n.params.uri);
+    });
+    await client.subscribeResource({ uri: `artifact://${ref.id}` });
+    await client.subscribeResource({ uri: `artifact://${keep.id}` });
+    // Give the event stream a moment to connect before the change it must see.
+    await new Promise((r) => setTimeout(r, 500));
+    // Deleted by another client of the service, not through this MCP server.
+    const other = createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'mcp-1' } });
+    expect(await other.delete(ref.id)).toBe(true);
+    await expect.poll(() => updated, { timeout: 10_000 }).toEqual([`artifact://${ref.id}`]);
+    const gone = await client.readResource({ uri: `artifact://${ref.id}` }).catch((e: { code: number }) => e);
+    expect((gone as { code: number }).code).toBe(-32002);
+
+    const url = await client.callTool({ name: 'artifact_url', arguments: { id: keep.id } });
+    const link = textOf(url).slice(textOf(url).lastIndexOf(' ') + 1);
+    expect(await (await fetch(link)).text()).toBe('leave me');
+    await close();
+  }, 30_000);
+});
