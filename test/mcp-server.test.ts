@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactMcpServer, ResourceBridge } from '../src/mcp/index.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
 import { URL_KEYS } from './helpers/app.js';
-import { startCliServer, type CliServer } from './helpers/cli-server.js';
+import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import * as payloads from './helpers/payloads.js';
 
 async function connect(store: ArtifactStore, options: Parameters<typeof createArtifactMcpServer>[1] = {}) {
@@ -183,4 +184,56 @@ describe('the artifact MCP server on the HTTP store, against a real service', ()
     expect(await (await fetch(link)).text()).toBe('leave me');
     await close();
   }, 30_000);
+});
+
+describe('artifact-store mcp (stdio), as a host runs it', () => {
+  let dir: string;
+  let srv: CliServer;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mcp-stdio-'));
+    srv = await startCliServer(dir);
+  }, 60_000);
+
+  afterAll(async () => {
+    srv?.kill();
+    await srv?.exited;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const env = (extra: Record<string, string>) => ({ ...(Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('ARTIFACT_STORE_') && v !== undefined)) as Record<string, string>), ...extra });
+
+  it('serves the session its token and flags name: list, read, artifact_url', async () => {
+    const store = createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'stdio-1' } });
+    const png = payloads.png(2000, 5);
+    const ref = await store.putBytes(png, { mimeType: 'image/png', filename: 'plot.png' });
+    await createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'stdio-2' } }).putText('elsewhere');
+
+    const transport = new StdioClientTransport({
+      command: join(ROOT, 'node_modules/.bin/tsx'),
+      args: ['src/cli/main.ts', 'mcp', '--session', 'stdio-1'],
+      cwd: ROOT,
+      env: env({ ARTIFACT_STORE_URL: srv.url, ARTIFACT_STORE_TOKEN: srv.token }),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'host', version: '1.0.0' });
+    await client.connect(transport);
+    expect(client.getServerVersion()?.name).toBe('artifact-store');
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual([`artifact://${ref.id}`]);
+    const read = await client.readResource({ uri: `artifact://${ref.id}` });
+    expect(Buffer.from((read.contents[0] as { blob: string }).blob, 'base64').equals(png)).toBe(true);
+    const url = await client.callTool({ name: 'artifact_url', arguments: { id: ref.id } });
+    const link = textOf(url).slice(textOf(url).lastIndexOf(' ') + 1);
+    expect(Buffer.from(await (await fetch(link)).arrayBuffer()).equals(png)).toBe(true);
+    await client.close();
+  }, 60_000);
+
+  it('says what to set when there is no token, and exits 1', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'mcp'], { cwd: ROOT, env: env({}), encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^Set ARTIFACT_STORE_TOKEN/);
+    expect(r.stdout).toBe('');
+  }, 60_000);
 });

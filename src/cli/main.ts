@@ -22,6 +22,7 @@ Usage:
   artifact-store usage [--tenant T] [--top N] [--data-dir DIR] [--json]
   artifact-store fsck [--verify] [--repair] [--data-dir DIR] [--json]
   artifact-store backup DIR [--data-dir DIR]
+  artifact-store mcp [--url URL] [--session S]   (an MCP server on stdio; token from ARTIFACT_STORE_TOKEN)
 
 Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
 
@@ -232,6 +233,32 @@ async function backupCommand(argv: string[]) {
   }
 }
 
+/**
+ * The artifact MCP server on stdio, as a client of a running service: its token (and so its tenant
+ * or session) comes from ARTIFACT_STORE_TOKEN, the service from --url or ARTIFACT_STORE_URL. Stdout
+ * carries the protocol, so everything else goes to stderr.
+ */
+async function mcp(argv: string[]) {
+  const { values } = parseArgs({ args: argv, options: { url: { type: 'string' }, session: { type: 'string' } } });
+  const token = process.env.ARTIFACT_STORE_TOKEN;
+  if (!token) throw new Error('Set ARTIFACT_STORE_TOKEN to a token for the service (npm start prints a dev token; `artifact-store keys create` makes an API key).');
+  const baseUrl = values.url ?? process.env.ARTIFACT_STORE_URL ?? 'http://127.0.0.1:8787';
+  const [{ createHttpArtifactStore }, { createArtifactMcpServer }, { StdioServerTransport }] = await Promise.all([
+    import('../client/http-store.js'),
+    import('../mcp/server.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+  ]);
+  const store = createHttpArtifactStore({ baseUrl, token, ...(values.session ? { scope: { sessionId: values.session } } : {}) });
+  const running = createArtifactMcpServer(store, { onError: (err) => process.stderr.write(`artifact-store mcp: event stream: ${(err as Error)?.message ?? String(err)}\n`) });
+  const transport = new StdioServerTransport();
+  const stop = () => void running.close().then(() => process.exit(0));
+  // The host closing our stdin is the end of the session.
+  transport.onclose = stop;
+  process.stdin.on('end', stop);
+  await running.server.connect(transport);
+  process.stderr.write(`artifact-store mcp: serving ${baseUrl} on stdio\n`);
+}
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -247,6 +274,8 @@ async function main() {
       return fsckCommand(rest);
     case 'backup':
       return backupCommand(rest);
+    case 'mcp':
+      return mcp(rest);
     case undefined:
     case 'help':
     case '--help':
