@@ -255,6 +255,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       draining = true;
       if (schedule) clearInterval(schedule);
       const closed = new Promise<void>((ok) => server.close(() => ok()));
+      await app.closeMcpSessions();
       server.closeIdleConnections();
       // A keep-alive connection whose last response ends while draining goes idle: close it then,
       // rather than waiting out its keep-alive timeout.

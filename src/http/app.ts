@@ -14,6 +14,7 @@ import { registerArtifactUrl } from './routes/artifact-url.js';
 import { registerAdminPurge, registerAdminRetention } from './routes/admin.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import { registerUsage } from './routes/usage.js';
+import { registerMcp, type McpMountSettings } from './routes/mcp.js';
 import { routePath } from 'hono/route';
 import type { Metrics } from './metrics.js';
 import { createPolicies, DEFAULT_POLICY, type Policy } from '../core/policy.js';
@@ -52,6 +53,8 @@ export interface AppDeps {
   policies?: (tenantId: string) => Policy;
   /** Poll and heartbeat intervals of GET /v1/events. */
   events?: EventStreamSettings;
+  /** The artifact MCP server at /mcp (Streamable HTTP, same auth); `false` leaves it out. */
+  mcp?: McpMountSettings | false;
   /** Runs retention (POST /v1/admin/retention); concurrent calls share the run in progress. */
   retention?: (trigger: string) => Promise<RetentionReport>;
 }
@@ -108,8 +111,8 @@ export function createApp(deps: AppDeps) {
       cors({
         origin: origins.includes('*') ? '*' : origins,
         allowMethods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
-        allowHeaders: ['Authorization', 'Content-Type', 'Range', 'If-None-Match', 'If-Range', 'X-Request-Id', 'X-Artifact-Filename', 'X-Artifact-Namespace', 'X-Artifact-Meta', 'X-Artifact-Source', 'X-Artifact-Ttl', 'X-Artifact-Sha256', 'X-Artifact-Session', 'X-Artifact-Trace', 'X-Artifact-User'],
-        exposeHeaders: ['ETag', 'Content-Range', 'Content-Length', 'Content-Disposition', 'Accept-Ranges', 'Location', 'Retry-After', 'X-Request-Id'],
+        allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'Range', 'If-None-Match', 'If-Range', 'X-Request-Id', 'X-Artifact-Filename', 'X-Artifact-Namespace', 'X-Artifact-Meta', 'X-Artifact-Source', 'X-Artifact-Ttl', 'X-Artifact-Sha256', 'X-Artifact-Session', 'X-Artifact-Trace', 'X-Artifact-User'],
+        exposeHeaders: ['Mcp-Session-Id', 'ETag', 'Content-Range', 'Content-Length', 'Content-Disposition', 'Accept-Ranges', 'Location', 'Retry-After', 'X-Request-Id'],
         maxAge: 600,
       }),
     );
@@ -144,6 +147,7 @@ export function createApp(deps: AppDeps) {
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);
+  const mcp = deps.mcp === false ? undefined : registerMcp(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...deps.mcp });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
@@ -173,7 +177,8 @@ export function createApp(deps: AppDeps) {
     return c.json(artifactError.toJSON(), artifactError.status as 400, headers);
   });
 
-  return app;
+  // Open MCP sessions hold SSE streams; shutdown closes them so the server can drain.
+  return Object.assign(app, { closeMcpSessions: async () => mcp?.closeAll() });
 }
 
 export type App = ReturnType<typeof createApp>;

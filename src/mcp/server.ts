@@ -14,7 +14,7 @@ import {
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { ArtifactStore } from '../client/artifact-store.js';
+import type { ArtifactEvent, ArtifactStore } from '../client/artifact-store.js';
 import { isArtifactError } from '../core/errors.js';
 import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef } from '../core/schemas.js';
@@ -36,7 +36,12 @@ export interface ArtifactMcpServerOptions {
    * a message that points at the artifact_url tool. Default 8 MiB: stdio clients cap a message at 10 MB.
    */
   maxReadBytes?: number;
-  /** Called when the update feed (the store's events) fails; it reconnects by itself. Default: ignore. */
+  /**
+   * Where deletions, evictions and expiries come from. Default: the store's own `events()` when it
+   * has one. The service's /mcp mount passes its outbox, the same feed as /v1/events.
+   */
+  events?: (signal: AbortSignal) => AsyncIterable<Pick<ArtifactEvent, 'type' | 'ref'>>;
+  /** Called when the update feed fails. Default: ignore. */
   onError?: (err: unknown) => void;
 }
 
@@ -107,7 +112,8 @@ const TOOLS = [
 export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactMcpServerOptions = {}): ArtifactMcpServer {
   const pageSize = options.pageSize ?? 50;
   const maxReadBytes = options.maxReadBytes ?? 8 * 1024 * 1024;
-  const canWatch = store.capabilities.events && typeof store.events === 'function';
+  const feedOf = options.events ?? (store.capabilities.events && store.events ? (signal: AbortSignal) => store.events!({ signal }) : undefined);
+  const canWatch = feedOf !== undefined;
   const server = new Server(
     { name: options.name ?? 'artifact-store', version: options.version ?? '0.1.0' },
     {
@@ -204,7 +210,7 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
   if (canWatch) {
     feed = (async () => {
       try {
-        for await (const event of store.events!({ signal: abort.signal })) {
+        for await (const event of feedOf!(abort.signal)) {
           const uri = uriOf(event.ref.id);
           if (event.type === 'artifact.stored') await server.sendResourceListChanged().catch(() => {});
           else {

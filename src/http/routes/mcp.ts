@@ -1,0 +1,127 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { createEmbeddedArtifactStore } from '../../client/embedded-store.js';
+import type { ArtifactEvent } from '../../client/artifact-store.js';
+import type { ArtifactRepository } from '../../db/repository.js';
+import { createArtifactMcpServer } from '../../mcp/server.js';
+import type { ArtifactService } from '../../service/artifact-service.js';
+import { rowToRef } from '../../service/refs.js';
+import { accessOf, requirePerm, type Authenticator, type Caller } from '../auth.js';
+import type { AppEnv } from '../context.js';
+import { header } from '../fast-header.js';
+
+export interface McpMountSettings {
+  /** How often the outbox is read for changes to tell subscribers about (default 250 ms). */
+  pollMs?: number;
+  /** Open MCP sessions kept; past this the oldest is closed (default 1000). */
+  maxSessions?: number;
+  /** A session with no request for this long is closed (default 30 min). */
+  idleMs?: number;
+  version?: string;
+}
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  owner: string;
+  lastSeen: number;
+  close(): Promise<void>;
+}
+
+/** Who may use a session: the same tenant and the same narrowing, whoever's token it is. */
+const ownerOf = (c: Caller) => JSON.stringify([c.tenantId, c.userId ?? null, c.sessionId ?? null, c.traceId ?? null]);
+
+/** The caller's outbox events, as /v1/events reads them, from the current end on. */
+async function* outboxEvents(repo: ArtifactRepository, caller: Caller, pollMs: number, signal: AbortSignal): AsyncGenerator<Pick<ArtifactEvent, 'type' | 'ref'>> {
+  const { filter } = accessOf(caller);
+  let after = await repo.lastEventSeq();
+  while (!signal.aborted) {
+    const batch = await repo.readEvents(caller.tenantId, after, 500);
+    for (const e of batch) {
+      after = e.seq;
+      if (!e.ref) continue;
+      if (filter.sessionId !== undefined && e.scope.sessionId !== filter.sessionId) continue;
+      if (filter.traceId !== undefined && e.scope.traceId !== filter.traceId) continue;
+      yield { type: e.type as ArtifactEvent['type'], ref: rowToRef(e.ref) };
+    }
+    if (batch.length < 500) await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, error: { code, message }, id: null });
+
+/**
+ * The artifact MCP server over Streamable HTTP at /mcp, behind the same bearer auth as /v1. Each
+ * MCP session belongs to the caller that opened it and sees exactly what that caller sees over HTTP;
+ * updates come from the outbox, so changes made by other processes reach subscribers too.
+ */
+export function registerMcp(
+  app: OpenAPIHono<AppEnv>,
+  deps: { service: ArtifactService; repo: ArtifactRepository; auth: Authenticator; publicUrl?: string },
+  settings: McpMountSettings = {},
+) {
+  const pollMs = settings.pollMs ?? 250;
+  const maxSessions = settings.maxSessions ?? 1000;
+  const idleMs = settings.idleMs ?? 30 * 60_000;
+  const sessions = new Map<string, Session>();
+
+  const reap = async (now: number) => {
+    for (const [id, s] of sessions) {
+      if (now - s.lastSeen > idleMs || sessions.size > maxSessions) {
+        sessions.delete(id);
+        await s.close();
+      }
+    }
+  };
+
+  app.all('/mcp', async (c) => {
+    const caller = await deps.auth.authenticate(header(c, 'authorization'));
+    requirePerm(caller, 'read');
+    const owner = ownerOf(caller);
+    const now = Date.now();
+    const sessionId = header(c, 'mcp-session-id');
+
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      // Someone else's session reads exactly like one that does not exist.
+      if (!session || session.owner !== owner) return c.json(rpcError(-32001, 'Session not found: initialize a new one without the Mcp-Session-Id header.'), 404);
+      session.lastSeen = now;
+      return session.transport.handleRequest(c.req.raw);
+    }
+    if (c.req.method !== 'POST') return c.json(rpcError(-32000, 'Open a session first: POST an initialize request to /mcp.'), 400);
+
+    await reap(now);
+    const store = createEmbeddedArtifactStore({
+      service: deps.service,
+      scope: { tenantId: caller.tenantId, ...(caller.userId ? { userId: caller.userId } : {}), ...(caller.sessionId ? { sessionId: caller.sessionId } : {}), ...(caller.traceId ? { traceId: caller.traceId } : {}) },
+      publicUrl: deps.publicUrl ?? new URL(c.req.url).origin,
+    });
+    const mcp = createArtifactMcpServer(store, { ...(settings.version ? { version: settings.version } : {}), events: (signal) => outboxEvents(deps.repo, caller, pollMs, signal) });
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, owner, lastSeen: Date.now(), close: async () => {
+          await mcp.close();
+          await transport.close();
+        } });
+      },
+      onsessionclosed: async (id) => {
+        sessions.delete(id);
+        await mcp.close();
+      },
+    });
+    await mcp.server.connect(transport);
+    const response = await transport.handleRequest(c.req.raw);
+    // Not an initialize after all: nothing was opened, so nothing may linger.
+    if (transport.sessionId === undefined) await mcp.close();
+    return response;
+  });
+
+  return {
+    /** Closes every open MCP session (for shutdown). */
+    async closeAll() {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(open.map((s) => s.close()));
+    },
+  };
+}
