@@ -19,6 +19,7 @@ import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningK
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
 import { createApp } from './http/app.js';
+import { LOOPBACK_HOSTS } from './http/routes/mcp.js';
 import { createAuthenticator } from './http/auth.js';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
@@ -221,7 +222,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     metrics?.retention(report);
     return report;
   };
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 } });
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { ...mcpHostsOf(config) } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =
@@ -280,3 +281,15 @@ export { createFileSpool } from './client/file-spool.js';
 export { nodeSha256 } from './blob/node-hash.js';
 export { createSqliteRepository } from './db/sqlite.js';
 export { loadConfig, type Config } from './core/config.js';
+
+/**
+ * DNS-rebinding protection for /mcp: a service on loopback answers only to loopback names (and its
+ * public URL's host), so a web page whose name was rebound to 127.0.0.1 cannot reach it. Elsewhere
+ * it answers to any Host unless ARTIFACT_STORE_MCP_ALLOWED_HOSTS lists them.
+ */
+function mcpHostsOf(config: Config): { allowedHosts?: string[] } {
+  if (config.mcpAllowedHosts.length > 0) return { allowedHosts: config.mcpAllowedHosts };
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(config.host)) return {};
+  const extra = config.publicUrl ? [new URL(config.publicUrl).hostname.toLowerCase()] : [];
+  return { allowedHosts: [...LOOPBACK_HOSTS, ...extra] };
+}

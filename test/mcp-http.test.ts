@@ -95,6 +95,18 @@ describe('/mcp over Streamable HTTP', () => {
     await client.close();
   });
 
+  it('refuses a browser Origin that is neither this host nor a CORS origin (DNS rebinding), before auth', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const foreign = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, Origin: 'http://evil.example' }, body: JSON.stringify(init) });
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/Origin http:\/\/evil\.example may not use this MCP endpoint/) });
+    const token = await t.token({ tenant: 'acme', session: 's-origin', perms: ['read'] });
+    const same = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...bearer(token), Origin: base }, body: JSON.stringify(init) });
+    expect(same.status).toBe(200);
+    await same.body?.cancel();
+  });
+
   it('tells a subscriber when its artifact is deleted through the HTTP API (from the outbox)', async () => {
     const token = await t.token({ tenant: 'acme', session: 's-sub', perms: ['read', 'write'] });
     const watched = (await putArtifact(t.app, token, 'watch me')).json;

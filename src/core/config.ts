@@ -81,6 +81,8 @@ export const ConfigSchema = z.object({
   urlMaxTtlSeconds: z.coerce.number().int().positive().max(7 * 24 * 3600).default(7 * 24 * 3600),
   /** Browser origins allowed by CORS, comma separated; `*` for any. Empty: CORS off. */
   corsOrigins: list,
+  /** Host names /mcp answers to (DNS-rebinding protection), comma separated. Default: the loopback names when listening on loopback, else any. */
+  mcpAllowedHosts: list,
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How long SIGTERM waits for in-flight transfers before closing them. */
   shutdownGraceMs: intFromEnv(30_000),
@@ -124,6 +126,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   jwtIssuer: 'ARTIFACT_STORE_JWT_ISSUER',
   jwtAudience: 'ARTIFACT_STORE_JWT_AUDIENCE',
   corsOrigins: 'ARTIFACT_STORE_CORS_ORIGINS',
+  mcpAllowedHosts: 'ARTIFACT_STORE_MCP_ALLOWED_HOSTS',
   urlSigningKeys: 'ARTIFACT_STORE_URL_SIGNING_KEYS',
   publicUrl: 'ARTIFACT_STORE_PUBLIC_URL',
   urlDefaultTtlSeconds: 'ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS',

@@ -147,7 +147,7 @@ export function createApp(deps: AppDeps) {
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);
-  const mcp = deps.mcp === false ? undefined : registerMcp(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...deps.mcp });
+  const mcp = deps.mcp === false ? undefined : registerMcp(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...deps.mcp });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

@@ -18,6 +18,42 @@ export interface McpMountSettings {
   /** A session with no request for this long is closed (default 30 min). */
   idleMs?: number;
   version?: string;
+  /**
+   * Host names /mcp answers to (DNS-rebinding protection); others get 403. Unset: no Host check,
+   * and a browser's Origin must match the Host it sent. node.ts sets this to the loopback names
+   * (and the public URL's host) when the service listens on loopback.
+   */
+  allowedHosts?: string[];
+  /** Browser origins allowed besides those on an allowed host (the CORS origins; `*` = any). */
+  allowedOrigins?: string[];
+}
+
+export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/** The host name of a Host header or URL authority, without the port, lowercased. */
+function hostnameOf(authority: string): string {
+  const a = authority.trim().toLowerCase();
+  if (a.startsWith('[')) return a.slice(0, a.indexOf(']') + 1);
+  const colon = a.lastIndexOf(':');
+  return colon >= 0 ? a.slice(0, colon) : a;
+}
+
+/** Why a request is refused by the DNS-rebinding checks, or undefined when it may proceed. */
+function rebindingRefusal(host: string | undefined, origin: string | undefined, settings: McpMountSettings): string | undefined {
+  const allowed = settings.allowedHosts?.map((h) => h.toLowerCase());
+  const hostName = host ? hostnameOf(host) : undefined;
+  if (allowed && (!hostName || !allowed.includes(hostName))) return `Host ${host ?? '(none)'} is not one this MCP endpoint answers to (${allowed.join(', ')}). Set ARTIFACT_STORE_PUBLIC_URL to the address clients use.`;
+  if (origin === undefined) return undefined;
+  const origins = settings.allowedOrigins ?? [];
+  if (origins.includes('*') || origins.includes(origin)) return undefined;
+  let originHost: string;
+  try {
+    originHost = hostnameOf(new URL(origin).host);
+  } catch {
+    return `Origin ${origin} is not a valid origin.`;
+  }
+  if (allowed ? allowed.includes(originHost) : originHost === hostName) return undefined;
+  return `Origin ${origin} may not use this MCP endpoint. Add it to ARTIFACT_STORE_CORS_ORIGINS if it should.`;
 }
 
 interface Session {
@@ -74,6 +110,8 @@ export function registerMcp(
   };
 
   app.all('/mcp', async (c) => {
+    const refusal = rebindingRefusal(header(c, 'host'), header(c, 'origin'), settings);
+    if (refusal) return c.json({ code: 'forbidden', message: refusal }, 403);
     const caller = await deps.auth.authenticate(header(c, 'authorization'));
     requirePerm(caller, 'read');
     const owner = ownerOf(caller);
