@@ -231,7 +231,7 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
     expect((err as Error).message).toMatch(/returned cursor "a" twice/);
   });
 
-  it('stores every content of a multi-content read, and honours ttlMs / cacheScope hints', async () => {
+  it('stores every content of a multi-content read, and honours ttlMs hints', async () => {
     const png = payloads.png(3000, 7);
     let reads = 0;
     const { client } = await serverWith((s) =>
@@ -242,7 +242,7 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
           { uri: `${uri}#chart`, mimeType: 'image/png', blob: png.toString('base64') },
           { uri: `${uri}#notes`, mimeType: 'text/plain', text: 'Quarterly notes.' },
         ];
-        if (uri.includes('nocache')) return { contents, _meta: { cacheScope: 'none' } };
+        if (uri.includes('nocache')) return { contents, _meta: { ttlMs: 0, cacheScope: 'private' } };
         if (uri.includes('short')) return { contents, _meta: { ttlMs: 1 } };
         return { contents };
       }),

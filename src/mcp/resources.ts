@@ -243,8 +243,8 @@ export class ResourceBridge {
       },
     );
     const read = { uri, content: result.content, artifacts };
-    const ttl = cacheTtlOf(raw) ?? this.config.cacheTtlMs;
-    if (cacheScopeOf(raw) !== 'none') this.cache.set(uri, read, ttl);
+    // The cache is this bridge's own, so a server's cacheScope (public or private) both allow it.
+    this.cache.set(uri, read, cacheTtlOf(raw) ?? this.config.cacheTtlMs);
     return { ...read, fromCache: false };
   }
 
@@ -382,13 +382,8 @@ export class ResourceBridge {
   }
 }
 
-/** A server's cache hint for a read, where it sends one (`ttlMs` on the result or in `_meta`). */
+/** A server's cache hint for a read, where it sends one (`ttlMs` on the result or in `_meta`); 0 = do not cache. */
 function cacheTtlOf(result: ReadResourceResult): number | undefined {
   const hint = (result as { ttlMs?: unknown }).ttlMs ?? result._meta?.ttlMs;
   return typeof hint === 'number' && Number.isFinite(hint) && hint >= 0 ? hint : undefined;
-}
-
-function cacheScopeOf(result: ReadResourceResult): string | undefined {
-  const hint = (result as { cacheScope?: unknown }).cacheScope ?? result._meta?.cacheScope;
-  return typeof hint === 'string' ? hint : undefined;
 }
