@@ -29,7 +29,7 @@ export interface PresignGetOptions {
 }
 
 /**
- * Immutable bytes keyed by their sha256. Drivers: fs, memory (later S3, R2). One contract suite
+ * Immutable bytes keyed by their sha256. Drivers: fs, memory, s3, r2. One contract suite
  * (test/blob-store.contract.ts) runs against every driver.
  *
  * `put` streams the body to a staging place while hashing it, verifies size and hash, then commits

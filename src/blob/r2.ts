@@ -1,0 +1,192 @@
+import type { HashFactory } from '../core/hash.js';
+import type { ByteRange } from '../core/schemas.js';
+import type { BlobInfo, BlobPutOptions, BlobStore } from './blob-store.js';
+import { ingest } from './ingest.js';
+
+/**
+ * The part of Cloudflare's R2 bucket binding this driver uses (the `R2Bucket` of
+ * @cloudflare/workers-types), so the driver needs no Workers types to compile and runs against
+ * Miniflare's binding from Node in tests.
+ */
+export interface R2ObjectLike {
+  key: string;
+  size: number;
+  uploaded: Date;
+}
+export interface R2ObjectBodyLike extends R2ObjectLike {
+  body: ReadableStream<Uint8Array>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+export interface R2UploadedPartLike {
+  partNumber: number;
+  etag: string;
+}
+export interface R2MultipartUploadLike {
+  uploadPart(partNumber: number, value: Uint8Array): Promise<R2UploadedPartLike>;
+  complete(parts: R2UploadedPartLike[]): Promise<R2ObjectLike>;
+  abort(): Promise<void>;
+}
+export interface R2BucketLike {
+  head(key: string): Promise<R2ObjectLike | null>;
+  get(key: string, options?: { range?: { offset: number; length: number } }): Promise<R2ObjectBodyLike | null>;
+  put(key: string, value: Uint8Array | ArrayBuffer | string, options?: { sha256?: string }): Promise<R2ObjectLike | null>;
+  delete(keys: string | string[]): Promise<void>;
+  list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{ objects: R2ObjectLike[]; truncated: boolean; cursor?: string }>;
+  createMultipartUpload(key: string): Promise<R2MultipartUploadLike>;
+}
+
+export interface R2BlobStoreOptions {
+  bucket: R2BucketLike;
+  /** Streaming sha256: crypto.DigestStream on Workers (see src/blob/digest-stream-hash.ts), node:crypto on Node. */
+  hash: HashFactory;
+  /** Key prefix inside the bucket. Default "". */
+  prefix?: string;
+  /** Multipart part size; R2 wants every part but the last the same size, 5 MiB at least. Default 8 MiB. */
+  partBytes?: number;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Blobs in an R2 bucket through the Workers binding, laid out like the S3 driver:
+ * `{prefix}blobs/sha256/ab/cd/{hex}`.
+ *
+ * A put hashes while it reads. A body that fits in one part (8 MiB) is held in memory and written to
+ * its final key with R2's own sha256 check. A bigger one streams to `{prefix}staging/{uuid}` as a
+ * multipart upload, part by part. Once size and hash are verified, it is copied part by part
+ * (ranged reads, hashed again on the way) into a multipart upload of the final key: the binding has
+ * no server-side copy, and R2 makes an object visible only when its upload completes, so readers
+ * never see a partial blob. The staging object is then deleted. Multipart uploads that die before
+ * completing are never visible; R2's lifecycle rule for incomplete uploads (7 days by default) reaps
+ * their parts.
+ */
+export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
+  const { bucket, hash } = options;
+  const prefix = options.prefix ?? '';
+  const partBytes = Math.max(5 * MiB, options.partBytes ?? 8 * MiB);
+  const keyOf = (sha: string) => `${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}`;
+  const blobsPrefix = `${prefix}blobs/sha256/`;
+  const stagingPrefix = `${prefix}staging/`;
+
+  /** Copies a staged object into the final key part by part, hashing what it reads back. */
+  async function copyToFinal(stagingKey: string, info: BlobInfo): Promise<void> {
+    const upload = await bucket.createMultipartUpload(keyOf(info.sha256));
+    try {
+      const hasher = hash();
+      const parts: R2UploadedPartLike[] = [];
+      for (let offset = 0, n = 1; offset < info.sizeBytes; offset += partBytes, n++) {
+        const length = Math.min(partBytes, info.sizeBytes - offset);
+        const part = await bucket.get(stagingKey, { range: { offset, length } });
+        if (!part) throw new Error(`R2 staging object ${stagingKey} vanished while being committed`);
+        const bytes = new Uint8Array(await part.arrayBuffer());
+        if (bytes.byteLength !== length) throw new Error(`R2 returned ${bytes.byteLength} bytes of ${stagingKey} at ${offset}, not ${length}`);
+        hasher.update(bytes);
+        parts.push(await upload.uploadPart(n, bytes));
+      }
+      const copied = await hasher.digest();
+      if (copied !== info.sha256) throw new Error(`R2 staging object ${stagingKey} read back as ${copied}, not ${info.sha256}`);
+      await upload.complete(parts);
+    } catch (err) {
+      await upload.abort().catch(() => {});
+      throw err;
+    }
+  }
+
+  return {
+    driver: 'r2',
+
+    async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
+      // Parts must be exactly partBytes (but the last), so bytes are gathered into fixed-size buffers.
+      let part = new Uint8Array(partBytes);
+      let filled = 0;
+      let upload: R2MultipartUploadLike | undefined;
+      const parts: R2UploadedPartLike[] = [];
+      const stagingKey = `${stagingPrefix}${crypto.randomUUID()}`;
+      const flush = async () => {
+        upload ??= await bucket.createMultipartUpload(stagingKey);
+        parts.push(await upload.uploadPart(parts.length + 1, part.subarray(0, filled)));
+        part = new Uint8Array(partBytes);
+        filled = 0;
+      };
+      let info: BlobInfo;
+      try {
+        info = await ingest(body, hash, putOptions, async (chunks) => {
+          for (const chunk of chunks) {
+            for (let at = 0; at < chunk.byteLength; ) {
+              const n = Math.min(partBytes - filled, chunk.byteLength - at);
+              part.set(chunk.subarray(at, at + n), filled);
+              filled += n;
+              at += n;
+              if (filled === partBytes) await flush();
+            }
+          }
+        });
+        if (upload && filled > 0) await flush();
+        if (upload) await upload.complete(parts);
+      } catch (err) {
+        await upload?.abort().catch(() => {});
+        throw err;
+      }
+      try {
+        await putOptions.beforeCommit?.({ sha256: info.sha256 });
+        if (!(await bucket.head(keyOf(info.sha256)))) {
+          if (upload) await copyToFinal(stagingKey, info);
+          else await bucket.put(keyOf(info.sha256), part.subarray(0, filled), { sha256: info.sha256 });
+        }
+        return info;
+      } finally {
+        if (upload) await bucket.delete(stagingKey).catch(() => {});
+      }
+    },
+
+    async get(sha256: string, range?: ByteRange) {
+      const object = await bucket.get(keyOf(sha256), range ? { range: { offset: range.start, length: range.end - range.start + 1 } } : undefined);
+      return object ? object.body : null;
+    },
+
+    async readSmall(sha256: string, range: ByteRange) {
+      const object = await bucket.get(keyOf(sha256), { range: { offset: range.start, length: range.end - range.start + 1 } });
+      return object ? new Uint8Array(await object.arrayBuffer()) : null;
+    },
+
+    async stat(sha256: string) {
+      const head = await bucket.head(keyOf(sha256));
+      return head ? { sha256, sizeBytes: head.size } : null;
+    },
+
+    async exists(sha256: string) {
+      return (await bucket.head(keyOf(sha256))) !== null;
+    },
+
+    async delete(sha256: string) {
+      const key = keyOf(sha256);
+      if (!(await bucket.head(key))) return false;
+      await bucket.delete(key);
+      return true;
+    },
+
+    async *list() {
+      let cursor: string | undefined;
+      do {
+        const page = await bucket.list({ prefix: blobsPrefix, ...(cursor ? { cursor } : {}) });
+        for (const o of page.objects) yield { sha256: o.key.slice(o.key.lastIndexOf('/') + 1), sizeBytes: o.size, modifiedAt: o.uploaded.getTime() };
+        cursor = page.truncated ? page.cursor : undefined;
+      } while (cursor);
+    },
+
+    async sweepStaging(before: number) {
+      let removed = 0;
+      let bytes = 0;
+      let cursor: string | undefined;
+      do {
+        const page = await bucket.list({ prefix: stagingPrefix, ...(cursor ? { cursor } : {}) });
+        const stale = page.objects.filter((o) => o.uploaded.getTime() < before);
+        if (stale.length > 0) await bucket.delete(stale.map((o) => o.key));
+        removed += stale.length;
+        bytes += stale.reduce((n, o) => n + o.size, 0);
+        cursor = page.truncated ? page.cursor : undefined;
+      } while (cursor);
+      return { removed, bytes };
+    },
+  };
+}
