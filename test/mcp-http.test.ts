@@ -7,7 +7,11 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Authenticator, Caller } from '../src/http/auth.js';
+import type { AppEnv } from '../src/http/context.js';
+import { registerMcp } from '../src/http/routes/mcp.js';
 import { bearer, createTestApp, putArtifact, type TestApp } from './helpers/app.js';
 import * as payloads from './helpers/payloads.js';
 
@@ -124,4 +128,40 @@ describe('/mcp over Streamable HTTP', () => {
     await expect.poll(() => updates, { timeout: 10_000 }).toEqual([`artifact://${watched.id}`]);
     await client.close();
   });
+});
+
+describe('/mcp session housekeeping', () => {
+  it('closes idle sessions, and the least recently used at the cap, when the next session opens', async () => {
+    const caller: Caller = { kind: 'jwt', tenantId: 'acme', sessionId: 's-house', perms: new Set(['read']) };
+    const app = new OpenAPIHono<AppEnv>();
+    const mount = registerMcp(app, { service: t.service, repo: t.repo, auth: { authenticate: async () => caller } as unknown as Authenticator }, { idleMs: 200, maxSessions: 2 });
+    const srv = await new Promise<ServerType>((ok) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
+    });
+    const url = new URL(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/mcp`);
+    const open = async () => {
+      const transport = new StreamableHTTPClientTransport(url);
+      const client = new Client({ name: 'host', version: '1.0.0' });
+      await client.connect(transport);
+      return { client, id: transport.sessionId! };
+    };
+    const alive = async (id: string) =>
+      (await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }) })).status === 200;
+    try {
+      const a = await open();
+      await new Promise((r) => setTimeout(r, 300));
+      const b = await open(); // a has been idle past 200 ms
+      expect(await alive(a.id)).toBe(false);
+      expect(await alive(b.id)).toBe(true);
+      const c = await open();
+      const d = await open(); // the cap is 2: opening d closes the least recently used, b
+      expect(await alive(b.id)).toBe(false);
+      expect((await alive(c.id)) && (await alive(d.id))).toBe(true);
+    } finally {
+      await mount.closeAll();
+      const closed = new Promise<void>((ok) => srv.close(() => ok()));
+      (srv as import('node:http').Server).closeAllConnections();
+      await closed;
+    }
+  }, 30_000);
 });

@@ -19,6 +19,8 @@ import { createUrlSigner } from '../src/core/url-signing.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactMcpServer, ResourceBridge } from '../src/mcp/index.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
+import { tailOutbox } from '../src/service/outbox-feed.js';
+import { TEST_POLICY } from './helpers/policy.js';
 import { URL_KEYS } from './helpers/app.js';
 import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import * as payloads from './helpers/payloads.js';
@@ -236,4 +238,39 @@ describe('artifact-store mcp (stdio), as a host runs it', () => {
     expect(r.stderr).toMatch(/^Set ARTIFACT_STORE_TOKEN/);
     expect(r.stdout).toBe('');
   }, 60_000);
+});
+
+describe('subscriptions fed by the outbox: eviction', () => {
+  it('tells a subscriber when a quota evicts its artifact', async () => {
+    const evictDir = await mkdtemp(join(tmpdir(), 'mcp-evict-'));
+    const repo = createSqliteRepository({ path: join(evictDir, 'a.db') });
+    const blobs = createFsBlobStore({ root: join(evictDir, 'blobs'), fsync: false });
+    const service = createArtifactService({
+      repo,
+      blobs,
+      limits: { maxArtifactBytes: 1 << 20, defaultTtlSeconds: 3600, maxTtlSeconds: 7200, touchFlushMs: 0 },
+      policies: () => ({ ...TEST_POLICY, maxArtifactsPerSession: 2 }),
+    });
+    const scope = { tenantId: 'acme', sessionId: 'tight' };
+    const store = createEmbeddedArtifactStore({ service, scope });
+    const { client, close } = await connect(store, { events: (signal) => tailOutbox(repo, scope, { pollMs: 20, signal }) });
+    try {
+      const oldest = await store.putText('first');
+      const updates: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        updates.push(n.params.uri);
+      });
+      await client.subscribeResource({ uri: `artifact://${oldest.id}` });
+      await new Promise((r) => setTimeout(r, 100));
+      await store.putText('second');
+      await store.putText('third'); // the session holds 2: the least recently used, `first`, goes
+      await expect.poll(() => updates, { timeout: 10_000 }).toEqual([`artifact://${oldest.id}`]);
+      expect(await store.exists(oldest.id)).toBe(false);
+    } finally {
+      await close();
+      await service.close();
+      await repo.close();
+      await rm(evictDir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

@@ -1,11 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createEmbeddedArtifactStore } from '../../client/embedded-store.js';
-import type { ArtifactEvent } from '../../client/artifact-store.js';
 import type { ArtifactRepository } from '../../db/repository.js';
 import { createArtifactMcpServer } from '../../mcp/server.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
-import { rowToRef } from '../../service/refs.js';
+import { tailOutbox } from '../../service/outbox-feed.js';
 import { accessOf, requirePerm, type Authenticator, type Caller } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { header } from '../fast-header.js';
@@ -13,7 +12,7 @@ import { header } from '../fast-header.js';
 export interface McpMountSettings {
   /** How often the outbox is read for changes to tell subscribers about (default 250 ms). */
   pollMs?: number;
-  /** Open MCP sessions kept; past this the oldest is closed (default 1000). */
+  /** Open MCP sessions kept; opening one more closes the least recently used (default 1000). */
   maxSessions?: number;
   /** A session with no request for this long is closed (default 30 min). */
   idleMs?: number;
@@ -66,23 +65,6 @@ interface Session {
 /** Who may use a session: the same tenant and the same narrowing, whoever's token it is. */
 const ownerOf = (c: Caller) => JSON.stringify([c.tenantId, c.userId ?? null, c.sessionId ?? null, c.traceId ?? null]);
 
-/** The caller's outbox events, as /v1/events reads them, from the current end on. */
-async function* outboxEvents(repo: ArtifactRepository, caller: Caller, pollMs: number, signal: AbortSignal): AsyncGenerator<Pick<ArtifactEvent, 'type' | 'ref'>> {
-  const { filter } = accessOf(caller);
-  let after = await repo.lastEventSeq();
-  while (!signal.aborted) {
-    const batch = await repo.readEvents(caller.tenantId, after, 500);
-    for (const e of batch) {
-      after = e.seq;
-      if (!e.ref) continue;
-      if (filter.sessionId !== undefined && e.scope.sessionId !== filter.sessionId) continue;
-      if (filter.traceId !== undefined && e.scope.traceId !== filter.traceId) continue;
-      yield { type: e.type as ArtifactEvent['type'], ref: rowToRef(e.ref) };
-    }
-    if (batch.length < 500) await new Promise((r) => setTimeout(r, pollMs));
-  }
-}
-
 const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, error: { code, message }, id: null });
 
 /**
@@ -100,12 +82,18 @@ export function registerMcp(
   const idleMs = settings.idleMs ?? 30 * 60_000;
   const sessions = new Map<string, Session>();
 
+  /** Closes idle sessions, then the least recently used until a new one fits under the cap. */
   const reap = async (now: number) => {
     for (const [id, s] of sessions) {
-      if (now - s.lastSeen > idleMs || sessions.size > maxSessions) {
-        sessions.delete(id);
-        await s.close();
-      }
+      if (now - s.lastSeen <= idleMs) continue;
+      sessions.delete(id);
+      await s.close();
+    }
+    // Map order is least recently used first: each request re-inserts its session.
+    for (const [id, s] of sessions) {
+      if (sessions.size < maxSessions) break;
+      sessions.delete(id);
+      await s.close();
     }
   };
 
@@ -123,6 +111,8 @@ export function registerMcp(
       // Someone else's session reads exactly like one that does not exist.
       if (!session || session.owner !== owner) return c.json(rpcError(-32001, 'Session not found: initialize a new one without the Mcp-Session-Id header.'), 404);
       session.lastSeen = now;
+      sessions.delete(sessionId);
+      sessions.set(sessionId, session);
       return session.transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== 'POST') return c.json(rpcError(-32000, 'Open a session first: POST an initialize request to /mcp.'), 400);
@@ -133,7 +123,7 @@ export function registerMcp(
       scope: { tenantId: caller.tenantId, ...(caller.userId ? { userId: caller.userId } : {}), ...(caller.sessionId ? { sessionId: caller.sessionId } : {}), ...(caller.traceId ? { traceId: caller.traceId } : {}) },
       publicUrl: deps.publicUrl ?? new URL(c.req.url).origin,
     });
-    const mcp = createArtifactMcpServer(store, { ...(settings.version ? { version: settings.version } : {}), events: (signal) => outboxEvents(deps.repo, caller, pollMs, signal) });
+    const mcp = createArtifactMcpServer(store, { ...(settings.version ? { version: settings.version } : {}), events: (signal) => tailOutbox(deps.repo, { tenantId: caller.tenantId, ...accessOf(caller).filter }, { pollMs, signal }) });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
