@@ -121,3 +121,16 @@ export function watchRss(pid: number, everyMs = 20): { stop(): number } {
     },
   };
 }
+
+/** A bench child's entry: prints what `main` returns as one JSON line, or the error and exit code 1. */
+export function runChild(main: () => Promise<unknown>): void {
+  main().then(
+    (out) => {
+      process.stdout.write(`${JSON.stringify(out)}\n`);
+    },
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -30,6 +30,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import { createInMemoryArtifactStore } from '../src/client/index.js';
 import { transformToolResult } from '../src/mcp/index.js';
 import { rotate } from './stats.js';
+import { runChild } from './children.js';
 
 const MiB = 1024 * 1024;
 const PDF_BYTES = 7 * MiB;
@@ -166,12 +167,4 @@ async function main() {
   };
 }
 
-main().then(
-  (out) => {
-    process.stdout.write(`${JSON.stringify(out)}\n`);
-  },
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runChild(main);

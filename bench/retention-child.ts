@@ -19,6 +19,7 @@ import { createPolicies, type Policy } from '../src/core/policy.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { runRetention } from '../src/service/retention.js';
+import { runChild } from './children.js';
 
 const MiB = 1024 * 1024;
 const SESSIONS = 8;
@@ -100,12 +101,4 @@ async function main() {
   throw new Error('usage: retention-child.ts puts <dir> on|off <count> | expire <dir> <refs>');
 }
 
-main().then(
-  (out) => {
-    process.stdout.write(`${JSON.stringify(out)}\n`);
-  },
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runChild(main);

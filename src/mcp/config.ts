@@ -39,7 +39,11 @@ export const ToolSpecSchema = z.object({
 });
 export type ToolSpec = z.infer<typeof ToolSpecSchema>;
 
-const count = z.number().int().nonnegative();
+/** A whole, non-negative number: sizes, counts and times in the MCP configs. */
+export const count = z.number().int().nonnegative();
+
+/** Subtrees nested deeper than this are replaced by a marker (transformer and guardrail alike). */
+export const maxDepthSchema = count.min(1).max(5000).default(1000);
 
 /** Everything about the transformer that is data (validated); functions live in TransformOptions. */
 export const TransformConfigSchema = z.object({
@@ -63,8 +67,7 @@ export const TransformConfigSchema = z.object({
   streamDecodeAboveBytes: count.min(1).default(8 * MiB),
   /** Layer 1: read a resource_link whose declared size is under this many bytes (0 = never). */
   autoReadIfSizeUnderBytes: count.default(0),
-  /** Subtrees nested deeper than this are replaced by a marker. */
-  maxDepth: count.min(1).max(5000).default(1000),
+  maxDepth: maxDepthSchema,
   /** TTL (seconds) of the references the transformer creates; the store's default when unset. */
   ttlSeconds: z.number().int().positive().optional(),
 });
@@ -111,14 +114,18 @@ export interface TransformOptions {
   onEvent?: (event: TransformEvent) => void;
 }
 
+/** Parses a config with its schema; a bad key throws a TypeError that names it and the config. */
+export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new TypeError(`Invalid ${what} config at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+}
+
 /** Validates the data part of a config; a bad key fails with a message naming it. */
 export function resolveTransformConfig(input: TransformConfigInput = {}): TransformConfig {
-  const parsed = TransformConfigSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new TypeError(`Invalid transform config at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  }
-  for (const [tool, specs] of Object.entries(parsed.data.tools)) {
+  const config = parseConfig(TransformConfigSchema, input, 'transform');
+  for (const [tool, specs] of Object.entries(config.tools)) {
     for (const spec of Array.isArray(specs) ? specs : [specs]) {
       for (const field of spec.fields ?? []) {
         try {
@@ -129,5 +136,5 @@ export function resolveTransformConfig(input: TransformConfigInput = {}): Transf
       }
     }
   }
-  return parsed.data;
+  return config;
 }

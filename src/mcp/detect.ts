@@ -1,4 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
+import { decodeStandard } from '../core/base64.js';
 
 /**
  * Finding binary payloads hidden in strings. The alphabet checks are only a cheap pre-filter; a
@@ -111,15 +112,12 @@ export function decodeClean(clean: CleanBase64, from = 0, to = clean.text.length
     if (written !== expected) throw new CorruptBase64Error('it holds "=" in the middle');
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
-  if (NodeBuffer) {
-    const b = NodeBuffer.from(slice, 'base64');
-    out = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  } else {
+  if (NodeBuffer) out = decodeStandard(slice);
+  else {
+    // atob knows only the standard alphabet, and throws rather than skip a stray character.
     const std = slice.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
     if (/[^A-Za-z0-9+/]/.test(std)) throw new CorruptBase64Error('it holds characters outside the base64 alphabet');
-    const bin = atob(std + '='.repeat((4 - (std.length % 4)) % 4));
-    out = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    out = decodeStandard(std);
   }
   const chars = slice.length - trailingPad(slice);
   const expected = Math.floor((chars * 3) / 4);

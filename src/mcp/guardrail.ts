@@ -2,12 +2,12 @@ import { z } from 'zod';
 import type { ArtifactStore } from '../client/artifact-store.js';
 import { isNoOpArtifactStore, isUnstoredRef } from '../client/noop-store.js';
 import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
+import { count, maxDepthSchema, parseConfig } from './config.js';
 import { BinaryValue, toJsonSafe, type JsonValue, type WorkValue } from './json.js';
 import { isPlainObject } from './paths.js';
 import { formatCount, humanSize, modelRef } from './summary.js';
 import { measureChars, truncateToFit } from './truncate.js';
 
-const count = z.number().int().nonnegative();
 
 export const GuardrailConfigSchema = z.object({
   /** The whole observation's budget, in characters of JSON (a string observation: its length). */
@@ -20,8 +20,7 @@ export const GuardrailConfigSchema = z.object({
   previewChars: count.min(16).default(2_000),
   /** A token budget too, measured with `countTokens` (both budgets must hold). */
   maxObservationTokens: count.min(1).optional(),
-  /** Subtrees nested deeper than this are replaced by a marker. */
-  maxDepth: count.min(1).max(5000).default(1000),
+  maxDepth: maxDepthSchema,
 });
 export type GuardrailConfigInput = z.input<typeof GuardrailConfigSchema>;
 export type GuardrailConfig = z.output<typeof GuardrailConfigSchema>;
@@ -71,12 +70,7 @@ export interface ClampResult<T = unknown> {
  * const { observation, clamped } = await clampObservation(toolOutput, { store, tool: 'search' });
  */
 export async function clampObservation<T = unknown>(observation: unknown, options: ClampOptions = {}): Promise<ClampResult<T>> {
-  const parsed = GuardrailConfigSchema.safeParse(options.config ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new TypeError(`Invalid guardrail config at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  }
-  const config = parsed.data;
+  const config = parseConfig(GuardrailConfigSchema, options.config ?? {}, 'guardrail');
   const { value } = toJsonSafe(observation, config.maxDepth);
   const store = options.store && !isNoOpArtifactStore(options.store) ? options.store : undefined;
   const safe = await settleBytes(value, store, options);

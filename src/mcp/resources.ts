@@ -11,6 +11,7 @@ import {
 import { z } from 'zod';
 import type { ArtifactStore } from '../client/artifact-store.js';
 import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
+import { count, parseConfig } from './config.js';
 import { clampObservation, type GuardrailConfigInput } from './guardrail.js';
 import { transformToolResult } from './transform.js';
 
@@ -19,8 +20,6 @@ import { transformToolResult } from './transform.js';
  * stored as artifacts, a cache that MCP's update notifications keep honest, subscriptions, and
  * planner tools a model can call.
  */
-
-const count = z.number().int().nonnegative();
 
 export const ResourceBridgeConfigSchema = z.object({
   /** Text contents shorter than this stay inline; longer ones become text artifacts. */
@@ -174,12 +173,7 @@ export class ResourceBridge {
     readonly client: Client,
     private readonly options: ResourceBridgeOptions,
   ) {
-    const parsed = ResourceBridgeConfigSchema.safeParse(options.config ?? {});
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new TypeError(`Invalid resource bridge config at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    }
-    this.config = parsed.data;
+    this.config = parseConfig(ResourceBridgeConfigSchema, options.config ?? {}, 'resource bridge');
     this.cache = new ResourceCache(this.config.cacheMaxEntries);
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
       const invalidated = this.cache.invalidate(n.params.uri);

@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { ArtifactEvent, ArtifactStore } from '../client/artifact-store.js';
+import { encodeBase64 } from '../core/base64.js';
 import { isArtifactError } from '../core/errors.js';
 import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef } from '../core/schemas.js';
@@ -159,7 +160,7 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
     if (!bytes) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It was removed while being read.`);
     const content = isText(ref.mimeType)
       ? { uri, mimeType: ref.mimeType, text: new TextDecoder().decode(bytes) }
-      : { uri, mimeType: ref.mimeType, blob: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+      : { uri, mimeType: ref.mimeType, blob: encodeBase64(bytes) };
     return { contents: [content] };
   });
 
