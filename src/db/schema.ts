@@ -1,5 +1,6 @@
 
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // Times are integer milliseconds since the epoch; the wire shows ISO 8601.
 // Absent scope parts are stored as '' (not NULL) so the uniqueness of a reference's scope holds.
@@ -134,3 +135,42 @@ export const blobPins = sqliteTable(
   },
   (t) => [index('blob_pins_sha256').on(t.sha256)],
 );
+
+// Scratch tables of the D1 repository (src/db/d1.ts). D1 has no interactive transactions and no TEMP
+// tables: a put runs as one batch of statements, and these carry what one statement computed to the
+// later ones. Each batch empties them before it ends, so outside a batch they are always empty; the
+// SQLite repository never uses them.
+
+/** The put in progress: the verdict's inputs, then the verdict. */
+export const putCtx = sqliteTable(
+  'put_ctx',
+  {
+    /** Always 1: a row left behind would make the next put fail loudly rather than read stale numbers. */
+    id: integer('id').primaryKey(),
+    now: integer('now').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    /** The scope already held a live reference to the artifact (a re-put). */
+    live: integer('live').notNull(),
+    pinOk: integer('pin_ok').notNull(),
+    collision: integer('collision').notNull(),
+    sessN: integer('sess_n').notNull(),
+    sessBytes: integer('sess_bytes').notNull(),
+    traceN: integer('trace_n').notNull(),
+    traceBytes: integer('trace_bytes').notNull(),
+    /** The tenant's live bytes after the put and its planned evictions. */
+    tenantAfter: integer('tenant_after'),
+    /** Why the put is refused (pin, collision, session, trace, tenant, …); null = it goes ahead. */
+    refused: text('refused'),
+  },
+  (t) => [check('put_ctx_one_row', sql`${t.id} = 1`)],
+);
+
+/** References a batch is about to remove (evictions, expiry, deletes), with what their events need. */
+export const evictPlan = sqliteTable('evict_plan', {
+  refId: integer('ref_id').primaryKey(),
+  /** 1 = the session's evictions, 2 = the trace's; removals outside a put use 0. */
+  pass: integer('pass').notNull(),
+  sizeBytes: integer('size_bytes').notNull(),
+  tenantId: text('tenant_id').notNull(),
+  artifactId: text('artifact_id').notNull(),
+});

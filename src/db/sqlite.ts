@@ -7,6 +7,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errors } from '../core/errors.js';
 import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, OutboxEvent, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
+import { artifactTooBigForScope, pinLost, scopeFull, tenantFull } from './put-errors.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
 import { apiKeys, artifactRefs, artifacts, blobPins, blobs, outbox, retentionRuns, uploads } from './schema.js';
@@ -58,24 +59,6 @@ const REMOVED_COLUMNS = `ref_id AS refId, tenant_id AS tenantId, artifact_id AS 
 function parseJson(value: unknown): Record<string, unknown> | null {
   if (value === null || value === undefined) return null;
   return typeof value === 'string' ? (JSON.parse(value) as Record<string, unknown>) : (value as Record<string, unknown>);
-}
-
-function artifactTooBigForScope(kind: string, value: string, bytes: number, maxBytes: number) {
-  const limit = kind === 'session' ? 'maxSessionBytes' : 'maxTraceBytes';
-  return errors.quotaExceeded(
-    `The artifact (${bytes} bytes) is larger than the whole ${kind} limit of ${maxBytes} bytes (${limit}), so it can never fit in ${kind} ${JSON.stringify(value)}. Store it without a ${kind}, or ask the operator to raise ${limit}.`,
-    { scope: kind, id: value, limit, limitValue: maxBytes, neededBytes: bytes },
-  );
-}
-
-function scopeFull(kind: string, value: string, usage: { n: number; bytes: number }, newBytes: number, maxBytes: number, maxCount: number) {
-  const byBytes = maxBytes > 0 && usage.bytes > maxBytes;
-  const limit = byBytes ? (kind === 'session' ? 'maxSessionBytes' : 'maxTraceBytes') : kind === 'session' ? 'maxArtifactsPerSession' : 'maxArtifactsPerTrace';
-  const what = byBytes ? `${usage.bytes - newBytes} of ${maxBytes} bytes` : `${usage.n - 1} of ${maxCount} artifacts`;
-  return errors.quotaExceeded(
-    `${kind[0]!.toUpperCase()}${kind.slice(1)} ${JSON.stringify(value)} is full: it holds ${what} (${limit}), and the cleanup strategy is none. Nothing was stored. Delete artifacts from the ${kind}, or wait for them to expire.`,
-    { scope: kind, id: value, limit, limitValue: byBytes ? maxBytes : maxCount, usageBytes: usage.bytes - newBytes, usageCount: usage.n - 1, neededBytes: newBytes },
-  );
 }
 
 function scopeConditions(filter: ScopeFilter): SQL[] {
@@ -254,10 +237,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     if (q.maxTenantBytes) {
       const { bytes } = tenantUsage.get({ tenantId, now }) as { bytes: number };
       if (added && bytes > q.maxTenantBytes) {
-        throw errors.quotaExceeded(
-          `Tenant ${JSON.stringify(tenantId)} would hold ${bytes} bytes, over its quota of ${q.maxTenantBytes} (maxTenantBytes). Nothing was stored. Delete artifacts or wait for them to expire, or ask the operator for a larger quota.`,
-          { scope: 'tenant', tenantId, limit: 'maxTenantBytes', limitValue: q.maxTenantBytes, usageBytes: bytes - keepBytes, neededBytes: keepBytes },
-        );
+        throw tenantFull(tenantId, bytes, keepBytes, q.maxTenantBytes);
       }
     }
     recordRemoved(evicted, 'artifact.evicted', now);
@@ -319,7 +299,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
           if (input.pinId !== undefined) {
             const pin = tx.delete(blobPins).where(eq(blobPins.id, input.pinId)).returning({ sha256: blobPins.sha256, until: blobPins.until }).get();
             if (!pin || pin.sha256 !== input.sha256 || pin.until < now) {
-              throw errors.backendUnavailable('The put took longer than the garbage-collection grace period (ARTIFACT_STORE_GC_GRACE_SECONDS), so its bytes may be gone. Nothing was stored; send it again.', { retryAfter: 1 });
+              throw pinLost();
             }
           }
           // The row usually exists already: the put pinned it (size unknown then) before committing the bytes.
