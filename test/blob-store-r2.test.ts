@@ -8,7 +8,8 @@ import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSha256 } from '../src/blob/node-hash.js';
 import { createR2BlobStore, type R2BucketLike } from '../src/blob/r2.js';
-import { bytesStream, describeBlobStoreContract, readAll, sha256Of } from './blob-store.contract.js';
+import { bytesStream, describeBlobStoreContract, expectArtifactError, readAll, sha256Of } from './blob-store.contract.js';
+import type { ObjectPresigner } from '../src/blob/s3-presign.js';
 
 let mf: Miniflare;
 let bucket: R2BucketLike;
@@ -67,5 +68,72 @@ describe('R2 driver specifics', () => {
     expect(await store.sweepStaging!(Date.now() + 1000)).toEqual({ removed: 1, bytes: 100 });
     expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
     expect(await store.exists(a.sha256)).toBe(true);
+  });
+
+  describe('direct uploads', () => {
+    // The presigner is the S3 driver's (tested against a real S3); here it only records what it was asked.
+    const asked: string[] = [];
+    const presigner: ObjectPresigner = {
+      get: async (key) => (asked.push(`GET ${key}`), `https://r2.example/${key}?signed`),
+      put: async (key, o) => (asked.push(`PUT ${key} ${o.sizeBytes}`), { url: `https://r2.example/${key}?signed`, headers: { 'Content-Type': 'application/octet-stream' } }),
+    };
+    const fresh = () => {
+      const prefix = `du${n++}/`;
+      return { prefix, store: createR2BlobStore({ bucket, hash: nodeSha256, prefix, presigner }) };
+    };
+
+    it('without a presigner the driver offers neither direct links nor direct uploads', () => {
+      const store = createR2BlobStore({ bucket, hash: nodeSha256 });
+      expect(store.presignGet).toBeUndefined();
+      expect(store.presignUpload).toBeUndefined();
+    });
+
+    it('presigns the final key for links and a fresh staging key for uploads', async () => {
+      const { prefix, store } = fresh();
+      const sha = sha256Of(Buffer.from('x'));
+      expect(await store.presignGet!(sha, { expiresInSeconds: 60, contentType: 'text/plain', contentDisposition: 'inline' })).toBe(`https://r2.example/${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}?signed`);
+      const a = await store.presignUpload!({ sizeBytes: 10, expiresInSeconds: 60 });
+      const b = await store.presignUpload!({ sizeBytes: 10, expiresInSeconds: 60 });
+      expect(a.stagingKey).toMatch(new RegExp(`^${prefix}staging/[0-9a-f-]{36}$`));
+      expect(b.stagingKey).not.toBe(a.stagingKey);
+      expect(asked.at(-1)).toBe(`PUT ${b.stagingKey} 10`);
+      await expect(store.presignGet!('not-a-hash', { expiresInSeconds: 60, contentType: 'text/plain', contentDisposition: 'inline' })).rejects.toThrow(/sha256/);
+    });
+
+    it('completes an upload by re-reading and hashing the staged object through the binding', async () => {
+      const { prefix, store } = fresh();
+      const bytes = randomBytes(9 * 1024 * 1024 + 7); // over one part: the copy is multipart
+      const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+      await bucket.put(stagingKey, new Uint8Array(bytes)); // what the client's presigned PUT does
+      const pinned: string[] = [];
+      const info = await store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }, async (b) => void pinned.push(b.sha256));
+      expect(info).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.length });
+      expect(pinned).toEqual([info.sha256]);
+      expect(Buffer.from(await readAll((await store.get(info.sha256))!)).equals(bytes)).toBe(true);
+      expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
+    }, 60_000);
+
+    it('refuses other bytes or another size than declared, keeping nothing; nothing uploaded yet keeps the upload open', async () => {
+      const { prefix, store } = fresh();
+      const bytes = Buffer.from('declared bytes');
+      const staged = async (body: Uint8Array) => {
+        const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+        await bucket.put(stagingKey, body);
+        return stagingKey;
+      };
+      const other = await staged(new Uint8Array(Buffer.from('declared bytez')));
+      await expectArtifactError(store.commitUpload!(other, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'checksum_mismatch');
+      const longer = await staged(new Uint8Array(Buffer.from('declared bytes!')));
+      expect((await expectArtifactError(store.commitUpload!(longer, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'bad_request')).message).toMatch(/not the declared 14 bytes \(got more\)/);
+      const shorter = await staged(new Uint8Array(Buffer.from('declared')));
+      expect((await expectArtifactError(store.commitUpload!(shorter, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'bad_request')).message).toMatch(/got 8/);
+      expect(await keysUnder(prefix)).toEqual([]);
+
+      const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+      expect((await expectArtifactError(store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'bad_request')).message).toMatch(/Nothing has been uploaded/);
+      await bucket.put(stagingKey, new Uint8Array(bytes));
+      expect(await store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) })).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.length });
+      await expect(store.commitUpload!('elsewhere/key', { sizeBytes: 1, sha256: sha256Of(bytes) })).rejects.toThrow(/not a staging key/);
+    });
   });
 });

@@ -1,7 +1,10 @@
 import type { HashFactory } from '../core/hash.js';
 import type { ByteRange } from '../core/schemas.js';
-import type { BlobInfo, BlobPutOptions, BlobStore } from './blob-store.js';
-import { ingest } from './ingest.js';
+import { errors } from '../core/errors.js';
+import { SHA256_PATTERN } from '../core/ids.js';
+import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
+import { ingest, uploadSizeMismatch } from './ingest.js';
+import type { ObjectPresigner } from './s3-presign.js';
 
 /**
  * The part of Cloudflare's R2 bucket binding this driver uses (the `R2Bucket` of
@@ -43,6 +46,13 @@ export interface R2BlobStoreOptions {
   prefix?: string;
   /** Multipart part size; R2 wants every part but the last the same size, 5 MiB at least. Default 8 MiB. */
   partBytes?: number;
+  /**
+   * R2's S3 API (src/blob/s3-presign.ts over an S3 client with R2 credentials) for what the binding
+   * cannot do: presigned GETs (`direct` links, straight from R2) and presigned PUTs (direct uploads,
+   * the way past the Workers request-body limit). Without it, downloads go through the service and
+   * direct uploads are refused.
+   */
+  presigner?: ObjectPresigner;
 }
 
 const MiB = 1024 * 1024;
@@ -91,6 +101,32 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
       throw err;
     }
   }
+
+  /** Streams an object through the hasher; its size and sha256. */
+  async function hashObject(key: string, limit: number): Promise<BlobInfo | null> {
+    const object = await bucket.get(key);
+    if (!object) return null;
+    const hasher = hash();
+    let size = 0;
+    const reader = object.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        // One byte over the declared size is enough to refuse: the rest is not read.
+        if (size > limit) throw uploadSizeMismatch(limit, 'more');
+        hasher.update(value);
+      }
+    } catch (err) {
+      await reader.cancel(err).catch(() => {});
+      throw err;
+    }
+    return { sha256: await hasher.digest(), sizeBytes: size };
+  }
+
+  const presigner = options.presigner;
+  const ownsStaging = (key: string) => key.startsWith(stagingPrefix) && !key.includes('..');
 
   return {
     driver: 'r2',
@@ -172,6 +208,48 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         for (const o of page.objects) yield { sha256: o.key.slice(o.key.lastIndexOf('/') + 1), sizeBytes: o.size, modifiedAt: o.uploaded.getTime() };
         cursor = page.truncated ? page.cursor : undefined;
       } while (cursor);
+    },
+
+    ...(presigner
+      ? {
+          async presignGet(sha256: string, o: PresignGetOptions) {
+            if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
+            return presigner.get(keyOf(sha256), o);
+          },
+          async presignUpload(o: { sizeBytes: number; expiresInSeconds: number }) {
+            const stagingKey = `${stagingPrefix}${crypto.randomUUID()}`;
+            return { stagingKey, ...(await presigner.put(stagingKey, o)) };
+          },
+        }
+      : {}),
+
+    // Completing a direct upload needs only the binding: the staged object is read back and hashed
+    // here (R2's own checksums are not trusted), then copied under its hash like a big put.
+    async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']) {
+      if (!ownsStaging(stagingKey)) throw new Error(`not a staging key of this store: ${stagingKey}`);
+      const drop = () => bucket.delete(stagingKey).catch(() => {});
+      let staged: BlobInfo | null;
+      try {
+        staged = await hashObject(stagingKey, expected.sizeBytes);
+      } catch (err) {
+        await drop();
+        throw err;
+      }
+      // Nothing uploaded yet: the client may still PUT and complete again.
+      if (!staged) throw errors.badRequest('Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.');
+      try {
+        if (staged.sizeBytes < expected.sizeBytes) throw uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`);
+        if (staged.sha256 !== expected.sha256) throw errors.checksumMismatch(expected.sha256, staged.sha256);
+        await beforeCommit?.({ sha256: staged.sha256 });
+        if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);
+        return staged;
+      } finally {
+        await drop();
+      }
+    },
+
+    async discardUpload(stagingKey: string) {
+      if (ownsStaging(stagingKey)) await bucket.delete(stagingKey).catch(() => {});
     },
 
     async sweepStaging(before: number) {

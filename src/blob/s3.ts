@@ -18,13 +18,14 @@ import {
 import { CreateInvalidationCommand, type CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl as signCloudFrontUrl } from '@aws-sdk/cloudfront-signer';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { errors, isArtifactError } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { ByteRange } from '../core/schemas.js';
 import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
 import { nodeSha256 } from './node-hash.js';
+import { uploadSizeMismatch as sizeMismatch } from './ingest.js';
+import { s3Presigner } from './s3-presign.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -135,6 +136,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
   const copyPart = Math.max(5 * MiB, options.copyPartBytes ?? 512 * MiB);
 
   const keyOf = (sha: string) => `${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}`;
+  const presigner = s3Presigner(client, bucket);
   const check = (sha: string) => SHA256_PATTERN.test(sha);
   const where = (action: string, key: string) => `${action} s3://${bucket}/${key}`;
 
@@ -333,10 +335,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
 
     async presignUpload(o: { sizeBytes: number; expiresInSeconds: number }) {
       const stagingKey = `${prefix}staging/${randomUUID()}`;
-      const expiresIn = Math.min(7 * 24 * 3600, Math.max(1, Math.floor(o.expiresInSeconds)));
-      const command = new PutObjectCommand({ Bucket: bucket, Key: stagingKey, ContentLength: o.sizeBytes, ContentType: 'application/octet-stream' });
-      const url = await getSignedUrl(client, command, { expiresIn, signableHeaders: new Set(['content-type']) });
-      return { stagingKey, url, headers: { 'Content-Type': 'application/octet-stream' } };
+      return { stagingKey, ...(await presigner.put(stagingKey, o)) };
     },
 
     async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']) {
@@ -464,8 +463,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
         const url = `${options.cdn.url.replace(/\/+$/, '')}/${keyOf(sha256)}?${query}`;
         return signCloudFrontUrl({ url, keyPairId: options.cdn.keyPairId, privateKey: options.cdn.privateKey, dateLessThan: new Date(Date.now() + expiresIn * 1000).toISOString() });
       }
-      const command = new GetObjectCommand({ Bucket: bucket, Key: keyOf(sha256), ResponseContentType: o.contentType, ResponseContentDisposition: o.contentDisposition });
-      return getSignedUrl(client, command, { expiresIn });
+      return presigner.get(keyOf(sha256), o);
     },
 
     async close() {
@@ -473,9 +471,6 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
     },
   };
 }
-
-const sizeMismatch = (declared: number, got: string) =>
-  errors.badRequest(`The uploaded object is not the declared ${declared} bytes (got ${got === 'more' ? 'more' : got}). Nothing was stored; start a new upload.`);
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound', 'NoSuchVersion']);
 
