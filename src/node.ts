@@ -19,7 +19,7 @@ import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningK
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
 import { createApp } from './http/app.js';
-import { LOOPBACK_HOSTS } from './http/routes/mcp.js';
+import { LOOPBACK_HOSTS, registerMcp } from './http/routes/mcp.js';
 import { createAuthenticator } from './http/auth.js';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
@@ -222,7 +222,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     metrics?.retention(report);
     return report;
   };
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { ...mcpHostsOf(config) } });
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =

@@ -5,8 +5,8 @@ import { bearer, createTestApp, HMAC_KEYS, putArtifact, type TestApp } from './h
 
 let t: TestApp;
 
-beforeEach(() => {
-  t = createTestApp();
+beforeEach(async () => {
+  t = await createTestApp();
 });
 
 afterEach(async () => {
@@ -152,7 +152,7 @@ describe('bearer tokens', () => {
 
 describe('issuer and audience', () => {
   it('are checked when configured', async () => {
-    const app = createTestApp({ issuer: 'https://issuer.example', audience: 'artifact-store' });
+    const app = await createTestApp({ issuer: 'https://issuer.example', audience: 'artifact-store' });
     try {
       const good = await app.token({ tenant: 'acme' });
       expect((await list(app.app, `Bearer ${good}`)).status).toBe(200);
@@ -176,7 +176,7 @@ describe('public keys (JWKS)', () => {
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     const other = await generateKeyPair('RS256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'rsa-1', alg: 'RS256', use: 'sig' };
-    const app = createTestApp({ hmacSecrets: [], jwks: { keys: [jwk] } });
+    const app = await createTestApp({ hmacSecrets: [], jwks: { keys: [jwk] } });
     try {
       const rs = (key: CryptoKey, kid: string, payload: JWTPayload = { tenant: 'acme', perms: ['read', 'write'] }) =>
         new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime(now() + 600).sign(key);

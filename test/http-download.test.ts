@@ -5,7 +5,7 @@ let t: TestApp;
 let tok: string;
 
 beforeEach(async () => {
-  t = createTestApp();
+  t = await createTestApp();
   tok = await t.token({ tenant: 'acme', perms: ['read', 'write'] });
 });
 
@@ -282,7 +282,7 @@ describe('small bodies (one buffer, cached) and large bodies (streamed)', () => 
 
   it('a small artifact whose bytes vanished from the blob store answers 503, not wrong bytes', async () => {
     const a = await stored();
-    const cold = createTestApp({ limits: { smallBlobCacheBytes: 0 } });
+    const cold = await createTestApp({ limits: { smallBlobCacheBytes: 0 } });
     try {
       const coldTok = await cold.token({ tenant: 'acme', perms: ['read', 'write'] });
       const { json } = await putArtifact(cold.app, coldTok, a.bytes, {});

@@ -8,7 +8,7 @@ let tok: string;
 
 beforeEach(async () => {
   clock = Date.parse('2030-01-01T00:00:00.000Z');
-  t = createTestApp({ now: () => clock, publicUrl: 'https://files.example.com' });
+  t = await createTestApp({ now: () => clock, publicUrl: 'https://files.example.com' });
   tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
 });
 

@@ -9,7 +9,7 @@ let tok: string;
 
 beforeEach(async () => {
   clock = Date.parse('2030-01-01T00:00:00.000Z');
-  t = createTestApp({ now: () => clock });
+  t = await createTestApp({ now: () => clock });
   tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
 });
 
@@ -254,7 +254,7 @@ describe('ops endpoints', () => {
 describe('bad input', () => {
   const expectNothingStored = async () => {
     expect(await listAll(t.app, tok)).toEqual([]);
-    expect(t.blobFiles()).toEqual([]);
+    expect(await t.blobFiles()).toEqual([]);
   };
 
   it('refuses a declared Content-Length over the limit with 413 before reading', async () => {
@@ -411,7 +411,7 @@ describe('X-Request-Id', () => {
 
 describe('CORS', () => {
   it('answers preflight for a configured origin only, and exposes the download headers', async () => {
-    const c = createTestApp({ corsOrigins: ['https://app.example'] });
+    const c = await createTestApp({ corsOrigins: ['https://app.example'] });
     try {
       const preflight = (origin: string) =>
         c.app.request('/v1/artifacts', {

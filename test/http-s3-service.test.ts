@@ -310,7 +310,7 @@ describeS3('the service on the S3 driver', () => {
 
 describe('direct uploads on a driver without them (fs)', () => {
   it('answers 400 direct_uploads_unavailable, so clients fall back to POST /v1/artifacts', async () => {
-    const t = createTestApp();
+    const t = await createTestApp();
     try {
       const tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
       const res = await t.app.request('/v1/uploads', { method: 'POST', headers: { ...bearer(tok), 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: 10, sha256: 'a'.repeat(64) }) });

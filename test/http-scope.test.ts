@@ -3,8 +3,8 @@ import { bearer, bytesOf, createTestApp, listAll, putArtifact, type TestApp } fr
 
 let t: TestApp;
 
-beforeEach(() => {
-  t = createTestApp();
+beforeEach(async () => {
+  t = await createTestApp();
 });
 
 afterEach(async () => {

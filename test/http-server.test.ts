@@ -10,7 +10,8 @@ import type { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../src/http/tokens.js';
 import { loadConfig, startServer, type RunningServer } from '../src/node.js';
-import { bytesOf, listFiles } from './helpers/app.js';
+import { bytesOf } from './helpers/app.js';
+import { listFiles } from './helpers/drivers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 1024 * 1024;

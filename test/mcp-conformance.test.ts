@@ -31,7 +31,7 @@ let url: string;
 let mount: ReturnType<typeof registerMcp>;
 
 beforeAll(async () => {
-  t = createTestApp();
+  t = await createTestApp();
   const caller: Caller = { kind: 'jwt', tenantId: 'conformance', sessionId: 's-1', perms: new Set(['read', 'write']) };
   const app = new OpenAPIHono<AppEnv>();
   mount = registerMcp(app, { service: t.service, repo: t.repo, auth: { authenticate: async () => caller } as unknown as Authenticator }, { allowedHosts: LOOPBACK_HOSTS });

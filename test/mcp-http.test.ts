@@ -20,7 +20,7 @@ let server: ServerType;
 let base: string;
 
 beforeAll(async () => {
-  t = createTestApp();
+  t = await createTestApp();
   server = await new Promise<ServerType>((ok) => {
     const s = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
   });

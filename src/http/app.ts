@@ -14,7 +14,7 @@ import { registerArtifactUrl } from './routes/artifact-url.js';
 import { registerAdminPurge, registerAdminRetention } from './routes/admin.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import { registerUsage } from './routes/usage.js';
-import { registerMcp, type McpMountSettings } from './routes/mcp.js';
+import type { McpMountSettings, registerMcp } from './routes/mcp.js';
 import { routePath } from 'hono/route';
 import type { Metrics } from './metrics.js';
 import { createPolicies, DEFAULT_POLICY, type Policy } from '../core/policy.js';
@@ -53,8 +53,12 @@ export interface AppDeps {
   policies?: (tenantId: string) => Policy;
   /** Poll and heartbeat intervals of GET /v1/events. */
   events?: EventStreamSettings;
-  /** The artifact MCP server at /mcp (Streamable HTTP, same auth); `false` leaves it out. */
-  mcp?: McpMountSettings | false;
+  /**
+   * The artifact MCP server at /mcp (Streamable HTTP, same auth): `{ mount: registerMcp }` from
+   * ./routes/mcp.js, plus its settings. Injected rather than imported, so builds without /mcp (the
+   * Worker) carry no MCP SDK.
+   */
+  mcp?: (McpMountSettings & { mount: typeof registerMcp }) | false;
   /** Runs retention (POST /v1/admin/retention); concurrent calls share the run in progress. */
   retention?: (trigger: string) => Promise<RetentionReport>;
 }
@@ -147,7 +151,8 @@ export function createApp(deps: AppDeps) {
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);
-  const mcp = deps.mcp === false ? undefined : registerMcp(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...deps.mcp });
+  const { mount: mountMcp, ...mcpSettings } = deps.mcp || { mount: undefined };
+  const mcp = mountMcp?.(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...mcpSettings });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

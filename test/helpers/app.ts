@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { JSONWebKeySet } from 'jose';
-import { createFsBlobStore } from '../../src/blob/fs.js';
-import { nodeSha256 } from '../../src/blob/node-hash.js';
-import { createSqliteRepository } from '../../src/db/sqlite.js';
 import { createApp } from '../../src/http/app.js';
+import { registerMcp } from '../../src/http/routes/mcp.js';
+import type { EventStreamSettings } from '../../src/http/routes/events.js';
 import { createAuthenticator } from '../../src/http/auth.js';
 import { createUrlSigner } from '../../src/core/url-signing.js';
 import { mintToken, type TokenClaims } from '../../src/http/tokens.js';
 import { createArtifactService, type ServiceLimits } from '../../src/service/artifact-service.js';
+import { runRetention } from '../../src/service/retention.js';
+import { createPolicies, DEFAULT_POLICY, type Policy } from '../../src/core/policy.js';
+import { openTestDrivers, RUNTIME } from './drivers.js';
+
+/** Which runtime the suite runs on: 'node' (SQLite + fs) or 'workerd' (D1 + R2, in the Workers runtime). */
+export { RUNTIME };
 
 export const HMAC_KEYS = [
   { kid: 'k1', secret: 'k1-secret-for-tests-0123456789abcdef' },
@@ -30,6 +32,12 @@ export interface TestAppOptions {
   /** Download link keys (the first signs); default URL_KEYS. */
   urlSigningKeys?: { kid: string; secret: string }[];
   publicUrl?: string;
+  /** The base policy (quotas, TTLs); default: the service limits with DEFAULT_POLICY's quotas. */
+  policy?: Partial<Policy>;
+  /** Blob GC grace of POST /v1/admin/retention (default 1 h). */
+  gcGraceMs?: number;
+  /** GET /v1/events polling. */
+  events?: EventStreamSettings;
 }
 
 export const URL_KEYS = [
@@ -37,23 +45,26 @@ export const URL_KEYS = [
   { kid: 'l0', secret: 'link-key-zero-for-tests-fedcba987654321' },
 ];
 
-/** A real app over SQLite (temp file) and the fs blob store (temp dir), driven with app.request. */
-export function createTestApp(options: TestAppOptions = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'artifact-store-http-'));
-  const blobRoot = join(dir, 'blobs');
-  const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
-  const blobs = createFsBlobStore({ root: blobRoot, hash: nodeSha256, fsync: false });
+/**
+ * A real app on real drivers, driven with app.request: SQLite (temp file) and the fs blob store on
+ * Node; D1 and R2 with the DigestStream hasher in workerd (see drivers.ts).
+ */
+export async function createTestApp(options: TestAppOptions = {}) {
+  const { repo, blobs, blobFiles, cleanup } = await openTestDrivers({ manualClock: options.now !== undefined });
   const urlSigner = createUrlSigner(options.urlSigningKeys ?? URL_KEYS);
+  const policies = options.policy ? createPolicies({ ...DEFAULT_POLICY, ...options.policy }, {}) : undefined;
   const service = createArtifactService({
     repo,
     blobs,
     now: options.now,
     limits: { maxArtifactBytes: 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 7 * 24 * 3600, touchFlushMs: 0, smallBlobCacheBytes: 1024 * 1024, ...options.limits },
     links: { signer: urlSigner, defaultTtlSeconds: 900, maxTtlSeconds: 24 * 3600 },
+    ...(policies ? { policies } : {}),
   });
   const hmacSecrets = options.hmacSecrets ?? HMAC_KEYS.map((k) => ({ ...k }));
   const auth = createAuthenticator({ hmacSecrets, jwks: options.jwks, issuer: options.issuer, audience: options.audience, repo });
-  const app = createApp({ service, repo, blobs, auth, corsOrigins: options.corsOrigins, urlSigner, publicUrl: options.publicUrl, now: options.now });
+  const retention = (trigger: string) => runRetention({ repo, blobs, policies: policies ?? (() => ({ ...DEFAULT_POLICY })), graceMs: options.gcGraceMs ?? 3_600_000, now: options.now }, trigger);
+  const app = createApp({ service, repo, blobs, auth, corsOrigins: options.corsOrigins, urlSigner, publicUrl: options.publicUrl, now: options.now, retention, mcp: { mount: registerMcp }, events: options.events, ...(policies ? { policies } : {}) });
 
   const token = (claims: TokenClaims, opts: { kid?: 'k1' | 'k2'; ttlSeconds?: number; issuer?: string; audience?: string } = {}) => {
     const key = HMAC_KEYS.find((k) => k.kid === (opts.kid ?? 'k1'))!;
@@ -68,36 +79,18 @@ export function createTestApp(options: TestAppOptions = {}) {
     service,
     repo,
     blobs,
-    dir,
-    blobRoot,
     token,
-    /** Files under the blob root other than directories (committed blobs and leftover uploads). */
-    blobFiles: () => listFiles(blobRoot),
+    /** Objects the blob store holds (committed blobs and leftover uploads). */
+    blobFiles,
     async cleanup() {
       await service.close();
       await repo.close();
-      rmSync(dir, { recursive: true, force: true });
+      await cleanup();
     },
   };
 }
 
-export type TestApp = ReturnType<typeof createTestApp>;
-
-export function listFiles(root: string): string[] {
-  let entries: string[];
-  try {
-    entries = readdirSync(root);
-  } catch {
-    return [];
-  }
-  const out: string[] = [];
-  for (const name of entries) {
-    const p = join(root, name);
-    if (statSync(p).isDirectory()) out.push(...listFiles(p));
-    else out.push(p);
-  }
-  return out;
-}
+export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 

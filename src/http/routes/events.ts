@@ -13,6 +13,11 @@ export interface EventStreamSettings {
   pollMs?: number;
   /** How often an idle stream gets a comment line, so proxies keep it open (default 15 s). */
   heartbeatMs?: number;
+  /**
+   * A stream ends after this many outbox reads (default: never), and the client resumes with
+   * Last-Event-ID. Workers cap D1 queries per invocation (1,000 on the paid plan), so the Worker sets it.
+   */
+  maxPolls?: number;
   /** True once shutdown began: streams end, and clients reconnect (to another instance) with Last-Event-ID. */
   isDraining?: () => boolean;
 }
@@ -37,6 +42,7 @@ const route = createRoute({
 export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository | undefined, settings: EventStreamSettings = {}) {
   const pollMs = settings.pollMs ?? 250;
   const heartbeatMs = settings.heartbeatMs ?? 15_000;
+  const maxPolls = settings.maxPolls ?? Infinity;
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
@@ -68,7 +74,7 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
       });
       let quietSince = Date.now();
       await stream.write(': connected\n\n');
-      while (open && !stream.aborted && !stream.closed && !settings.isDraining?.()) {
+      for (let polls = 0; polls < maxPolls && open && !stream.aborted && !stream.closed && !settings.isDraining?.(); polls++) {
         const batch = await repo.readEvents(caller.tenantId, after, 500);
         for (const e of batch) {
           after = e.seq;

@@ -1,0 +1,200 @@
+/**
+ * The Cloudflare Workers entry: the same Hono app as `npm start`, on D1 (metadata) and R2 (bytes).
+ * Only Workers-safe modules are imported from here: the Node drivers (better-sqlite3, fs, node:crypto
+ * streams) stay behind their seams in src/node.ts and out of this bundle (scripts/worker-size.ts
+ * checks).
+ *
+ *   fetch      the HTTP API, exactly as on Node (minus /mcp, /metrics and /docs: see the README)
+ *   scheduled  the cron trigger of wrangler.toml: one retention run, the same function as
+ *              `artifact-store retention run` and POST /v1/admin/retention
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { digestStreamSha256 } from './blob/digest-stream-hash.js';
+import { createR2BlobStore, type R2BucketLike } from './blob/r2.js';
+import { s3Presigner } from './blob/s3-presign.js';
+import { ENV_NAMES, loadConfig, policiesOf, readTenantPolicies, type Config } from './core/config.js';
+import { createUrlSigner, deriveUrlSigningKeys } from './core/url-signing.js';
+import { createD1Repository, type D1DatabaseLike } from './db/d1.js';
+import { createApp } from './http/app.js';
+import { createAuthenticator } from './http/auth.js';
+import { createJsonLogger, type Logger } from './http/logger.js';
+import { parseJwtSecrets } from './http/tokens.js';
+import { createArtifactService, type ServiceLimits } from './service/artifact-service.js';
+import { runRetention, type RetentionReport } from './service/retention.js';
+
+/** Bindings, vars and secrets (wrangler.toml names them; secrets are set with `wrangler secret put`). */
+export interface WorkerEnv {
+  DB: D1DatabaseLike;
+  BLOBS: R2BucketLike;
+  /** Secret. HS256 keys as `kid:secret` pairs (at least 32 characters each). */
+  ARTIFACT_STORE_JWT_SECRETS?: string;
+  /** Secret (optional). Keys of proxy download links; default: derived from the JWT secrets. */
+  ARTIFACT_STORE_URL_SIGNING_KEYS?: string;
+  /**
+   * R2's S3 API, for `direct` links and direct uploads (presigned URLs): the bucket's name and the
+   * account id (or a full endpoint) are vars, the access key pair is secret. All unset: downloads go
+   * through the Worker and direct uploads are refused.
+   */
+  R2_BUCKET_NAME?: string;
+  R2_ACCOUNT_ID?: string;
+  R2_S3_ENDPOINT?: string;
+  R2_ACCESS_KEY_ID?: string;
+  R2_SECRET_ACCESS_KEY?: string;
+  /** Every other ARTIFACT_STORE_* setting of the README's configuration table, as vars. */
+  [name: string]: unknown;
+}
+
+interface ExecutionContextLike {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+interface ScheduledControllerLike {
+  readonly cron: string;
+  readonly scheduledTime: number;
+}
+
+/** Settings tests (and embedders) change without going through env. */
+export interface WorkerOverrides {
+  limits?: Partial<ServiceLimits>;
+  now?: () => number;
+  logger?: Logger;
+}
+
+/** Settings that mean nothing on Workers: set, they are a mistake worth refusing loudly. */
+const NODE_ONLY = ['dbPath', 'dataDir', 'blobDir', 'blobDriver', 'jwksFile', 'cdnPrivateKeyFile', 'host', 'port', 'metrics', 'metricsToken', 'retentionIntervalSeconds'] as const;
+
+/** The ARTIFACT_STORE_* strings of a Worker env (bindings and other values left out). */
+function stringVars(env: WorkerEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+function workerConfig(env: WorkerEnv): Config {
+  const vars = stringVars(env);
+  const config = loadConfig(vars, { env: 'production' });
+  const set = NODE_ONLY.map((key) => ENV_NAMES[key]).filter((name) => vars[name]);
+  if (set.length > 0) throw new Error(`Invalid configuration: ${set.join(', ')} do not apply on Workers (D1 and R2 are bindings; JWKS comes from ARTIFACT_STORE_JWKS_URL; the schedule is the cron trigger).`);
+  const secrets = parseJwtSecrets(config.jwtSecrets);
+  if (secrets.length === 0 && !config.jwksUrl) {
+    throw new Error('Invalid configuration: no keys. Set the secret ARTIFACT_STORE_JWT_SECRETS (kid:secret,..., `wrangler secret put`; .dev.vars for `npm run dev:worker`) or the var ARTIFACT_STORE_JWKS_URL.');
+  }
+  const weak = secrets.find((s) => s.secret.length < 32);
+  if (weak) throw new Error(`Invalid configuration: the JWT secret of kid "${weak.kid}" is shorter than 32 characters.`);
+  return config;
+}
+
+function r2Presigner(env: WorkerEnv) {
+  const { R2_BUCKET_NAME: bucket, R2_ACCOUNT_ID: account, R2_ACCESS_KEY_ID: accessKeyId, R2_SECRET_ACCESS_KEY: secretAccessKey } = env;
+  const endpoint = env.R2_S3_ENDPOINT || (account ? `https://${account}.r2.cloudflarestorage.com` : undefined);
+  const parts = [bucket, endpoint, accessKeyId, secretAccessKey];
+  if (parts.every((p) => !p)) return undefined;
+  if (!parts.every(Boolean)) throw new Error('Invalid configuration: R2 presigning needs R2_BUCKET_NAME, R2_ACCOUNT_ID (or R2_S3_ENDPOINT), R2_ACCESS_KEY_ID and R2_SECRET_ACCESS_KEY together.');
+  const client = new S3Client({ region: 'auto', endpoint, forcePathStyle: true, credentials: { accessKeyId: accessKeyId!, secretAccessKey: secretAccessKey! } });
+  return s3Presigner(client, bucket!);
+}
+
+/** The service on one env's bindings: what `fetch` and `scheduled` run, and what the workerd tests drive. */
+export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides = {}) {
+  const config = workerConfig(env);
+  const logger = overrides.logger ?? createJsonLogger(config.logLevel, (line) => console.log(line));
+  const secrets = parseJwtSecrets(config.jwtSecrets);
+  const linkKeys = parseJwtSecrets(config.urlSigningKeys);
+  const urlSigner = createUrlSigner(linkKeys.length > 0 ? linkKeys : await deriveUrlSigningKeys(secrets));
+  const repo = createD1Repository({ db: env.DB });
+  const blobs = createR2BlobStore({ bucket: env.BLOBS, hash: digestStreamSha256, prefix: config.s3Prefix, presigner: r2Presigner(env) });
+  const policies = policiesOf(config);
+  const service = createArtifactService({
+    repo,
+    blobs,
+    now: overrides.now,
+    limits: {
+      maxArtifactBytes: config.maxArtifactBytes,
+      defaultTtlSeconds: config.defaultTtlSeconds,
+      maxTtlSeconds: config.maxTtlSeconds,
+      // Flushed by waitUntil after each response: a timer may never fire once a request is done.
+      touchFlushMs: config.touchFlushMs,
+      // An isolate has 128 MB; the default 32 MiB cache is Node's.
+      smallBlobCacheBytes: Math.min(config.smallBlobCacheBytes, 8 * 1024 * 1024),
+      ...overrides.limits,
+    },
+    links: { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds },
+    policies,
+  });
+  const auth = createAuthenticator({ hmacSecrets: secrets, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
+  let inFlight: Promise<RetentionReport> | undefined;
+  const retention = (trigger: string) =>
+    (inFlight ??= runRetention(
+      { repo, blobs, policies, overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)), graceMs: config.gcGraceSeconds * 1000, now: overrides.now },
+      trigger,
+    ).finally(() => (inFlight = undefined)));
+  const app = createApp({
+    service,
+    repo,
+    blobs,
+    auth,
+    logger,
+    corsOrigins: config.corsOrigins,
+    urlSigner,
+    publicUrl: config.publicUrl,
+    retention,
+    policies,
+    now: overrides.now,
+    // SSE polls the D1 outbox (every isolate sees every write there). Once a second is enough for a
+    // UI, and a stream ends after 15 minutes, within the per-invocation query cap; clients resume
+    // with Last-Event-ID.
+    events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000, pollMs: 1000, maxPolls: 900 },
+    // No /mcp: MCP sessions live in one process's memory, and a Worker's requests land on many
+    // isolates. `artifact-store mcp --url` (stdio) reaches the Worker's API instead.
+  });
+  return { app, service, repo, blobs, retention, logger, config };
+}
+
+export type WorkerApp = Awaited<ReturnType<typeof createWorkerApp>>;
+
+// One service per isolate, rebuilt if the runtime hands over a different env.
+let current: { env: WorkerEnv; app: Promise<WorkerApp> } | undefined;
+function appFor(env: WorkerEnv): Promise<WorkerApp> {
+  if (current?.env !== env) {
+    const app = createWorkerApp(env);
+    current = { env, app };
+    // A bad configuration is reported on every request until it is fixed, not cached forever.
+    app.catch(() => {
+      if (current?.app === app) current = undefined;
+    });
+  }
+  return current.app;
+}
+
+function misconfigured(err: unknown): Response {
+  const message = err instanceof Error ? err.message : String(err);
+  console.error(message);
+  return Response.json({ code: 'backend_unavailable', message: `The service is misconfigured: ${message}` }, { status: 503 });
+}
+
+export default {
+  async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
+    let w: WorkerApp;
+    try {
+      w = await appFor(env);
+    } catch (err) {
+      return misconfigured(err);
+    }
+    const response = await w.app.fetch(request, env, ctx as never);
+    ctx.waitUntil(w.service.flush());
+    return response;
+  },
+
+  async scheduled(controller: ScheduledControllerLike, env: WorkerEnv, ctx: ExecutionContextLike): Promise<void> {
+    const w = await appFor(env);
+    const run = w.retention(`cron ${controller.cron}`).then(
+      (report) => w.logger.info('retention run', { ...report }),
+      (err: unknown) => {
+        w.logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) });
+        throw err;
+      },
+    );
+    ctx.waitUntil(run);
+    await run;
+  },
+};

@@ -1,0 +1,150 @@
+/**
+ * Retention through the HTTP API, on both runtimes (Node: SQLite + fs; workerd: D1 + R2): quotas
+ * enforced at put time, POST /v1/admin/retention expiring references and collecting their bytes,
+ * and what callers without the right see.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Policy } from '../src/core/policy.js';
+import { bearer, createTestApp, putArtifact, RUNTIME, sha256, type TestApp } from './helpers/app.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+});
+
+const HOUR = 3_600_000;
+
+async function setup(policy: Partial<Policy>) {
+  let clock = Date.UTC(2026, 10, 1);
+  t = await createTestApp({ now: () => clock, policy: { maxTtlSeconds: 7 * 24 * 3600, ...policy }, gcGraceMs: 0 });
+  const app = t;
+  const writer = await app.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] }, { ttlSeconds: 30 * 24 * 3600 });
+  const admin = await app.token({ tenant: 'acme', sub: 'ops', perms: ['read', 'write', 'admin'] }, { ttlSeconds: 30 * 24 * 3600 });
+  const get = (id: string) => app.app.request(`/v1/artifacts/${id}/meta`, { headers: bearer(writer) });
+  const retention = async () => {
+    const res = await app.app.request('/v1/admin/retention', { method: 'POST', headers: bearer(admin) });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, any>;
+  };
+  return { app, writer, admin, get, retention, advance: (ms: number) => (clock += ms) };
+}
+
+it(`runs on ${RUNTIME === 'workerd' ? 'D1 and R2 in workerd' : 'SQLite and fs on Node'}`, async () => {
+  t = await createTestApp();
+  expect(t.blobs.driver).toBe(RUNTIME === 'workerd' ? 'r2' : 'fs');
+  expect(typeof (globalThis as { WebSocketPair?: unknown }).WebSocketPair).toBe(RUNTIME === 'workerd' ? 'function' : 'undefined');
+});
+
+describe('retention over HTTP', () => {
+  it('POST /v1/admin/retention expires references past their TTL and collects bytes no artifact holds', async () => {
+    const h = await setup({});
+    const short = await putArtifact(h.app.app, h.writer, 'gone within the hour', { 'X-Artifact-Ttl': '60', 'X-Artifact-Session': 's1' });
+    const long = await putArtifact(h.app.app, h.writer, 'kept for a day', { 'X-Artifact-Ttl': '86400', 'X-Artifact-Session': 's1' });
+    expect([short.res.status, long.res.status]).toEqual([201, 201]);
+    expect(await h.app.blobFiles()).toHaveLength(2);
+
+    h.advance(HOUR);
+    expect((await h.get(short.json.id)).status).toBe(404);
+    const report = await h.retention();
+    expect(report).toMatchObject({ trigger: 'http', expired: { refs: 1, bytes: 'gone within the hour'.length }, blobs: { collected: 1, failed: 0 } });
+    expect(await h.app.blobFiles()).toHaveLength(1);
+    expect((await h.get(long.json.id)).status).toBe(200);
+    const body = await h.app.app.request(`/v1/artifacts/${long.json.id}`, { headers: bearer(h.writer) });
+    expect(await body.text()).toBe('kept for a day');
+
+    // Idempotent: a second run finds nothing to do.
+    expect(await h.retention()).toMatchObject({ expired: { refs: 0 }, blobs: { collected: 0 } });
+  });
+
+  it('evicts the least recently used artifact of a full session at put time, with artifact.evicted', async () => {
+    const h = await setup({ maxArtifactsPerSession: 2, cleanupStrategy: 'lru' });
+    const ids: string[] = [];
+    for (const text of ['first', 'second']) {
+      const { res, json } = await putArtifact(h.app.app, h.writer, text, { 'X-Artifact-Session': 's1' });
+      expect(res.status).toBe(201);
+      ids.push(json.id);
+      h.advance(1000);
+    }
+    // Reading the first makes the second the least recently used.
+    expect((await h.app.app.request(`/v1/artifacts/${ids[0]}`, { headers: bearer(h.writer) })).status).toBe(200);
+    await h.app.service.flush();
+    h.advance(1000);
+    const third = await putArtifact(h.app.app, h.writer, 'third', { 'X-Artifact-Session': 's1' });
+    expect(third.res.status).toBe(201);
+
+    expect((await h.get(ids[0]!)).status).toBe(200);
+    expect((await h.get(ids[1]!)).status).toBe(404);
+    expect((await h.get(third.json.id)).status).toBe(200);
+    const events = await h.app.repo.readEvents('acme', 0, 100);
+    expect(events.map((e) => [e.type, e.artifactId])).toEqual([
+      ['artifact.stored', ids[0]],
+      ['artifact.stored', ids[1]],
+      ['artifact.evicted', ids[1]],
+      ['artifact.stored', third.json.id],
+    ]);
+    const usage = await h.app.app.request('/v1/usage', { headers: bearer(h.admin) });
+    expect(usage.status).toBe(200);
+  });
+
+  it("refuses a put into a full session with 409 quota_exceeded when the strategy is none, keeping what's there", async () => {
+    const h = await setup({ maxSessionBytes: 10, cleanupStrategy: 'none' });
+    const first = await putArtifact(h.app.app, h.writer, '12345678', { 'X-Artifact-Session': 's1' });
+    expect(first.res.status).toBe(201);
+    const refused = await putArtifact(h.app.app, h.writer, 'abcdef', { 'X-Artifact-Session': 's1' });
+    expect(refused.res.status).toBe(409);
+    expect(refused.json).toMatchObject({
+      code: 'quota_exceeded',
+      details: { scope: 'session', id: 's1', limit: 'maxSessionBytes', limitValue: 10, usageBytes: 8, usageCount: 1, neededBytes: 6 },
+    });
+    expect(refused.json.message).toEqual(expect.any(String));
+    // Nothing of the refused put remains: no reference, no event, no bytes.
+    expect((await h.get(first.json.id)).status).toBe(200);
+    expect((await h.app.repo.readEvents('acme', 0, 100)).map((e) => e.type)).toEqual(['artifact.stored']);
+    h.advance(1000);
+    await h.retention();
+    expect(await h.app.blobFiles()).toHaveLength(1);
+    // Another session is not affected.
+    expect((await putArtifact(h.app.app, h.writer, 'abcdef', { 'X-Artifact-Session': 's2' })).res.status).toBe(201);
+  });
+
+  it('a re-put of bytes the session already holds is never refused and stores them once', async () => {
+    const h = await setup({ maxArtifactsPerSession: 1, cleanupStrategy: 'none' });
+    const a = await putArtifact(h.app.app, h.writer, 'same bytes', { 'X-Artifact-Session': 's1' });
+    const b = await putArtifact(h.app.app, h.writer, 'same bytes', { 'X-Artifact-Session': 's1' });
+    expect([a.res.status, b.res.status]).toEqual([201, 200]);
+    expect(b.json.id).toBe(a.json.id);
+    expect(b.json.sha256).toBe(sha256('same bytes'));
+    expect(await h.app.blobFiles()).toHaveLength(1);
+  });
+
+  it('only admins may run retention', async () => {
+    const h = await setup({});
+    const res = await h.app.app.request('/v1/admin/retention', { method: 'POST', headers: bearer(h.writer) });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ code: 'forbidden' });
+    expect((await h.app.app.request('/v1/admin/retention', { method: 'POST' })).status).toBe(401);
+  });
+});
+
+describe('the event stream', () => {
+  it('ends after its poll budget (as on Workers) and resumes from Last-Event-ID without losing events', async () => {
+    t = await createTestApp({ events: { pollMs: 5, maxPolls: 3 } });
+    const tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
+    const first = await putArtifact(t.app, tok, 'one', { 'X-Artifact-Session': 's1' });
+    const res = await t.app.request('/v1/events?lastEventId=0', { headers: bearer(tok) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    // The body ends by itself: the stream closed after three outbox reads.
+    const text = await res.text();
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => m[1]!);
+    expect(ids).toHaveLength(1);
+    expect(text).toContain(`"id":"${first.json.id}"`);
+
+    const second = await putArtifact(t.app, tok, 'two', { 'X-Artifact-Session': 's1' });
+    const resumed = await (await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': ids[0]! } })).text();
+    expect([...resumed.matchAll(/^event: (\S+)$/gm)].map((m) => m[1])).toEqual(['artifact.stored']);
+    expect(resumed).toContain(`"id":"${second.json.id}"`);
+    expect(resumed).not.toContain(`"id":"${first.json.id}"`);
+  });
+});
