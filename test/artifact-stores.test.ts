@@ -13,7 +13,7 @@ import { discoverArtifactStore, isArtifactStore } from '../src/client/discover.j
 import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { createNoOpArtifactStore, NOOP_WARNING } from '../src/client/noop-store.js';
-import { ArtifactError } from '../src/core/errors.js';
+import { rejection } from './blob-store.contract.js';
 import { sha256Hex } from '../src/core/hash.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
@@ -52,15 +52,6 @@ describeArtifactStoreContract('in-memory', async () => {
   const store = createInMemoryArtifactStore({ scope: { tenantId: 'acme', sessionId: 's-a' } });
   return { store, otherSession: store.withScope({ tenantId: 'acme', sessionId: 's-b' }), cleanup: async () => {} };
 });
-
-async function rejection(promise: Promise<unknown>): Promise<ArtifactError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ArtifactError);
-  return err as ArtifactError;
-}
 
 describe('in-memory store specifics', () => {
   it('an expired reference is invisible; a re-put brings it back with a fresh expiry', async () => {

@@ -117,6 +117,16 @@ export async function expectArtifactError(promise: Promise<unknown>, code: Error
   return caught as ArtifactError;
 }
 
+/** The ArtifactError a promise rejects with, whatever its code (failing the test on anything else). */
+export async function rejection(promise: Promise<unknown>): Promise<ArtifactError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ArtifactError);
+  return err as ArtifactError;
+}
+
 /** Lets pending I/O callbacks and timers run (a few event-loop turns). */
 export async function settle(turns = 10): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((r) => setTimeout(r, 1));

@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ArtifactError } from '../src/core/errors.js';
+import { rejection } from './blob-store.contract.js';
 import { createD1Repository, type D1DatabaseLike, type D1QueryableLike } from '../src/db/d1.js';
 import { commitPutPlan, PUT_OK } from '../src/db/d1-plans.js';
 import type { ArtifactRepository, CommitPutInput, QuotaLimits } from '../src/db/repository.js';
@@ -137,15 +137,6 @@ const idOf = (c: string) => `ns_${sha(c).slice(0, 24)}`;
 /** A put of blob `c` (its sha256 is c × 64) of `size` bytes into acme / session s1, at T0 + `at`. */
 function putOf(c: string, size: number, at: number, extra: Partial<CommitPutInput> = {}): CommitPutInput {
   return { scope: { tenantId: 'acme', sessionId: 's1' }, artifactId: idOf(c), namespace: 'ns', sha256: sha(c), sizeBytes: size, mimeType: 'text/plain', now: T0 + at, expiresAt: T0 + at + 60_000, ...extra };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ArtifactError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ArtifactError);
-  return err as ArtifactError;
 }
 
 async function openD1(options: { consistency?: 'first-primary'; clock?: 'database' | 'caller' } = {}): Promise<{ db: D1DatabaseLike; repo: ArtifactRepository }> {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createHttpArtifactStore, type HttpArtifactStoreOptions } from '../src/client/http-store.js';
 import { loadConfig } from '../src/core/config.js';
-import { ArtifactError } from '../src/core/errors.js';
+import { rejection } from './blob-store.contract.js';
 import { sha256Hex } from '../src/core/hash.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { describeArtifactStoreContract } from './artifact-store.contract.js';
@@ -45,15 +45,6 @@ describeArtifactStoreContract('HTTP client ↔ real service (session-bound token
     cleanup: async () => {},
   };
 });
-
-async function rejection(promise: Promise<unknown>): Promise<ArtifactError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ArtifactError);
-  return err as ArtifactError;
-}
 
 describe('HTTP client ↔ real service: tokens and scope', () => {
   it('a tenant-wide token names the scope of puts and listings with options.scope', async () => {

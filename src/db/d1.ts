@@ -1,5 +1,6 @@
 import { errors } from '../core/errors.js';
 import { commitPutPlan, deletePlan, enforcePlan, expirePlan, pinPlan, REF_COLUMNS, REF_JOIN, scopeWhere, type Params, type PutVerdict, type Stmt } from './d1-plans.js';
+import { usageSql } from './usage-sql.js';
 import { artifactTooBigForScope, pinLost, scopeFull, tenantFull } from './put-errors.js';
 import type { ApiKeyRecord, ArtifactRepository, EvictedRef, OutboxEvent, RefRow, ScopeUsage, UploadRecord } from './repository.js';
 
@@ -335,16 +336,8 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
     },
 
     async usage(kind, now, o) {
-      const column = kind === 'tenant' ? null : SCOPE_COLUMN[kind];
-      const where = ['expires_at > @now'];
-      if (o.tenantId !== undefined) where.push('tenant_id = @tenantId');
-      if (o.sessionId !== undefined) where.push('session_id = @sessionId');
-      if (o.traceId !== undefined) where.push('trace_id = @traceId');
-      if (column) where.push(`${column} != ''`);
-      const group = column ? `tenant_id, ${column}` : 'tenant_id';
       return all<ScopeUsage>(
-        `SELECT tenant_id AS tenantId, ${column ?? 'tenant_id'} AS value, count(*) AS count, total(size_bytes) AS bytes
-         FROM artifact_refs WHERE ${where.join(' AND ')} GROUP BY ${group} ORDER BY bytes DESC, ${group} LIMIT @limit`,
+        usageSql(kind, o),
         { now, limit: o.limit, tenantId: o.tenantId, sessionId: o.sessionId, traceId: o.traceId },
       );
     },

@@ -7,6 +7,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errors } from '../core/errors.js';
 import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, OutboxEvent, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
+import { usageSql } from './usage-sql.js';
 import { artifactTooBigForScope, pinLost, scopeFull, tenantFull } from './put-errors.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
@@ -537,15 +538,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     },
 
     async usage(kind, now, o) {
-      const column = kind === 'tenant' ? null : SCOPE_COLUMNS[kind];
-      const where = ['expires_at > @now'];
-      if (o.tenantId !== undefined) where.push('tenant_id = @tenantId');
-      if (o.sessionId !== undefined) where.push('session_id = @sessionId');
-      if (o.traceId !== undefined) where.push('trace_id = @traceId');
-      if (column) where.push(`${column} != ''`);
-      const group = column ? `tenant_id, ${column}` : 'tenant_id';
-      const sqlText = `SELECT tenant_id AS tenantId, ${column ?? 'tenant_id'} AS value, count(*) AS count, total(size_bytes) AS bytes
-        FROM artifact_refs WHERE ${where.join(' AND ')} GROUP BY ${group} ORDER BY bytes DESC, ${group} LIMIT @limit`;
+      const sqlText = usageSql(kind, o);
       const params: Record<string, string | number> = { now, limit: o.limit };
       for (const k of ['tenantId', 'sessionId', 'traceId'] as const) if (o[k] !== undefined) params[k] = o[k];
       return sqlite.prepare(sqlText).all(params) as ScopeUsage[];

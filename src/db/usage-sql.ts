@@ -1,0 +1,20 @@
+import type { ArtifactRepository } from './repository.js';
+
+type UsageOptions = Parameters<ArtifactRepository['usage']>[2];
+
+/**
+ * The live-usage query of `ArtifactRepository.usage`, the same text for SQLite and D1: per tenant,
+ * or per session / trace, biggest first. Parameters: @now, @limit and whichever of @tenantId,
+ * @sessionId, @traceId the options give.
+ */
+export function usageSql(kind: 'tenant' | 'session' | 'trace', o: UsageOptions): string {
+  const column = kind === 'tenant' ? null : kind === 'session' ? 'session_id' : 'trace_id';
+  const where = ['expires_at > @now'];
+  if (o.tenantId !== undefined) where.push('tenant_id = @tenantId');
+  if (o.sessionId !== undefined) where.push('session_id = @sessionId');
+  if (o.traceId !== undefined) where.push('trace_id = @traceId');
+  if (column) where.push(`${column} != ''`);
+  const group = column ? `tenant_id, ${column}` : 'tenant_id';
+  return `SELECT tenant_id AS tenantId, ${column ?? 'tenant_id'} AS value, count(*) AS count, total(size_bytes) AS bytes
+    FROM artifact_refs WHERE ${where.join(' AND ')} GROUP BY ${group} ORDER BY bytes DESC, ${group} LIMIT @limit`;
+}
