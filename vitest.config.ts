@@ -37,6 +37,7 @@ export default defineConfig({
                 TEST_MIGRATIONS: await readD1Migrations(here('./migrations')),
                 // What `wrangler secret put` sets in production.
                 ARTIFACT_STORE_JWT_SECRETS: 'k1:k1-secret-for-tests-0123456789abcdef',
+                ARTIFACT_STORE_LOG_LEVEL: 'warn',
               },
             },
           })),

@@ -4,6 +4,7 @@
  * and what callers without the right see.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { createHttpArtifactStore } from '../src/client/http-store.js';
 import type { Policy } from '../src/core/policy.js';
 import { bearer, createTestApp, putArtifact, RUNTIME, sha256, type TestApp } from './helpers/app.js';
 
@@ -128,6 +129,10 @@ describe('retention over HTTP', () => {
 });
 
 describe('the event stream', () => {
+  const eventsOf = (text: string) => [...text.matchAll(/^event: (\S+)\ndata: (.*)\nid: (\d+)$/gm)].map((m) => ({ type: m[1]!, id: JSON.parse(m[2]!).ref.id as string, seq: m[3]! }));
+  /** Id-only messages: the stream's position, for resuming. */
+  const positionsOf = (text: string) => [...text.matchAll(/^id: (\d+)\ndata\n$/gm)].map((m) => m[1]!);
+
   it('ends after its poll budget (as on Workers) and resumes from Last-Event-ID without losing events', async () => {
     t = await createTestApp({ events: { pollMs: 5, maxPolls: 3 } });
     const tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
@@ -137,14 +142,51 @@ describe('the event stream', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     // The body ends by itself: the stream closed after three outbox reads.
     const text = await res.text();
-    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => m[1]!);
-    expect(ids).toHaveLength(1);
-    expect(text).toContain(`"id":"${first.json.id}"`);
+    const seen = eventsOf(text);
+    expect(seen.map((e) => [e.type, e.id])).toEqual([['artifact.stored', first.json.id]]);
+    expect(positionsOf(text)).toEqual(['0', seen[0]!.seq]);
 
     const second = await putArtifact(t.app, tok, 'two', { 'X-Artifact-Session': 's1' });
-    const resumed = await (await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': ids[0]! } })).text();
-    expect([...resumed.matchAll(/^event: (\S+)$/gm)].map((m) => m[1])).toEqual(['artifact.stored']);
-    expect(resumed).toContain(`"id":"${second.json.id}"`);
-    expect(resumed).not.toContain(`"id":"${first.json.id}"`);
+    const resumed = await (await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': seen[0]!.seq } })).text();
+    expect(eventsOf(resumed).map((e) => [e.type, e.id])).toEqual([['artifact.stored', second.json.id]]);
+  });
+
+  it('gives an idle stream a position, so what is stored while the client reconnects is not missed', async () => {
+    t = await createTestApp({ events: { pollMs: 5, maxPolls: 2 } });
+    const tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
+    await putArtifact(t.app, tok, 'before', { 'X-Artifact-Session': 's1' });
+    // A fresh stream (no Last-Event-ID) starts at the newest event and sees nothing before it ends.
+    const idle = await (await t.app.request('/v1/events', { headers: bearer(tok) })).text();
+    expect(eventsOf(idle)).toEqual([]);
+    const [at] = positionsOf(idle);
+    expect(at).toMatch(/^[1-9]\d*$/);
+    // Stored between the end of that stream and the reconnect.
+    const gap = await putArtifact(t.app, tok, 'in the gap', { 'X-Artifact-Session': 's1' });
+    const next = await (await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': at! } })).text();
+    expect(eventsOf(next).map((e) => e.id)).toEqual([gap.json.id]);
+  });
+
+  it("the SDK's events() follows a stream that keeps ending, and yields what was stored in the gaps", async () => {
+    t = await createTestApp({ events: { pollMs: 5, maxPolls: 2 } });
+    const app = t.app;
+    const tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
+    const fetchApp = ((input: RequestInfo | URL, init?: RequestInit) => app.request(input instanceof Request ? input : String(input), init)) as typeof fetch;
+    const store = createHttpArtifactStore({ baseUrl: 'http://artifacts.test', token: tok, fetch: fetchApp });
+    const controller = new AbortController();
+    const stream = store.events!({ sessionId: 's1', signal: controller.signal })[Symbol.asyncIterator]();
+    const first = stream.next(); // opens the first stream
+    await new Promise((r) => setTimeout(r, 20));
+    // Each put lands while the SDK is between streams (each lives two polls of 5 ms).
+    const ids: string[] = [];
+    for (const text of ['a', 'b', 'c']) {
+      await new Promise((r) => setTimeout(r, 40));
+      ids.push((await putArtifact(app, tok, text, { 'X-Artifact-Session': 's1' })).json.id);
+    }
+    const got: string[] = [(await first).value!.ref.id];
+    while (got.length < 3) got.push((await stream.next()).value!.ref.id);
+    controller.abort();
+    await stream.return(undefined);
+    await new Promise((r) => setTimeout(r, 50)); // the last stream's final poll
+    expect(got).toEqual(ids);
   });
 });

@@ -298,10 +298,12 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
         await sleep(backoffMs(attempt++));
         continue;
       }
-      const queue: ArtifactEvent[] = [];
+      // Events, and positions: an id with no data moves where a reconnect resumes from.
+      const queue: (ArtifactEvent | { position: string })[] = [];
       const parser = createParser({
         onEvent(ev) {
           if (!ev.id) return;
+          if (ev.data === '') return void queue.push({ position: ev.id });
           const data = JSON.parse(ev.data) as Omit<ArtifactEvent, 'id'>;
           queue.push({ id: ev.id, type: data.type, ref: data.ref, at: data.at });
         },
@@ -315,6 +317,10 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
           parser.feed(value);
           while (queue.length > 0) {
             const ev = queue.shift()!;
+            if ('position' in ev) {
+              lastEventId = ev.position;
+              continue;
+            }
             lastEventId = ev.id;
             yield ev;
           }

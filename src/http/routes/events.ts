@@ -73,8 +73,14 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
         open = false;
       });
       let quietSince = Date.now();
+      // The stream's position as an id with no data: EventSource (and the SDK) take it as the
+      // Last-Event-ID to resume from without dispatching an event, so a client that saw no event
+      // before the stream ended still misses nothing stored while it reconnects.
+      const position = () => stream.write(`id: ${after}\ndata\n\n`);
       await stream.write(': connected\n\n');
-      for (let polls = 0; polls < maxPolls && open && !stream.aborted && !stream.closed && !settings.isDraining?.(); polls++) {
+      await position();
+      let polls = 0;
+      for (; polls < maxPolls && open && !stream.aborted && !stream.closed && !settings.isDraining?.(); polls++) {
         const batch = await repo.readEvents(caller.tenantId, after, 500);
         for (const e of batch) {
           after = e.seq;
@@ -89,6 +95,7 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
         }
         await stream.sleep(pollMs);
       }
+      if (polls >= maxPolls && !stream.aborted) await position();
     });
   });
 }
