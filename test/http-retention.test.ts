@@ -185,7 +185,7 @@ describe('the event stream', () => {
     const got: string[] = [(await first).value!.ref.id];
     while (got.length < 3) got.push((await stream.next()).value!.ref.id);
     controller.abort();
-    await stream.return(undefined);
+    await stream.return!(undefined);
     await new Promise((r) => setTimeout(r, 50)); // the last stream's final poll
     expect(got).toEqual(ids);
   });

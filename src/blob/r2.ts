@@ -132,32 +132,41 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
     driver: 'r2',
 
     async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
-      // Parts must be exactly partBytes (but the last), so bytes are gathered into fixed-size buffers.
-      let part = new Uint8Array(partBytes);
-      let filled = 0;
+      // Parts must be exactly partBytes (but the last). Chunks are kept as they come and joined
+      // into a part only once a part's worth has arrived, so a small put holds only its own bytes.
+      const pending: Uint8Array[] = [];
+      let pendingBytes = 0;
+      /** The first n pending bytes as one buffer. */
+      const take = (n: number): Uint8Array => {
+        const out = new Uint8Array(n);
+        for (let at = 0; at < n; ) {
+          const chunk = pending[0]!;
+          const k = Math.min(chunk.byteLength, n - at);
+          out.set(chunk.subarray(0, k), at);
+          at += k;
+          if (k === chunk.byteLength) pending.shift();
+          else pending[0] = chunk.subarray(k);
+        }
+        pendingBytes -= n;
+        return out;
+      };
       let upload: R2MultipartUploadLike | undefined;
       const parts: R2UploadedPartLike[] = [];
       const stagingKey = `${stagingPrefix}${crypto.randomUUID()}`;
-      const flush = async () => {
+      const flush = async (bytes: Uint8Array) => {
         upload ??= await bucket.createMultipartUpload(stagingKey);
-        parts.push(await upload.uploadPart(parts.length + 1, part.subarray(0, filled)));
-        part = new Uint8Array(partBytes);
-        filled = 0;
+        parts.push(await upload.uploadPart(parts.length + 1, bytes));
       };
       let info: BlobInfo;
       try {
         info = await ingest(body, hash, putOptions, async (chunks) => {
           for (const chunk of chunks) {
-            for (let at = 0; at < chunk.byteLength; ) {
-              const n = Math.min(partBytes - filled, chunk.byteLength - at);
-              part.set(chunk.subarray(at, at + n), filled);
-              filled += n;
-              at += n;
-              if (filled === partBytes) await flush();
-            }
+            pending.push(chunk);
+            pendingBytes += chunk.byteLength;
+            while (pendingBytes >= partBytes) await flush(take(partBytes));
           }
         });
-        if (upload && filled > 0) await flush();
+        if (upload && pendingBytes > 0) await flush(take(pendingBytes));
         if (upload) await upload.complete(parts);
       } catch (err) {
         await upload?.abort().catch(() => {});
@@ -167,7 +176,7 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         await putOptions.beforeCommit?.({ sha256: info.sha256 });
         if (!(await bucket.head(keyOf(info.sha256)))) {
           if (upload) await copyToFinal(stagingKey, info);
-          else await bucket.put(keyOf(info.sha256), part.subarray(0, filled), { sha256: info.sha256 });
+          else await bucket.put(keyOf(info.sha256), take(pendingBytes), { sha256: info.sha256 });
         }
         return info;
       } finally {
