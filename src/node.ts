@@ -222,7 +222,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     metrics?.retention(report);
     return report;
   };
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, maxRequestBodyBytes: config.maxRequestBodyBytes, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =

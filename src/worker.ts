@@ -17,7 +17,9 @@ import { createUrlSigner, deriveUrlSigningKeys } from './core/url-signing.js';
 import { createD1Repository, type D1DatabaseLike } from './db/d1.js';
 import { createApp } from './http/app.js';
 import { createAuthenticator } from './http/auth.js';
+import type { JSONWebKeySet } from 'jose';
 import { createJsonLogger, type Logger } from './http/logger.js';
+import type { EventStreamSettings } from './http/routes/events.js';
 import { parseJwtSecrets } from './http/tokens.js';
 import { createArtifactService, type ServiceLimits } from './service/artifact-service.js';
 import { runRetention, type RetentionReport } from './service/retention.js';
@@ -53,15 +55,31 @@ interface ScheduledControllerLike {
   readonly scheduledTime: number;
 }
 
-/** Settings tests (and embedders) change without going through env. */
+/** What tests (and embedders) set without going through env. */
 export interface WorkerOverrides {
   limits?: Partial<ServiceLimits>;
+  /** The service's clock; puts then take their time from it rather than from D1's. */
   now?: () => number;
   logger?: Logger;
+  /** A JWKS document of public keys (instead of, or besides, ARTIFACT_STORE_JWKS_URL). */
+  jwks?: JSONWebKeySet;
+  events?: EventStreamSettings;
 }
 
-/** Settings that mean nothing on Workers: set, they are a mistake worth refusing loudly. */
-const NODE_ONLY = ['dbPath', 'dataDir', 'blobDir', 'blobDriver', 'jwksFile', 'cdnPrivateKeyFile', 'host', 'port', 'metrics', 'metricsToken', 'retentionIntervalSeconds'] as const;
+/**
+ * Settings that mean nothing on Workers: set, they are a mistake worth refusing loudly (an S3 key
+ * pair that silently did nothing would leave direct links off without a word). R2's S3 API has its
+ * own names (R2_*); ARTIFACT_STORE_S3_PREFIX is the key prefix inside the R2 bucket.
+ */
+const NODE_ONLY = [
+  'host', 'port', 'dataDir', 'dbPath', 'sqliteBusyTimeoutMs', 'blobDriver', 'blobDir',
+  's3Bucket', 's3Region', 's3Endpoint', 's3ForcePathStyle', 's3AccessKeyId', 's3SecretAccessKey',
+  'cdnUrl', 'cdnKeyPairId', 'cdnPrivateKeyFile', 'cdnDistributionId',
+  'jwksFile', 'metrics', 'metricsToken', 'retentionIntervalSeconds', 'shutdownGraceMs', 'mcpAllowedHosts',
+] as const;
+
+/** Cloudflare's request body limit on the Free and Pro plans (Business: 200 MB, Enterprise: 500 MB). */
+const WORKERS_BODY_LIMIT = 100_000_000;
 
 /** The ARTIFACT_STORE_* strings of a Worker env (bindings and other values left out). */
 function stringVars(env: WorkerEnv): Record<string, string> {
@@ -70,13 +88,13 @@ function stringVars(env: WorkerEnv): Record<string, string> {
   return out;
 }
 
-function workerConfig(env: WorkerEnv): Config {
+function workerConfig(env: WorkerEnv, hasJwks: boolean): Config {
   const vars = stringVars(env);
-  const config = loadConfig(vars, { env: 'production' });
   const set = NODE_ONLY.map((key) => ENV_NAMES[key]).filter((name) => vars[name]);
-  if (set.length > 0) throw new Error(`Invalid configuration: ${set.join(', ')} do not apply on Workers (D1 and R2 are bindings; JWKS comes from ARTIFACT_STORE_JWKS_URL; the schedule is the cron trigger).`);
+  if (set.length > 0) throw new Error(`Invalid configuration: ${set.join(', ')} do not apply on Workers (D1 and R2 are bindings, R2's S3 API is set with R2_*, JWKS comes from ARTIFACT_STORE_JWKS_URL, the schedule is the cron trigger).`);
+  const config = loadConfig(vars, { env: 'production' });
   const secrets = parseJwtSecrets(config.jwtSecrets);
-  if (secrets.length === 0 && !config.jwksUrl) {
+  if (secrets.length === 0 && !config.jwksUrl && !hasJwks) {
     throw new Error('Invalid configuration: no keys. Set the secret ARTIFACT_STORE_JWT_SECRETS (kid:secret,..., `wrangler secret put`; .dev.vars for `npm run dev:worker`) or the var ARTIFACT_STORE_JWKS_URL.');
   }
   const weak = secrets.find((s) => s.secret.length < 32);
@@ -96,12 +114,12 @@ function r2Presigner(env: WorkerEnv) {
 
 /** The service on one env's bindings: what `fetch` and `scheduled` run, and what the workerd tests drive. */
 export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides = {}) {
-  const config = workerConfig(env);
+  const config = workerConfig(env, overrides.jwks !== undefined);
   const logger = overrides.logger ?? createJsonLogger(config.logLevel, (line) => console.log(line));
   const secrets = parseJwtSecrets(config.jwtSecrets);
   const linkKeys = parseJwtSecrets(config.urlSigningKeys);
   const urlSigner = createUrlSigner(linkKeys.length > 0 ? linkKeys : await deriveUrlSigningKeys(secrets));
-  const repo = createD1Repository({ db: env.DB });
+  const repo = createD1Repository({ db: env.DB, clock: overrides.now ? 'caller' : 'database' });
   const blobs = createR2BlobStore({ bucket: env.BLOBS, hash: digestStreamSha256, prefix: config.s3Prefix, presigner: r2Presigner(env) });
   const policies = policiesOf(config);
   const service = createArtifactService({
@@ -121,13 +139,12 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
     links: { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds },
     policies,
   });
-  const auth = createAuthenticator({ hmacSecrets: secrets, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
-  let inFlight: Promise<RetentionReport> | undefined;
-  const retention = (trigger: string) =>
-    (inFlight ??= runRetention(
-      { repo, blobs, policies, overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)), graceMs: config.gcGraceSeconds * 1000, now: overrides.now },
-      trigger,
-    ).finally(() => (inFlight = undefined)));
+  const auth = createAuthenticator({ hmacSecrets: secrets, jwks: overrides.jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
+  // Runs are not shared between requests as on Node: a request's I/O belongs to that request, and
+  // concurrent runs are safe anyway (each step re-checks its condition in its own batch). Batches
+  // of 100 keep a step's D1 queries and R2 calls well under the per-invocation caps.
+  const retention = (trigger: string): Promise<RetentionReport> =>
+    runRetention({ repo, blobs, policies, overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)), graceMs: config.gcGraceSeconds * 1000, now: overrides.now, batchSize: 100 }, trigger);
   const app = createApp({
     service,
     repo,
@@ -137,13 +154,14 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
     corsOrigins: config.corsOrigins,
     urlSigner,
     publicUrl: config.publicUrl,
+    maxRequestBodyBytes: config.maxRequestBodyBytes || WORKERS_BODY_LIMIT,
     retention,
     policies,
     now: overrides.now,
     // SSE polls the D1 outbox (every isolate sees every write there). Once a second is enough for a
     // UI, and a stream ends after 15 minutes, within the per-invocation query cap; clients resume
     // with Last-Event-ID.
-    events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000, pollMs: 1000, maxPolls: 900 },
+    events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000, pollMs: 1000, maxPolls: 900, ...overrides.events },
     // No /mcp: MCP sessions live in one process's memory, and a Worker's requests land on many
     // isolates. `artifact-store mcp --url` (stdio) reaches the Worker's API instead.
   });
@@ -166,10 +184,10 @@ function appFor(env: WorkerEnv): Promise<WorkerApp> {
   return current.app;
 }
 
+/** The details go to the Worker's logs (`wrangler tail`), not to whoever asked. */
 function misconfigured(err: unknown): Response {
-  const message = err instanceof Error ? err.message : String(err);
-  console.error(message);
-  return Response.json({ code: 'backend_unavailable', message: `The service is misconfigured: ${message}` }, { status: 503 });
+  console.error(err instanceof Error ? err.message : String(err));
+  return Response.json({ code: 'backend_unavailable', message: "The service is misconfigured; its operator can see why in the Worker's logs (wrangler tail)." }, { status: 503 });
 }
 
 export default {

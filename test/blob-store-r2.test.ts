@@ -135,5 +135,17 @@ describe('R2 driver specifics', () => {
       expect(await store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) })).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.length });
       await expect(store.commitUpload!('elsewhere/key', { sizeBytes: 1, sha256: sha256Of(bytes) })).rejects.toThrow(/not a staging key/);
     });
+
+    it('keeps the staged bytes when completing fails for a passing reason, so a retry succeeds', async () => {
+      const { prefix, store } = fresh();
+      const bytes = Buffer.from('retry me');
+      const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+      await bucket.put(stagingKey, new Uint8Array(bytes));
+      const expected = { sizeBytes: bytes.length, sha256: sha256Of(bytes) };
+      await expect(store.commitUpload!(stagingKey, expected, async () => { throw new Error('pin: retry in a few seconds'); })).rejects.toThrow(/retry/);
+      expect(await keysUnder(`${prefix}staging/`)).toEqual([stagingKey]);
+      expect(await store.commitUpload!(stagingKey, expected)).toEqual({ sha256: expected.sha256, sizeBytes: bytes.length });
+      expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
+    });
   });
 });

@@ -1,6 +1,6 @@
 import type { HashFactory } from '../core/hash.js';
 import type { ByteRange } from '../core/schemas.js';
-import { errors } from '../core/errors.js';
+import { errors, isArtifactError } from '../core/errors.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
 import { ingest, uploadSizeMismatch } from './ingest.js';
@@ -236,25 +236,26 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
     // here (R2's own checksums are not trusted), then copied under its hash like a big put.
     async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']) {
       if (!ownsStaging(stagingKey)) throw new Error(`not a staging key of this store: ${stagingKey}`);
+      // Bytes that fail verification are dropped (the client must start over); after a transient
+      // failure (R2, or the pin's "retry shortly") they stay, so completing again can succeed.
       const drop = () => bucket.delete(stagingKey).catch(() => {});
       let staged: BlobInfo | null;
       try {
         staged = await hashObject(stagingKey, expected.sizeBytes);
       } catch (err) {
-        await drop();
+        if (isArtifactError(err)) await drop();
         throw err;
       }
       // Nothing uploaded yet: the client may still PUT and complete again.
       if (!staged) throw errors.badRequest('Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.');
-      try {
-        if (staged.sizeBytes < expected.sizeBytes) throw uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`);
-        if (staged.sha256 !== expected.sha256) throw errors.checksumMismatch(expected.sha256, staged.sha256);
-        await beforeCommit?.({ sha256: staged.sha256 });
-        if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);
-        return staged;
-      } finally {
+      if (staged.sizeBytes < expected.sizeBytes || staged.sha256 !== expected.sha256) {
         await drop();
+        throw staged.sizeBytes < expected.sizeBytes ? uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`) : errors.checksumMismatch(expected.sha256, staged.sha256);
       }
+      await beforeCommit?.({ sha256: staged.sha256 });
+      if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);
+      await drop();
+      return staged;
     },
 
     async discardUpload(stagingKey: string) {

@@ -42,6 +42,8 @@ export const ConfigSchema = z.object({
   /** The CloudFront distribution's id: purges then invalidate the blob's path. */
   cdnDistributionId: z.string().optional(),
   maxArtifactBytes: positiveFromEnv(50 * MiB),
+  /** Largest request body the platform in front lets through (0 = none; the Worker defaults to 100 MB): bigger puts are told to upload directly. */
+  maxRequestBodyBytes: intFromEnv(0),
   defaultTtlSeconds: positiveFromEnv(3600),
   maxTtlSeconds: positiveFromEnv(7 * 24 * 3600),
   /** Retention limits; they count references (see README, Retention). */
@@ -118,6 +120,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   cdnPrivateKeyFile: 'ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE',
   cdnDistributionId: 'ARTIFACT_STORE_CDN_DISTRIBUTION_ID',
   maxArtifactBytes: 'ARTIFACT_STORE_MAX_ARTIFACT_BYTES',
+  maxRequestBodyBytes: 'ARTIFACT_STORE_MAX_REQUEST_BODY_BYTES',
   defaultTtlSeconds: 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS',
   maxTtlSeconds: 'ARTIFACT_STORE_MAX_TTL_SECONDS',
   jwtSecrets: 'ARTIFACT_STORE_JWT_SECRETS',

@@ -67,6 +67,12 @@ export const errors = {
   invalidRange: (message: string, options?: ArtifactErrorOptions) => new ArtifactError('invalid_range', message, options),
   payloadTooLarge: (limit: number) =>
     new ArtifactError('payload_too_large', `Artifact exceeds the maximum size of ${limit} bytes. Store a smaller payload or ask the operator to raise ARTIFACT_STORE_MAX_ARTIFACT_BYTES.`, { details: { limitBytes: limit } }),
+  requestTooLarge: (limit: number) =>
+    new ArtifactError(
+      'payload_too_large',
+      `A request body over ${limit} bytes cannot pass through this service (the platform's request size limit). Send it as a direct upload: POST /v1/uploads, PUT the bytes to its url, then POST /v1/uploads/{id}/complete.`,
+      { details: { limitBytes: limit, reason: 'request_body_limit' } },
+    ),
   checksumMismatch: (expected: string, actual: string) =>
     new ArtifactError('checksum_mismatch', `The body's sha256 is ${actual} but ${expected} was declared. Nothing was stored; re-send the exact bytes or fix the declared hash.`, { details: { expected, actual } }),
   quotaExceeded: (message: string, details: Record<string, unknown>) => new ArtifactError('quota_exceeded', message, { details }),

@@ -59,6 +59,11 @@ export interface AppDeps {
    * Worker) carry no MCP SDK.
    */
   mcp?: (McpMountSettings & { mount: typeof registerMcp }) | false;
+  /**
+   * The largest request body the platform lets through (Workers: 100 MB on most plans); a bigger
+   * put gets 413 pointing at direct uploads. 0 or unset: no limit beyond the artifact size.
+   */
+  maxRequestBodyBytes?: number;
   /** Runs retention (POST /v1/admin/retention); concurrent calls share the run in progress. */
   retention?: (trigger: string) => Promise<RetentionReport>;
 }
@@ -129,7 +134,7 @@ export function createApp(deps: AppDeps) {
     await next();
   });
 
-  registerPutArtifact(app, deps.service, deps.publicUrl);
+  registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
   registerGetArtifact(app, deps.service, deps.urlSigner, deps.now);
   registerArtifactUrl(app, deps.service, deps.publicUrl);

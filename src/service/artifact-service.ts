@@ -406,7 +406,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
      */
     async beginUpload(scope: ArtifactScope, declared: { sizeBytes: number; sha256: string }, rawOptions: PutOptions = {}): Promise<UploadTicket> {
       if (!blobs.presignUpload) {
-        throw errors.badRequest(`Direct uploads need a blob store that accepts them (the s3 driver); this one is ${blobs.driver}. Send the bytes to POST /v1/artifacts instead.`, { details: { reason: 'direct_uploads_unavailable' } });
+        throw errors.badRequest(`This service's blob store (${blobs.driver}) takes no direct uploads: they need the s3 driver, or r2 with R2's S3 credentials set. Send the bytes to POST /v1/artifacts instead.`, { details: { reason: 'direct_uploads_unavailable' } });
       }
       const options = checkPutOptions(scope.tenantId, rawOptions);
       const putScope = narrowScope(scope, options.scope);

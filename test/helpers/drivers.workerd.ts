@@ -1,12 +1,13 @@
 /**
- * The drivers under the shared HTTP suite in workerd (vitest.config.ts's workerd project aliases
- * drivers.ts to this file): D1 and R2 bindings from wrangler.toml, hashed with crypto.DigestStream,
- * wired as src/worker.ts wires them.
+ * The app under the shared HTTP suite in workerd (vitest.config.ts's workerd project aliases
+ * drivers.ts to this file): the Worker's own app, `createWorkerApp` from src/worker.ts, on the D1
+ * and R2 bindings of wrangler.toml, configured through vars as a deployment would be.
  */
+import { ENV_NAMES, type Config } from '../../src/core/config.js';
+import { silentLogger } from '../../src/http/logger.js';
+import { createWorkerApp } from '../../src/worker.js';
 import { env } from '../workerd/bindings.js';
-import { digestStreamSha256 } from '../../src/blob/digest-stream-hash.js';
-import { createR2BlobStore } from '../../src/blob/r2.js';
-import { createD1Repository } from '../../src/db/d1.js';
+import { HMAC_KEYS, TEST_LIMITS, URL_KEYS, type TestAppOptions } from './test-app-options.js';
 
 export const RUNTIME: 'node' | 'workerd' = 'workerd';
 
@@ -16,15 +17,43 @@ async function dataTables(): Promise<string[]> {
   return results.map((r) => r.name);
 }
 
+const keyList = (keys: readonly { kid: string; secret: string }[]) => keys.map((k) => `${k.kid}:${k.secret}`).join(',');
+
 let n = 0;
 
-/** `manualClock`: the test drives the service's clock by hand, so puts take their time from it, not from D1's. */
-export async function openTestDrivers(options: { manualClock?: boolean } = {}) {
+export async function openTestApp(options: TestAppOptions) {
   // Each app starts on empty storage, as on Node (a fresh SQLite file and blob folder). The workerd
   // project runs one file at a time, so emptying the tables touches no other test.
   await env.DB.batch((await dataTables()).map((t) => env.DB.prepare(`DELETE FROM "${t}"`)));
   const prefix = `t${Date.now().toString(36)}-${n++}/`;
-  const blobs = createR2BlobStore({ bucket: env.BLOBS, hash: digestStreamSha256, prefix });
+  const limits = { ...TEST_LIMITS, ...options.limits };
+  const settings: Partial<Record<keyof Config, string | number | undefined>> = {
+    s3Prefix: prefix,
+    jwtSecrets: keyList(options.hmacSecrets ?? HMAC_KEYS),
+    urlSigningKeys: keyList(options.urlSigningKeys ?? URL_KEYS),
+    urlMaxTtlSeconds: 24 * 3600,
+    jwtIssuer: options.issuer,
+    jwtAudience: options.audience,
+    publicUrl: options.publicUrl,
+    corsOrigins: options.corsOrigins?.join(','),
+    maxArtifactBytes: limits.maxArtifactBytes,
+    defaultTtlSeconds: limits.defaultTtlSeconds,
+    maxTtlSeconds: limits.maxTtlSeconds,
+    touchFlushMs: limits.touchFlushMs,
+    smallBlobCacheBytes: limits.smallBlobCacheBytes,
+    gcGraceSeconds: options.gcGraceMs === undefined ? undefined : Math.ceil(options.gcGraceMs / 1000),
+    maxSessionBytes: options.policy?.maxSessionBytes,
+    maxTraceBytes: options.policy?.maxTraceBytes,
+    maxArtifactsPerSession: options.policy?.maxArtifactsPerSession,
+    maxArtifactsPerTrace: options.policy?.maxArtifactsPerTrace,
+    maxTenantBytes: options.policy?.maxTenantBytes,
+    cleanupStrategy: options.policy?.cleanupStrategy,
+  };
+  const vars = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => [ENV_NAMES[k as keyof Config], String(v)]));
+  const workerEnv: Record<string, unknown> = { ...env, ...vars };
+  // No HS256 keys (a JWKS-only setup) means none at all, not the project's test secret.
+  if (!settings.jwtSecrets) delete workerEnv[ENV_NAMES.jwtSecrets];
+  const w = await createWorkerApp(workerEnv as typeof env, { now: options.now, logger: silentLogger, jwks: options.jwks, events: options.events });
   const keys = async () => {
     const out: string[] = [];
     let cursor: string | undefined;
@@ -36,11 +65,14 @@ export async function openTestDrivers(options: { manualClock?: boolean } = {}) {
     return out;
   };
   return {
-    repo: createD1Repository({ db: env.DB, clock: options.manualClock ? 'caller' : 'database' }),
-    blobs,
+    app: w.app,
+    service: w.service,
+    repo: w.repo,
+    blobs: w.blobs,
     /** Stored objects (committed blobs and leftover staging) under this app's prefix. */
     blobFiles: keys,
     cleanup: async () => {
+      await w.service.close();
       const left = await keys();
       if (left.length > 0) await env.BLOBS.delete(left);
     },

@@ -5,7 +5,7 @@
  */
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from './bindings.js';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { mintToken } from '../../src/http/tokens.js';
 import worker, { type WorkerEnv } from '../../src/worker.js';
 
@@ -86,20 +86,49 @@ describe('the Worker entry (src/worker.ts)', () => {
     expect(new URL(offer.url).pathname).toMatch(/^\/artifact-store\/staging\/[0-9a-f-]{36}$/);
   });
 
-  it('answers 503 with what to set when the JWT secret is missing, and recovers once it is set', async () => {
-    const { ARTIFACT_STORE_JWT_SECRETS: _, ...bare } = env;
-    const res = await call(new Request('https://artifacts.example/healthz'), bare as WorkerEnv);
-    expect(res.status).toBe(503);
-    const body = (await res.json()) as { code: string; message: string };
-    expect(body.code).toBe('backend_unavailable');
-    expect(body.message).toMatch(/ARTIFACT_STORE_JWT_SECRETS/);
-    expect((await call(new Request('https://artifacts.example/healthz'))).status).toBe(200);
+  it('answers 503 when the JWT secret is missing, logs what to set, and recovers once it is set', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const { ARTIFACT_STORE_JWT_SECRETS: _, ...bare } = env;
+      const res = await call(new Request('https://artifacts.example/healthz'), bare as WorkerEnv);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { code: string; message: string };
+      expect(body.code).toBe('backend_unavailable');
+      // The caller learns where to look; the details are for the operator only.
+      expect(body.message).toMatch(/wrangler tail/);
+      expect(body.message).not.toMatch(/ARTIFACT_STORE/);
+      expect(logged.mock.calls.flat().join(' ')).toMatch(/ARTIFACT_STORE_JWT_SECRETS/);
+      expect((await call(new Request('https://artifacts.example/healthz'))).status).toBe(200);
+    } finally {
+      logged.mockRestore();
+    }
   });
 
-  it('refuses Node-only settings by name', async () => {
-    const res = await call(new Request('https://artifacts.example/healthz'), { ...env, ARTIFACT_STORE_DB_PATH: '/data/a.db' });
-    expect(res.status).toBe(503);
-    expect(((await res.json()) as { message: string }).message).toMatch(/ARTIFACT_STORE_DB_PATH/);
+  it('refuses Node-only settings by name, S3 ones included (R2 has its own)', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      for (const name of ['ARTIFACT_STORE_DB_PATH', 'ARTIFACT_STORE_S3_ACCESS_KEY_ID', 'ARTIFACT_STORE_CDN_URL', 'ARTIFACT_STORE_MCP_ALLOWED_HOSTS']) {
+        logged.mockClear();
+        const res = await call(new Request('https://artifacts.example/healthz'), { ...env, [name]: 'x' });
+        expect(res.status, name).toBe(503);
+        expect(logged.mock.calls.flat().join(' '), name).toContain(name);
+      }
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it('tells a put over the request body limit to upload directly, before reading it', async () => {
+    const e = { ...env, ARTIFACT_STORE_MAX_REQUEST_BODY_BYTES: '1000', R2_BUCKET_NAME: 'artifact-store', R2_ACCOUNT_ID: '0123456789abcdef0123456789abcdef', R2_ACCESS_KEY_ID: 'AKIDTEST', R2_SECRET_ACCESS_KEY: 'secret-test-key' };
+    // Sent as clients send it, with its length (a Request built in-process has none of its own).
+    const res = await put('x'.repeat(2000), { 'Content-Length': '2000' }, e);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ code: 'payload_too_large', details: { limitBytes: 1000, reason: 'request_body_limit' }, message: expect.stringMatching(/POST \/v1\/uploads/) });
+    expect(await keys()).toEqual([]);
+    expect((await put('x'.repeat(1000), { 'Content-Length': '1000' }, e)).status).toBe(201);
+    // The artifact itself may be bigger: a direct upload of it is offered.
+    const upload = await call(new Request('https://artifacts.example/v1/uploads', { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: 2000, sha256: 'a'.repeat(64) }) }), e);
+    expect(upload.status).toBe(201);
   });
 });
 

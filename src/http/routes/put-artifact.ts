@@ -58,13 +58,15 @@ function parseJsonObject(name: string, raw: string | undefined): Record<string, 
   return value as Record<string, unknown>;
 }
 
-export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string) {
+/** `maxRequestBodyBytes`: bodies the platform lets through (0 = no limit); bigger ones must go direct. */
+export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string, maxRequestBodyBytes = 0) {
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'write');
     const length = c.req.header('content-length');
-    if (length !== undefined && /^\d+$/.test(length) && Number(length) > service.limits.maxArtifactBytes) {
-      throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
+    if (length !== undefined && /^\d+$/.test(length)) {
+      if (Number(length) > service.limits.maxArtifactBytes) throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
+      if (maxRequestBodyBytes > 0 && Number(length) > maxRequestBodyBytes) throw errors.requestTooLarge(maxRequestBodyBytes);
     }
     const ttlRaw = wire(c, 'ttl');
     if (ttlRaw !== undefined && !/^[1-9]\d{0,9}$/.test(ttlRaw)) throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds.');

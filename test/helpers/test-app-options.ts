@@ -1,0 +1,38 @@
+import type { JSONWebKeySet } from 'jose';
+import type { Policy } from '../../src/core/policy.js';
+import type { EventStreamSettings } from '../../src/http/routes/events.js';
+import type { ServiceLimits } from '../../src/service/artifact-service.js';
+
+export const HMAC_KEYS = [
+  { kid: 'k1', secret: 'k1-secret-for-tests-0123456789abcdef' },
+  { kid: 'k2', secret: 'k2-secret-for-tests-fedcba9876543210' },
+] as const;
+
+export const URL_KEYS = [
+  { kid: 'l1', secret: 'link-key-one-for-tests-0123456789abcdef' },
+  { kid: 'l0', secret: 'link-key-zero-for-tests-fedcba987654321' },
+];
+
+/** The limits every test app starts from. */
+export const TEST_LIMITS: ServiceLimits = { maxArtifactBytes: 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 7 * 24 * 3600, touchFlushMs: 0, smallBlobCacheBytes: 1024 * 1024 };
+
+export interface TestAppOptions {
+  limits?: Partial<ServiceLimits>;
+  corsOrigins?: string[];
+  /** Replaces the HS256 keys (pass [] for a JWKS-only setup). */
+  hmacSecrets?: { kid: string; secret: string }[];
+  jwks?: JSONWebKeySet;
+  issuer?: string;
+  audience?: string;
+  /** The service clock (ms since the epoch); reference times and expiry follow it. */
+  now?: () => number;
+  /** Download link keys (the first signs); default URL_KEYS. */
+  urlSigningKeys?: { kid: string; secret: string }[];
+  publicUrl?: string;
+  /** The base policy (quotas, TTLs); default: no quotas on Node, the configuration's defaults on Workers. */
+  policy?: Partial<Policy>;
+  /** Blob GC grace of POST /v1/admin/retention (default 1 h). */
+  gcGraceMs?: number;
+  /** GET /v1/events polling. */
+  events?: EventStreamSettings;
+}
