@@ -161,7 +161,7 @@ async function resolveUrlSigner(config: Config, jwtSecrets: UrlSigningKey[]): Pr
   return keys.length > 0 ? createUrlSigner(keys) : undefined;
 }
 
-function resolveHmacSecrets(config: Config): { secrets: { kid: string; secret: string }[]; devSecret?: { kid: string; secret: string } } {
+export function resolveHmacSecrets(config: Config): { secrets: { kid: string; secret: string }[]; devSecret?: { kid: string; secret: string } } {
   const configured = parseJwtSecrets(config.jwtSecrets);
   if (config.env === 'production') {
     if (configured.length === 0 && !config.jwksFile && !config.jwksUrl) {

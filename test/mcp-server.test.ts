@@ -235,7 +235,7 @@ describe('artifact-store mcp (stdio), as a host runs it', () => {
     const { spawnSync } = await import('node:child_process');
     const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'mcp'], { cwd: ROOT, env: env({}), encoding: 'utf8', timeout: 30_000 });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^Set ARTIFACT_STORE_TOKEN/);
+    expect(r.stderr).toMatch(/^artifact-store: Set ARTIFACT_STORE_TOKEN/);
     expect(r.stdout).toBe('');
   }, 60_000);
 });

@@ -10,11 +10,18 @@ import { backup } from '../service/backup.js';
 import { nodeSha256 } from '../blob/node-hash.js';
 import { issueApiKey } from '../service/api-keys.js';
 import { resolve, join } from 'node:path';
+import { CLIENT_COMMANDS, CliError, EXIT, runClientCommand } from './client.js';
 
 const USAGE = `artifact-store — keep binary tool outputs out of LLM context
 
 Usage:
   artifact-store serve [--host H] [--port N] [--data-dir DIR]
+  artifact-store put <file|-> [--name N] [--type MIME] [--ttl 1h] [--session S] [-q]
+  artifact-store get <id> [-o FILE]             (resumes an interrupted download to FILE)
+  artifact-store ls [--session S] [--type PREFIX] [--limit N] [--json]
+  artifact-store rm <id> [<id> …]
+  artifact-store url <id> [--direct|--proxy] [--expires 1h] [--inline]
+  artifact-store token [--tenant T] [--session S] [--perms read,write] [--ttl 1h]
   artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
   artifact-store keys ls [--tenant T] [--data-dir DIR]
   artifact-store keys revoke ID [--data-dir DIR]
@@ -24,7 +31,12 @@ Usage:
   artifact-store backup DIR [--data-dir DIR]
   artifact-store mcp [--url URL] [--session S]   (an MCP server on stdio; token from ARTIFACT_STORE_TOKEN)
 
-Every setting is also an ARTIFACT_STORE_* environment variable (see README).`;
+\`artifact-store <command> --help\` shows a command's options and examples. The client commands take
+--url / --token, else ARTIFACT_STORE_URL / ARTIFACT_STORE_TOKEN, else a config file. Every setting of
+the service is also an ARTIFACT_STORE_* environment variable (see README).
+
+Exit codes: 0 done; 1 failed (the message says what to do; fsck: problems remain); 2 bad usage;
+3 no such artifact in your scope.`;
 
 async function serve(argv: string[]) {
   const { values } = parseArgs({ args: argv, options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } } });
@@ -261,6 +273,7 @@ async function mcp(argv: string[]) {
 
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
+  if (command !== undefined && CLIENT_COMMANDS.includes(command)) return runClientCommand(command, rest);
   switch (command) {
     case 'serve':
       return serve(rest);
@@ -283,11 +296,11 @@ async function main() {
       process.stdout.write(`${USAGE}\n`);
       return;
     default:
-      throw new Error(`Unknown command ${command}\n\n${USAGE}`);
+      throw new CliError(`Unknown command ${JSON.stringify(command)}: run artifact-store --help for the list.`, EXIT.usage);
   }
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  process.stderr.write(`artifact-store: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(err instanceof CliError ? err.exitCode : EXIT.failed);
 });

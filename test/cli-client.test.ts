@@ -1,0 +1,197 @@
+/**
+ * The client commands of the CLI (put, get, ls, rm, url, token), run as real processes against a real
+ * server (`artifact-store serve` in its own process): outputs, exit codes, one-line errors, config
+ * precedence and resumed downloads.
+ */
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+
+let server: CliServer;
+let dir: string;
+let dataDir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'artifact-store-cli-'));
+  dataDir = join(dir, 'data');
+  server = await startCliServer(dataDir);
+}, 90_000);
+
+afterAll(async () => {
+  server?.kill();
+  await server?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI with only the given ARTIFACT_STORE_* variables (none inherited), optionally fed stdin. */
+function cli(args: string[], env: Record<string, string> = {}, input?: Buffer | string): Promise<Run> {
+  return new Promise((ok) => {
+    const child = execFile(
+      join(ROOT, 'bin/artifact-store.js'),
+      args,
+      {
+        cwd: dir,
+        encoding: 'buffer',
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))), HOME: dir, ...env },
+      },
+      (err, stdout, stderr) => ok({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: stdout.toString('latin1'), stderr: stderr.toString() }),
+    );
+    if (input !== undefined) child.stdin!.end(input);
+    else child.stdin!.end();
+  });
+}
+
+const as = () => ({ ARTIFACT_STORE_URL: server.url, ARTIFACT_STORE_TOKEN: server.token });
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+describe('artifact-store put / get / ls / rm', () => {
+  it('stores a file, lists it, downloads it byte for byte, and deletes it', async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 11);
+    writeFileSync(join(dir, 'report.pdf'), bytes);
+    const put = await cli(['put', 'report.pdf', '--session', 's-cli', '--ttl', '2h'], as());
+    expect(put.code, put.stderr).toBe(0);
+    const ref = JSON.parse(put.stdout);
+    expect(ref).toMatchObject({ sizeBytes: bytes.length, sha256: sha(bytes), filename: 'report.pdf', mimeType: 'application/pdf', scope: { sessionId: 's-cli' } });
+    expect(Date.parse(ref.expiresAt) - Date.parse(ref.createdAt)).toBe(2 * 3600 * 1000);
+
+    const ls = await cli(['ls', '--session', 's-cli'], as());
+    expect(ls.code).toBe(0);
+    const [head, row] = ls.stdout.trim().split('\n');
+    expect(head).toMatch(/^ID\s+NAME\s+TYPE\s+SIZE\s+NAMESPACE\s+SESSION\s+CREATED \(UTC\)\s+EXPIRES \(UTC\)$/);
+    expect(row).toMatch(new RegExp(`^${ref.id}\\s+report\\.pdf\\s+application/pdf\\s+3\\.0 MiB\\s+\\S+\\s+s-cli\\s`));
+    const json = await cli(['ls', '--json', '--session', 's-cli'], as());
+    expect(JSON.parse(json.stdout).map((r: { id: string }) => r.id)).toEqual([ref.id]);
+
+    const get = await cli(['get', ref.id, '-o', 'copy.pdf'], as());
+    expect(get.code, get.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'copy.pdf')).equals(bytes)).toBe(true);
+    expect(get.stderr).toContain(sha(bytes));
+    const toStdout = await cli(['get', ref.id], as());
+    expect(Buffer.from(toStdout.stdout, 'latin1').equals(bytes)).toBe(true);
+
+    const rm = await cli(['rm', ref.id], as());
+    expect(rm).toMatchObject({ code: 0, stdout: `deleted ${ref.id}\n` });
+    const gone = await cli(['get', ref.id, '-o', 'again.pdf'], as());
+    expect(gone.code).toBe(3);
+    expect(gone.stderr.trim().split('\n')).toHaveLength(1);
+    expect(gone.stderr).toMatch(/No artifact .* in your scope/);
+    expect((await cli(['rm', ref.id], as())).code).toBe(3);
+  }, 60_000);
+
+  it('reads stdin with -, and prints only the id with --quiet', async () => {
+    const put = await cli(['put', '-', '--name', 'notes.json', '-q'], as(), '{"rows":[1,2,3]}');
+    expect(put.code, put.stderr).toBe(0);
+    const id = put.stdout.trim();
+    expect(id).toMatch(/^art_[0-9a-f]{24}$/);
+    const back = await cli(['get', id], as());
+    expect(back.stdout).toBe('{"rows":[1,2,3]}');
+    const ls = JSON.parse((await cli(['ls', '--json', '--type', 'application/json'], as())).stdout);
+    expect(ls.find((r: { id: string }) => r.id === id)).toMatchObject({ filename: 'notes.json', mimeType: 'application/json' });
+  });
+
+  it('resumes an interrupted download with Range, and refuses a partial file that is not this artifact', async () => {
+    const bytes = randomBytes(2 * 1024 * 1024);
+    writeFileSync(join(dir, 'big.bin'), bytes);
+    const id = (await cli(['put', 'big.bin', '-q'], as())).stdout.trim();
+    // An interrupted download: the first 700,000 bytes are already there.
+    writeFileSync(join(dir, 'resumed.bin.part'), bytes.subarray(0, 700_000));
+    const resumed = await cli(['get', id, '-o', 'resumed.bin'], as());
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'resumed.bin')).equals(bytes)).toBe(true);
+    // A partial file of other bytes: only the missing tail is fetched, so the whole does not hash right.
+    writeFileSync(join(dir, 'wrong.bin.part'), randomBytes(700_000));
+    const wrong = await cli(['get', id, '-o', 'wrong.bin'], as());
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/wrong\.bin\.part does not hash to the artifact's sha256 .* Delete it and run again\./);
+  }, 60_000);
+
+  it('prints a link a browser can open without the token', async () => {
+    const id = (await cli(['put', '-', '--name', 'hello.txt', '-q'], as(), 'hello link')).stdout.trim();
+    const url = await cli(['url', id, '--expires', '1h'], as());
+    expect(url.code, url.stderr).toBe(0);
+    const res = await fetch(url.stdout.trim());
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('hello link');
+    const expires = Number(new URL(url.stdout.trim()).searchParams.get('expires'));
+    expect(expires * 1000 - Date.now()).toBeGreaterThan(3500 * 1000);
+    expect((await cli(['url', id, '--expires', 'soon'], as())).code).toBe(2);
+    expect((await cli(['url', id, '--direct', '--proxy'], as())).code).toBe(2);
+  });
+});
+
+describe('artifact-store token', () => {
+  it('mints a token from the dev secret that the server accepts, bound to a session when asked', async () => {
+    const tok = await cli(['token', '--data-dir', dataDir, '--tenant', 'dev', '--session', 's-bound', '--perms', 'read,write'], {});
+    expect(tok.code, tok.stderr).toBe(0);
+    const token = tok.stdout.trim();
+    const env = { ARTIFACT_STORE_URL: server.url, ARTIFACT_STORE_TOKEN: token };
+    const put = await cli(['put', '-', '--name', 'bound.txt', '-q'], env, 'bound');
+    expect(put.code, put.stderr).toBe(0);
+    const mine = JSON.parse((await cli(['ls', '--json'], env)).stdout).map((r: { id: string }) => r.id);
+    expect(mine).toEqual([put.stdout.trim()]);
+    expect((await cli(['token', '--data-dir', dataDir, '--perms', 'root'], {})).code).toBe(2);
+  });
+});
+
+describe('configuration and errors', () => {
+  it('takes flags over the environment over the config file', async () => {
+    const file = join(dir, 'cli.json');
+    writeFileSync(file, JSON.stringify({ url: 'http://127.0.0.1:9', token: server.token }));
+    // The file alone points at a closed port: one line saying what to check, exit 1.
+    const fileOnly = await cli(['ls', '--config', file], {});
+    expect(fileOnly.code).toBe(1);
+    expect(fileOnly.stderr.trim().split('\n')).toHaveLength(1);
+    expect(fileOnly.stderr).toMatch(/Could not reach .*127\.0\.0\.1:9/);
+    // The environment wins over the file, and a flag over the environment.
+    expect((await cli(['ls', '--config', file], { ARTIFACT_STORE_URL: server.url })).code).toBe(0);
+    expect((await cli(['ls', '--config', file, '--url', 'http://127.0.0.1:9'], { ARTIFACT_STORE_URL: server.url })).code).toBe(1);
+    // The default file is read from ~/.config/artifact-store/config.json.
+    const home = join(dir, '.config', 'artifact-store');
+    rmSync(home, { recursive: true, force: true });
+    (await import('node:fs')).mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ url: server.url, token: server.token }));
+    expect((await cli(['ls', '--json'], {})).code).toBe(0);
+    writeFileSync(join(home, 'config.json'), '{not json');
+    const broken = await cli(['ls'], {});
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/config\.json is not valid JSON/);
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('answers bad usage with one line and exit 2, a bad token with the service’s message and exit 1', async () => {
+    for (const args of [['ls', '--bogus'], ['put'], ['put', 'missing.txt'], ['get'], ['ls', '--limit', 'lots'], ['frobnicate']]) {
+      const run = await cli(args, as());
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(run.stderr).not.toMatch(/ at .*\.ts:\d+/);
+    }
+    const noToken = await cli(['ls'], { ARTIFACT_STORE_URL: server.url });
+    expect(noToken).toMatchObject({ code: 2 });
+    expect(noToken.stderr).toMatch(/No token: pass --token, set ARTIFACT_STORE_TOKEN/);
+    const badToken = await cli(['ls', '--token', 'not-a-jwt'], { ARTIFACT_STORE_URL: server.url });
+    expect(badToken.code).toBe(1);
+    expect(badToken.stderr).toMatch(/\(unauthorized\)/);
+  });
+
+  it('has --help with examples on every command, and documents the exit codes', async () => {
+    for (const command of ['put', 'get', 'ls', 'rm', 'url', 'token']) {
+      const help = await cli([command, '--help'], {});
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
+      expect(help.stdout, command).toMatch(/\nExamples:\n {2}.*artifact-store /);
+    }
+    const top = await cli(['--help'], {});
+    expect(top.stdout).toMatch(/Exit codes: 0 done; 1 failed .* 2 bad usage;\s+3 no such artifact/);
+  });
+});
