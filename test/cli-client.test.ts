@@ -170,12 +170,16 @@ describe('configuration and errors', () => {
   });
 
   it('answers bad usage with one line and exit 2, a bad token with the service’s message and exit 1', async () => {
-    for (const args of [['ls', '--bogus'], ['put'], ['put', 'missing.txt'], ['get'], ['ls', '--limit', 'lots'], ['frobnicate']]) {
+    const ops = ['--data-dir', dataDir];
+    for (const args of [['ls', '--bogus'], ['put'], ['put', 'missing.txt'], ['get'], ['ls', '--limit', 'lots'], ['frobnicate'], ['keys', 'create', ...ops], ['keys', 'frob', ...ops], ['retention', 'go', ...ops], ['usage', '--top', '0', ...ops], ['fsck', '--fix', ...ops], ['backup', ...ops]]) {
       const run = await cli(args, as());
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(run.stderr).not.toMatch(/ at .*\.ts:\d+/);
     }
+    const badConfig = await cli(['usage', ...ops], { ARTIFACT_STORE_MAX_TTL_SECONDS: 'forever' });
+    expect(badConfig.code).toBe(2);
+    expect(badConfig.stderr).toMatch(/^artifact-store: Invalid configuration: ARTIFACT_STORE_MAX_TTL_SECONDS: .*\n$/);
     const noToken = await cli(['ls'], { ARTIFACT_STORE_URL: server.url });
     expect(noToken).toMatchObject({ code: 2 });
     expect(noToken.stderr).toMatch(/No token: pass --token, set ARTIFACT_STORE_TOKEN/);
@@ -187,6 +191,12 @@ describe('configuration and errors', () => {
   it('has --help with examples on every command, and documents the exit codes', async () => {
     for (const command of ['put', 'get', 'ls', 'rm', 'url', 'token']) {
       const help = await cli([command, '--help'], {});
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
+      expect(help.stdout, command).toMatch(/\nExamples:\n {2}.*artifact-store /);
+    }
+    for (const [command, ...sub] of [['serve'], ['keys'], ['retention', 'run'], ['usage'], ['fsck'], ['backup'], ['mcp']] as const) {
+      const help = await cli([command, ...sub, '--help'], {});
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
       expect(help.stdout, command).toMatch(/\nExamples:\n {2}.*artifact-store /);

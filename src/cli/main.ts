@@ -82,10 +82,10 @@ async function keys(argv: string[]) {
   const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
   try {
     if (action === 'create') {
-      if (!values.tenant) throw new Error('keys create needs --tenant');
+      if (!values.tenant) throw new CliError('keys create needs --tenant T. See artifact-store keys --help.', EXIT.usage);
       const perms = (values.perms ?? 'read,write').split(',').map((p) => p.trim());
       const bad = perms.filter((p) => !(PERMS as readonly string[]).includes(p));
-      if (bad.length) throw new Error(`Unknown perms ${bad.join(', ')}; use ${PERMS.join(', ')}`);
+      if (bad.length) throw new CliError(`Unknown perms ${bad.join(', ')}; use ${PERMS.join(', ')}.`, EXIT.usage);
       const { id, key } = await issueApiKey(repo, { tenantId: values.tenant, perms: perms as Perm[], label: values.label });
       process.stdout.write(`Created API key ${id} for tenant ${values.tenant} (${perms.join(', ')}). It is shown once:\n${key}\n`);
     } else if (action === 'ls') {
@@ -94,12 +94,12 @@ async function keys(argv: string[]) {
       }
     } else if (action === 'revoke') {
       const id = positionals[0];
-      if (!id) throw new Error('keys revoke needs an id');
+      if (!id) throw new CliError('keys revoke needs a key id (artifact-store keys ls lists them).', EXIT.usage);
       const ok = await repo.revokeApiKey(id, Date.now());
       process.stdout.write(ok ? `Revoked ${id}\n` : `No active key ${id}\n`);
       if (!ok) process.exitCode = 1;
     } else {
-      throw new Error(USAGE);
+      throw new CliError(`keys needs create, ls or revoke${action ? ` (not ${JSON.stringify(action)})` : ''}. See artifact-store keys --help.`, EXIT.usage);
     }
   } finally {
     await repo.close();
@@ -110,7 +110,7 @@ const PHASES: Record<RetentionPhase, string> = { expire: 'expired', quotas: 'evi
 
 async function retention(argv: string[]) {
   const [action, ...rest] = argv;
-  if (action !== 'run') throw new Error(USAGE);
+  if (action !== 'run') throw new CliError('The retention command is `artifact-store retention run`. See artifact-store retention --help.', EXIT.usage);
   const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const { repo, blobs, service } = openNodeDrivers(config);
@@ -151,7 +151,7 @@ function formatReport(r: RetentionReport): string {
 async function usage(argv: string[]) {
   const { values } = parseArgs({ args: argv, options: { tenant: { type: 'string' }, top: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const top = values.top === undefined ? 20 : Number(values.top);
-  if (!Number.isInteger(top) || top < 1 || top > 1000) throw new Error('--top must be a whole number from 1 to 1000');
+  if (!Number.isInteger(top) || top < 1 || top > 1000) throw new CliError('--top must be a whole number from 1 to 1000.', EXIT.usage);
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
   try {
@@ -225,7 +225,7 @@ function formatFsck(r: FsckReport, repair: boolean): string {
 async function backupCommand(argv: string[]) {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'data-dir': { type: 'string' } } });
   const dir = positionals[0];
-  if (!dir) throw new Error('backup needs a target folder: artifact-store backup DIR');
+  if (!dir) throw new CliError('backup needs a target folder: artifact-store backup DIR', EXIT.usage);
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
   try {
@@ -271,9 +271,102 @@ async function mcp(argv: string[]) {
   process.stderr.write(`artifact-store mcp: serving ${baseUrl} on stdio\n`);
 }
 
+const DATA_DIR_HELP = `  --data-dir DIR   the service's data folder (default ./data; or ARTIFACT_STORE_DATA_DIR). These commands
+                   work on the service's database and blobs directly, on the same machine.`;
+
+/** `artifact-store <ops command> --help`. */
+const OPS_HELP: Record<string, string> = {
+  serve: `artifact-store serve [--host H] [--port N] [--data-dir DIR]
+
+Runs the service (npm start runs this). Outside production it prints a dev token valid 30 days.
+Every setting is an ARTIFACT_STORE_* variable (README, Configuration); flags win over them.
+
+Examples:
+  artifact-store serve --port 8787
+  ARTIFACT_STORE_BLOB_DRIVER=s3 ARTIFACT_STORE_S3_BUCKET=artifacts artifact-store serve`,
+  keys: `artifact-store keys create --tenant T [--perms read,write] [--label L]
+artifact-store keys ls [--tenant T]
+artifact-store keys revoke ID
+
+API keys (sent as Bearer tokens). A new key is printed once. revoke exits 1 when there was no such
+active key.
+${DATA_DIR_HELP}
+
+Examples:
+  artifact-store keys create --tenant acme --perms read,write --label ci
+  artifact-store keys revoke key_3f1c…`,
+  retention: `artifact-store retention run [--json] [--data-dir DIR]
+
+One retention run: expire references, enforce lowered limits, reap unfinished uploads, collect
+unreferenced blobs, sweep staging, trim old events. Safe while the service runs.
+  --json           the report as JSON
+${DATA_DIR_HELP}
+
+Examples:
+  artifact-store retention run
+  artifact-store retention run --json | jq .blobs`,
+  usage: `artifact-store usage [--tenant T] [--top N] [--json] [--data-dir DIR]
+
+Live usage per tenant, and the top sessions and traces against their limits.
+  --tenant T       one tenant
+  --top N          how many sessions and traces (default 20)
+  --json           the report as JSON
+${DATA_DIR_HELP}
+
+Examples:
+  artifact-store usage --tenant acme --top 5`,
+  fsck: `artifact-store fsck [--verify] [--repair] [--json] [--data-dir DIR]
+
+Checks that metadata and stored bytes agree. Exits 1 while problems remain.
+  --verify         also re-hash every blob (reads all bytes)
+  --repair         remove orphan bytes and rows nothing holds (older than the GC grace period)
+  --json           the report as JSON
+${DATA_DIR_HELP}
+
+Examples:
+  artifact-store fsck --verify
+  artifact-store fsck --repair`,
+  backup: `artifact-store backup DIR [--data-dir DIR]
+
+A consistent copy while the service runs: SQLite online backup, a blob manifest, and (fs driver) the
+blobs, copied incrementally. Exits 1 if recorded blobs are missing (run fsck).
+${DATA_DIR_HELP}
+
+Examples:
+  artifact-store backup /backups/artifact-store`,
+  mcp: `artifact-store mcp [--url URL] [--session S]
+
+The artifact MCP server on stdio, as a client of a running service; its token comes from
+ARTIFACT_STORE_TOKEN, the service from --url or ARTIFACT_STORE_URL (default http://127.0.0.1:8787).
+
+Examples:
+  ARTIFACT_STORE_TOKEN=… artifact-store mcp --url https://artifacts.example.com --session s-42`,
+};
+
+/** parseArgs and configuration errors are usage errors: one line, exit 2. */
+function usageErrorOf(err: unknown, command: string): unknown {
+  const code = (err as { code?: string })?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) return new CliError(`${message.split(/(?<=\.) /)[0]} See artifact-store ${command} --help.`, EXIT.usage);
+  if (message.startsWith('Invalid configuration:')) return new CliError(message.replace(/\n\s*/g, ' '), EXIT.usage);
+  return err;
+}
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   if (command !== undefined && CLIENT_COMMANDS.includes(command)) return runClientCommand(command, rest);
+  if (command !== undefined && OPS_HELP[command] && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(`${OPS_HELP[command]}\n`);
+    return;
+  }
+  try {
+    await ops(command, rest);
+  } catch (err) {
+    throw usageErrorOf(err, command ?? '');
+  }
+}
+
+async function ops(command: string | undefined, rest: string[]) {
   switch (command) {
     case 'serve':
       return serve(rest);
