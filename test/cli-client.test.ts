@@ -62,6 +62,7 @@ describe('artifact-store put / get / ls / rm', () => {
     const put = await cli(['put', 'report.pdf', '--session', 's-cli', '--ttl', '2h'], as());
     expect(put.code, put.stderr).toBe(0);
     const ref = JSON.parse(put.stdout);
+    expect(put.stderr).toBe(''); // no progress bar in a pipe
     expect(ref).toMatchObject({ sizeBytes: bytes.length, sha256: sha(bytes), filename: 'report.pdf', mimeType: 'application/pdf', scope: { sessionId: 's-cli' } });
     expect(Date.parse(ref.expiresAt) - Date.parse(ref.createdAt)).toBe(2 * 3600 * 1000);
 
@@ -115,6 +116,20 @@ describe('artifact-store put / get / ls / rm', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/wrong\.bin\.part does not hash to the artifact's sha256 .* Delete it and run again\./);
   }, 60_000);
+
+  it('draws a progress bar on a terminal for a big file', async () => {
+    writeFileSync(join(dir, 'tty.bin'), randomBytes(2 * 1024 * 1024));
+    // `script` runs the CLI on a pseudo-terminal, as a person at a shell would.
+    const shell = `${join(ROOT, 'bin/artifact-store.js')} put tty.bin -q`;
+    const run = await new Promise<Run>((ok) =>
+      execFile('script', ['-qfec', shell, '/dev/null'], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...as(), HOME: dir } }, (err, stdout, stderr) =>
+        ok({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/put tty\.bin \[#{30}\] 100% 2\.0 MiB \/ 2\.0 MiB/);
+    expect(run.stdout).toMatch(/art_[0-9a-f]{24}/);
+  });
 
   it('prints a link a browser can open without the token', async () => {
     const id = (await cli(['put', '-', '--name', 'hello.txt', '-q'], as(), 'hello link')).stdout.trim();
