@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import type { BlobStore } from './blob/blob-store.js';
 import { createFsBlobStore } from './blob/fs.js';
@@ -23,6 +24,7 @@ import { LOOPBACK_HOSTS, registerMcp } from './http/routes/mcp.js';
 import { createAuthenticator } from './http/auth.js';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
+import { UI_ASSET_TYPES, type UiAssets } from './http/routes/ui.js';
 import { mintToken, parseJwtSecrets, type TokenClaims } from './http/tokens.js';
 import { createArtifactService, type ArtifactService, type LinkSettings, type ServiceObserver } from './service/artifact-service.js';
 
@@ -109,6 +111,31 @@ function nodeDocsAssets(): DocsAssets {
       let bytes = cache.get(name);
       if (!bytes) {
         bytes = new Uint8Array(await readFile(join(root, name)));
+        cache.set(name, bytes);
+      }
+      return bytes;
+    },
+  };
+}
+
+/**
+ * The artifact browser's files: src/ui/ of this package (one level above both src/ and dist/), and
+ * the SSE parser from its own package. Read once and kept.
+ */
+export function nodeUiAssets(): UiAssets {
+  const require = createRequire(import.meta.url);
+  const files: Record<string, string> = Object.fromEntries(Object.keys(UI_ASSET_TYPES).map((name) => [name, fileURLToPath(new URL(`../src/ui/${name}`, import.meta.url))]));
+  // The package's ESM build sits beside the CommonJS entry require() resolves to.
+  files['eventsource-parser.js'] = join(dirname(require.resolve('eventsource-parser')), 'index.js');
+  const cache = new Map<string, Promise<Uint8Array>>();
+  return {
+    async get(name) {
+      const file = Object.hasOwn(files, name) ? files[name] : undefined;
+      if (!file) return null;
+      let bytes = cache.get(name);
+      if (!bytes) {
+        bytes = readFile(file).then((b) => new Uint8Array(b));
+        bytes.catch(() => cache.delete(name));
         cache.set(name, bytes);
       }
       return bytes;
@@ -222,7 +249,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     metrics?.retention(report);
     return report;
   };
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, maxRequestBodyBytes: config.maxRequestBodyBytes, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
+  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), uiAssets: nodeUiAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, maxRequestBodyBytes: config.maxRequestBodyBytes, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =

@@ -21,6 +21,7 @@ import { createPolicies, DEFAULT_POLICY, type Policy } from '../core/policy.js';
 import type { RetentionReport } from '../service/retention.js';
 import { registerDeleteArtifact } from './routes/delete-artifact.js';
 import { registerDocs, type DocsAssets } from './routes/docs.js';
+import { registerUi, type UiAssets } from './routes/ui.js';
 import { registerGetArtifactMeta } from './routes/get-artifact-meta.js';
 import { registerGetArtifact } from './routes/get-artifact.js';
 import { registerHealth } from './routes/health.js';
@@ -37,6 +38,8 @@ export interface AppDeps {
   /** Browser origins allowed by CORS; empty = CORS off; ['*'] = any. */
   corsOrigins?: string[];
   docsAssets?: DocsAssets;
+  /** The artifact browser's files, served at /ui; without them /ui answers 404. */
+  uiAssets?: UiAssets;
   /** True once shutdown began: /readyz answers 503 so load balancers stop sending. */
   isDraining?: () => boolean;
   version?: string;
@@ -156,6 +159,7 @@ export function createApp(deps: AppDeps) {
   registerListArtifacts(app, deps.service, deps.publicUrl);
   registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);
+  registerUi(app, deps.uiAssets);
   const { mount: mountMcp, ...mcpSettings } = deps.mcp || { mount: undefined };
   const mcp = mountMcp?.(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...mcpSettings });
 
