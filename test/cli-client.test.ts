@@ -157,6 +157,25 @@ describe('artifact-store token', () => {
     expect(mine).toEqual([put.stdout.trim()]);
     expect((await cli(['token', '--data-dir', dataDir, '--perms', 'root'], {})).code).toBe(2);
   });
+
+  it('prints a link that opens the artifact browser signed in, with the token only in the fragment', async () => {
+    const run = await cli(['token', '--ui', '--data-dir', dataDir, '--session', 's-ui', '--perms', 'read'], { ARTIFACT_STORE_URL: `${server.url}/` });
+    expect(run.code, run.stderr).toBe(0);
+    const link = new URL(run.stdout.trim());
+    expect(`${link.origin}${link.pathname}${link.search}`).toBe(`${server.url}/ui`);
+    const token = new URLSearchParams(link.hash.slice(1)).get('token')!;
+    const page = await fetch(`${server.url}/ui`);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    // Only its own scripts run there, nothing may frame it, and no Referer leaves it.
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self';.*frame-ancestors 'none'/);
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect((await fetch(`${server.url}/ui/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(await (await fetch(`${server.url}/ui/..%2F..%2Fpackage.json`)).json()).toMatchObject({ code: 'not_found' });
+    const usage = await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(usage.status).toBe(200);
+    // Bound to the session and permissions asked for.
+    expect(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())).toMatchObject({ session: 's-ui', perms: ['read'] });
+  });
 });
 
 describe('configuration and errors', () => {

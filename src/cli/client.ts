@@ -384,11 +384,15 @@ own auth.
   --perms LIST     comma separated: ${PERMS.join(', ')} (default read,write)
   --ttl DURATION   lifetime: 3600, 15m, 12h, 30d (default 1h)
   --data-dir DIR   where the dev secret lives (default ./data)
+  --ui             print a link that opens the artifact browser signed in with the token
+  --url URL        the service the --ui link points at (default: ARTIFACT_STORE_URL, the config
+                   file, else http://127.0.0.1:8787)
 
 Examples:
   export ARTIFACT_STORE_TOKEN=$(artifact-store token --perms read,write,admin --ttl 12h)
-  artifact-store token --tenant acme --session s-42 --perms read`,
-    options: { help: { type: 'boolean', short: 'h' }, tenant: { type: 'string' }, sub: { type: 'string' }, session: { type: 'string' }, trace: { type: 'string' }, perms: { type: 'string' }, ttl: { type: 'string' }, 'data-dir': { type: 'string' } },
+  artifact-store token --tenant acme --session s-42 --perms read
+  artifact-store token --ui --session s-42 --perms read --ttl 8h`,
+    options: { help: { type: 'boolean', short: 'h' }, tenant: { type: 'string' }, sub: { type: 'string' }, session: { type: 'string' }, trace: { type: 'string' }, perms: { type: 'string' }, ttl: { type: 'string' }, 'data-dir': { type: 'string' }, ui: { type: 'boolean' }, url: { type: 'string' }, config: { type: 'string' } },
     async run(values) {
       const perms = ((values.perms as string | undefined) ?? 'read,write').split(',').map((p) => p.trim()).filter(Boolean);
       const bad = perms.filter((p) => !PERMS.includes(p as Perm));
@@ -416,7 +420,13 @@ Examples:
         ...(values.session ? { session: values.session as string } : {}),
         ...(values.trace ? { trace: values.trace as string } : {}),
       }, ttl, { issuer: config.jwtIssuer, audience: config.jwtAudience });
-      process.stdout.write(`${token}\n`);
+      if (!values.ui) {
+        process.stdout.write(`${token}\n`);
+        return;
+      }
+      const base = (values.url as string | undefined) ?? process.env.ARTIFACT_STORE_URL ?? readConfigFile(values.config as string | undefined).url ?? 'http://127.0.0.1:8787';
+      // The fragment never reaches the server, and the page clears it from the address bar.
+      process.stdout.write(`${base.replace(/\/+$/, '')}/ui#token=${token}\n`);
     },
   },
 };

@@ -38,6 +38,9 @@ the service is also an ARTIFACT_STORE_* environment variable (see README).
 Exit codes: 0 done; 1 failed (the message says what to do; fsck: problems remain); 2 bad usage;
 3 no such artifact in your scope.`;
 
+/** How long the sign-in link npm start prints stays good. */
+const UI_LINK_TTL_SECONDS = 3600;
+
 async function serve(argv: string[]) {
   const { values } = parseArgs({ args: argv, options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } } });
   const overrides: Partial<ConfigInput> = {};
@@ -53,6 +56,10 @@ async function serve(argv: string[]) {
     `  OpenAPI:   ${running.url}/openapi.json`,
   ];
   if (running.token) {
+    // A short-lived token in the fragment: browsers never send it to the server, and the page drops it
+    // from the address bar at once.
+    const uiToken = await running.mintToken({ tenant: 'dev', sub: 'dev', perms: ['read', 'write', 'admin'] }, UI_LINK_TTL_SECONDS);
+    out.splice(2, 0, `  Browser:   ${running.url}/ui#token=${uiToken}`, `             (signs in as tenant "dev" for 1 hour; later: artifact-store token --ui)`);
     out.push(
       '',
       'Dev token (tenant "dev", read/write/admin, valid 30 days):',
