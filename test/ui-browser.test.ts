@@ -413,7 +413,7 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     const labels = await top.locator('button').allTextContents();
     expect(labels[0]).toMatch(/s-biggest$/);
     expect(await page.locator('#usage-retention svg.chart rect').count()).toBeGreaterThanOrEqual(1);
-    await expect(page.locator('#usage-retention').textContent()).resolves.toMatch(/latest runs? freed/);
+    await expect(page.locator('#usage-retention').textContent()).resolves.toMatch(/The last (run|\d+ runs) freed/);
     // Picking a session narrows the list to it, and its bars replace the tenant's.
     await top.locator('button', { hasText: 's-biggest' }).click();
     await expect.poll(() => page.locator('#rows tr').count()).toBe(1);

@@ -836,7 +836,7 @@ function renderRetention(runs) {
   ui.usageRetention.replaceChildren(
     h('h3', {}, ['Retention']),
     svg,
-    h('p', { class: 'muted' }, [`${runs.length} latest runs freed ${formatBytes(total)}; the last ran ${formatTime(runs[0].startedAt)} (${runs[0].trigger}).`]),
+    h('p', { class: 'muted' }, [`The last ${runs.length === 1 ? 'run' : `${runs.length} runs`} freed ${formatBytes(total)}; the newest ran ${formatTime(runs[0].startedAt)} (${runs[0].trigger}).`]),
     table,
   );
 }
