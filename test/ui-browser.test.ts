@@ -224,6 +224,47 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     await close();
   });
 
+  it('pretty-prints JSON, caps big text at 256 KiB, and plays audio in the native player', async () => {
+    const token = await tokenFor({ session: 's-kinds' });
+    const json = await put(token, '{"a":[1,{"b":"<i>x</i>"}]}', 'application/json', 'small.json', 's-kinds');
+    const big = 'line of a long tool log\n'.repeat(30_000); // 720,000 bytes
+    const log = await put(token, big, 'text/plain', 'huge.log', 's-kinds');
+    // One second of 8 kHz mono 16-bit silence as WAV.
+    const samples = 8000;
+    const wav = Buffer.alloc(44 + samples * 2);
+    wav.write('RIFF', 0, 'latin1');
+    wav.writeUInt32LE(36 + samples * 2, 4);
+    wav.write('WAVEfmt ', 8, 'latin1');
+    wav.writeUInt32LE(16, 16);
+    wav.writeUInt16LE(1, 20);
+    wav.writeUInt16LE(1, 22);
+    wav.writeUInt32LE(8000, 24);
+    wav.writeUInt32LE(16000, 28);
+    wav.writeUInt16LE(2, 32);
+    wav.writeUInt16LE(16, 34);
+    wav.write('data', 36, 'latin1');
+    wav.writeUInt32LE(samples * 2, 40);
+    const audio = await put(token, wav, 'audio/wav', 'silence.wav', 's-kinds');
+    const { page, problems, close } = await open(uiWith(token));
+    await row(page, audio.id).waitFor();
+
+    await row(page, json.id).click();
+    await expect.poll(() => page.locator('#preview-body pre').textContent()).toBe(JSON.stringify({ a: [1, { b: '<i>x</i>' }] }, null, 2));
+    expect(await page.locator('#preview-body i').count()).toBe(0);
+
+    await row(page, log.id).click();
+    await expect.poll(() => page.locator('#preview-body pre').evaluate((el) => el.textContent?.length ?? 0)).toBe(256 * 1024);
+    await expect(page.locator('#preview-body p.muted').textContent()).resolves.toBe('Showing the first 256 KiB of 703 KiB. Download for the rest.');
+
+    await row(page, audio.id).click();
+    const player = page.locator('#preview-body audio');
+    await player.waitFor();
+    expect(await player.getAttribute('controls')).not.toBeNull();
+    await expect.poll(() => player.evaluate((el: HTMLAudioElement) => el.duration)).toBeCloseTo(1, 2);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('downloads through a signed link (no bearer token in it) and the bytes match', async () => {
     const token = await tokenFor({ session: 's-download' });
     const bytes = randomBytes(700_000);
@@ -439,7 +480,22 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     await page.locator('#preview-body pre').waitFor();
     await page.screenshot({ path: join(SHOTS, 'session.png') });
     await page.locator('#preview-close').click();
+    // Filter, type and sort act on the list at once.
+    await page.fill('#filter', 'json');
+    await expect.poll(() => page.locator('#rows td.name').allTextContents()).toEqual(['query-result.json']);
+    await page.fill('#filter', '');
+    await page.selectOption('#kind', 'image/');
+    await expect.poll(() => page.locator('#rows td.name').allTextContents()).toEqual(['revenue-chart.png']);
+    await page.selectOption('#kind', '');
+    await page.selectOption('#sort', 'size:desc');
+    expect((await page.locator('#rows td.name').allTextContents())[0]).toBe('workbook.twbx');
+    await page.click('th[data-sort="name"] button');
+    expect(await page.locator('#rows td.name').allTextContents()).toEqual(['query-result.json', 'revenue-chart.png', 'Sales Q3.pdf', 'server.log', 'workbook.twbx']);
+    expect(await page.getAttribute('th[data-sort="name"]', 'aria-sort')).toBe('ascending');
+    await page.selectOption('#sort', 'created:desc');
     await page.focus('#rows tr[tabindex="0"]');
+    await page.keyboard.press('Home');
+    expect(await page.evaluate(() => document.activeElement === document.querySelector('#rows tr'))).toBe(true);
     const firstId = await page.evaluate(() => (document.activeElement as HTMLElement).dataset.id);
     await page.keyboard.press('ArrowDown');
     const secondId = await page.evaluate(() => (document.activeElement as HTMLElement).dataset.id);
