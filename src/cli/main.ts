@@ -285,7 +285,8 @@ const DATA_DIR_HELP = `  --data-dir DIR   the service's data folder (default ./d
 const OPS_HELP: Record<string, string> = {
   serve: `artifact-store serve [--host H] [--port N] [--data-dir DIR]
 
-Runs the service (npm start runs this). Outside production it prints a dev token valid 30 days.
+Runs the service (npm start runs this). Outside production it prints a dev token valid 30 days,
+and a link that opens the artifact browser (/ui) signed in for 1 hour.
 Every setting is an ARTIFACT_STORE_* variable (README, Configuration); flags win over them.
 
 Examples:
