@@ -7,12 +7,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type TokenClaims } from '../src/http/tokens.js';
 import { launchChromium, noChromium } from './helpers/chromium.js';
 import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { pdf as pdfOf, PNG_1X1, wav } from './helpers/payloads.js';
 
 const SECRET = { kid: 'ui', secret: randomBytes(32).toString('base64url') };
 const SHOTS = join(ROOT, 'test-results', 'ui');
@@ -74,54 +74,6 @@ const uiWith = (token: string, session?: string) => `${server.url}/ui#token=${to
 const live = (page: Page) => page.waitForSelector('#live[data-state="live"]');
 const row = (page: Page, id: string) => page.locator(`#rows tr[data-id="${id}"]`);
 
-async function minimalPdf(text: string): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  const p = doc.addPage([400, 200]);
-  p.drawText(text, { x: 30, y: 100, size: 18, font: await doc.embedFont(StandardFonts.Helvetica) });
-  return doc.save();
-}
-
-// A 24x24 red PNG, built by hand: signature, IHDR, one IDAT (stored deflate), IEND.
-function redPng(): Uint8Array {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) c = crcTable[(c ^ x) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const out = Buffer.alloc(12 + data.length);
-    out.writeUInt32BE(data.length, 0);
-    out.write(type, 4, 'latin1');
-    data.copy(out, 8);
-    out.writeUInt32BE(crc(out.subarray(4, 8 + data.length)), 8 + data.length);
-    return out;
-  };
-  const size = 24;
-  const raw = Buffer.alloc(size * (1 + size * 3));
-  for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) raw[y * (1 + size * 3) + 1 + x * 3] = 255;
-  const adler = (() => {
-    let a = 1;
-    let b = 0;
-    for (const x of raw) {
-      a = (a + x) % 65521;
-      b = (b + a) % 65521;
-    }
-    return ((b << 16) | a) >>> 0;
-  })();
-  const len = raw.length;
-  const deflate = Buffer.concat([Buffer.from([0x78, 0x01, 0x01, len & 0xff, len >> 8, ~len & 0xff, (~len >> 8) & 0xff]), raw, Buffer.from([adler >>> 24, (adler >> 16) & 0xff, (adler >> 8) & 0xff, adler & 0xff])]);
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(size, 0);
-  ihdr.writeUInt32BE(size, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflate), chunk('IEND', Buffer.alloc(0))]);
-}
-
 describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipped: ${noChromium})` : ''}`, () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'artifact-store-ui-'));
@@ -176,9 +128,9 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
 
   it('previews an image and a PDF in place from signed links, with no token in any URL', async () => {
     const token = await tokenFor({ session: 's-preview' });
-    const png = redPng();
-    const pdf = await minimalPdf('artifact-store PDF preview');
-    const image = await put(token, png, 'image/png', 'red.png', 's-preview');
+    const png = PNG_1X1;
+    const pdf = await pdfOf(1, 'artifact-store PDF preview');
+    const image = await put(token, png, 'image/png', 'dot.png', 's-preview');
     const doc = await put(token, pdf, 'application/pdf', 'report.pdf', 's-preview');
     const { page, problems, close } = await open(uiWith(token));
     await live(page);
@@ -191,7 +143,7 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
       const el = document.querySelector('#preview-body img');
       return el instanceof HTMLImageElement && el.complete && el.naturalWidth > 0;
     });
-    expect(await img.evaluate((el: HTMLImageElement) => [el.naturalWidth, el.naturalHeight])).toEqual([24, 24]);
+    expect(await img.evaluate((el: HTMLImageElement) => [el.naturalWidth, el.naturalHeight])).toEqual([1, 1]);
     const imgSrc = (await img.getAttribute('src'))!;
     expect(imgSrc.startsWith(`${server.url}/v1/download/`)).toBe(true);
     expect(imgSrc).not.toContain(token);
@@ -229,22 +181,8 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     const json = await put(token, '{"a":[1,{"b":"<i>x</i>"}]}', 'application/json', 'small.json', 's-kinds');
     const big = 'line of a long tool log\n'.repeat(30_000); // 720,000 bytes
     const log = await put(token, big, 'text/plain', 'huge.log', 's-kinds');
-    // One second of 8 kHz mono 16-bit silence as WAV.
-    const samples = 8000;
-    const wav = Buffer.alloc(44 + samples * 2);
-    wav.write('RIFF', 0, 'latin1');
-    wav.writeUInt32LE(36 + samples * 2, 4);
-    wav.write('WAVEfmt ', 8, 'latin1');
-    wav.writeUInt32LE(16, 16);
-    wav.writeUInt16LE(1, 20);
-    wav.writeUInt16LE(1, 22);
-    wav.writeUInt32LE(8000, 24);
-    wav.writeUInt32LE(16000, 28);
-    wav.writeUInt16LE(2, 32);
-    wav.writeUInt16LE(16, 34);
-    wav.write('data', 36, 'latin1');
-    wav.writeUInt32LE(samples * 2, 40);
-    const audio = await put(token, wav, 'audio/wav', 'silence.wav', 's-kinds');
+    // One second of 8 kHz mono 16-bit audio.
+    const audio = await put(token, wav(8000), 'audio/wav', 'silence.wav', 's-kinds');
     const { page, problems, close } = await open(uiWith(token));
     await row(page, audio.id).waitFor();
 
@@ -468,9 +406,9 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
   it('works from the keyboard and reads at 320 px without sideways scrolling; keeps screenshots', async () => {
     // One agent session's outputs, viewed by a tenant admin: what the README's screenshot shows.
     const dev = devToken();
-    await put(dev, redPng(), 'image/png', 'revenue-chart.png', 's-42');
+    await put(dev, PNG_1X1, 'image/png', 'revenue-chart.png', 's-42');
     await put(dev, JSON.stringify({ rows: Array.from({ length: 40 }, (_, i) => ({ region: `R${i}`, revenue: 1000 + i * 37 })) }), 'application/json', 'query-result.json', 's-42');
-    await put(dev, await minimalPdf('Quarterly sales'), 'application/pdf', 'Sales Q3.pdf', 's-42');
+    await put(dev, await pdfOf(2, 'Quarterly sales'), 'application/pdf', 'Sales Q3.pdf', 's-42');
     await put(dev, 'GET /api/orders 200 12ms\n'.repeat(300), 'text/plain', 'server.log', 's-42');
     await put(dev, randomBytes(40_000), 'application/zip', 'workbook.twbx', 's-42');
     const { page, problems, close } = await open(uiWith(dev, 's-42'));
