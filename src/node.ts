@@ -100,38 +100,13 @@ export function createRetentionRunner(deps: RetentionDeps): (trigger: string) =>
   return (trigger) => (inFlight ??= runRetention(deps, trigger).finally(() => (inFlight = undefined)));
 }
 
-/** Swagger UI's files from the swagger-ui-dist package, read on demand and kept. */
-function nodeDocsAssets(): DocsAssets {
-  // Resolve the package folder without loading its 1.7 MB bundle into this process.
-  const root = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-  const cache = new Map<string, Uint8Array>();
-  return {
-    async get(name) {
-      if (!DOCS_ASSET_NAMES.includes(name)) return null;
-      let bytes = cache.get(name);
-      if (!bytes) {
-        bytes = new Uint8Array(await readFile(join(root, name)));
-        cache.set(name, bytes);
-      }
-      return bytes;
-    },
-  };
-}
-
-/**
- * The artifact browser's files: src/ui/ of this package (one level above both src/ and dist/), and
- * the SSE parser from its own package. Read once and kept.
- */
-export function nodeUiAssets(): UiAssets {
-  const require = createRequire(import.meta.url);
-  const files: Record<string, string> = Object.fromEntries(Object.keys(UI_ASSET_TYPES).map((name) => [name, fileURLToPath(new URL(`../src/ui/${name}`, import.meta.url))]));
-  // The package's ESM build sits beside the CommonJS entry require() resolves to.
-  files['eventsource-parser.js'] = join(dirname(require.resolve('eventsource-parser')), 'index.js');
+/** Named files read on first request and kept (a failed read is retried next time); other names are null. */
+function filesOnDemand(files: Record<string, string>): DocsAssets & UiAssets {
   const cache = new Map<string, Promise<Uint8Array>>();
   return {
-    async get(name) {
+    get(name) {
       const file = Object.hasOwn(files, name) ? files[name] : undefined;
-      if (!file) return null;
+      if (!file) return Promise.resolve(null);
       let bytes = cache.get(name);
       if (!bytes) {
         bytes = readFile(file).then((b) => new Uint8Array(b));
@@ -141,6 +116,24 @@ export function nodeUiAssets(): UiAssets {
       return bytes;
     },
   };
+}
+
+/** Swagger UI's files from the swagger-ui-dist package. */
+function nodeDocsAssets(): DocsAssets {
+  // Resolve the package folder without loading its 1.7 MB bundle into this process.
+  const root = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  return filesOnDemand(Object.fromEntries(DOCS_ASSET_NAMES.map((name) => [name, join(root, name)])));
+}
+
+/**
+ * The artifact browser's files: src/ui/ of this package (one level above both src/ and dist/), and
+ * the SSE parser from its own package.
+ */
+function nodeUiAssets(): UiAssets {
+  const files: Record<string, string> = Object.fromEntries(Object.keys(UI_ASSET_TYPES).map((name) => [name, fileURLToPath(new URL(`../src/ui/${name}`, import.meta.url))]));
+  // The package's ESM build sits beside the CommonJS entry require() resolves to.
+  files['eventsource-parser.js'] = join(dirname(createRequire(import.meta.url).resolve('eventsource-parser')), 'index.js');
+  return filesOnDemand(files);
 }
 
 /**

@@ -21,7 +21,7 @@ Usage:
   artifact-store ls [--session S] [--type PREFIX] [--limit N] [--json]
   artifact-store rm <id> [<id> …]
   artifact-store url <id> [--direct|--proxy] [--expires 1h] [--inline]
-  artifact-store token [--tenant T] [--session S] [--perms read,write] [--ttl 1h]
+  artifact-store token [--tenant T] [--session S] [--perms read,write] [--ttl 1h] [--ui]
   artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
   artifact-store keys ls [--tenant T] [--data-dir DIR]
   artifact-store keys revoke ID [--data-dir DIR]
