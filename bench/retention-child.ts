@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { createFsBlobStore } from '../src/blob/fs.js';
-import { createPolicies, type Policy } from '../src/core/policy.js';
+import { createPolicies, NO_RATE_LIMITS, type Policy } from '../src/core/policy.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { runRetention } from '../src/service/retention.js';
@@ -35,6 +35,7 @@ const policy = (maxPerSession: number): Policy => ({
   maxArtifactsPerTrace: 100,
   maxTenantBytes: 0,
   cleanupStrategy: 'lru',
+  ...NO_RATE_LIMITS,
 });
 
 function peakRssMiB(): number {

@@ -13,7 +13,10 @@ import { createMemoryBlobStore } from './blob/memory.js';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { cloudFrontInvalidator, createS3BlobStore, createS3Client } from './blob/s3.js';
 import { nodeSha256 } from './blob/node-hash.js';
-import { policiesOf, readTenantPolicies, type Config } from './core/config.js';
+import { basePolicy, policiesOf, readTenantPolicies, type Config } from './core/config.js';
+import { createRateLimiter, rateLimitsOf, type RateLimiter, type RateLimitReason } from './http/rate-limit.js';
+import { recordPolicyChange, type AuditActor } from './service/audit.js';
+import { fsck } from './service/fsck.js';
 import { runRetention, type RetentionDeps, type RetentionReport } from './service/retention.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from './core/url-signing.js';
@@ -90,14 +93,21 @@ export function retentionDepsOf(config: Config, repo: ArtifactRepository, blobs:
     policies: policiesOf(config),
     overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)),
     graceMs: config.gcGraceSeconds * 1000,
+    auditKeptMs: config.auditRetentionDays * 86_400_000,
     ...extra,
   };
 }
 
-/** Runs retention; a call while a run is in progress gets that run's report. */
-export function createRetentionRunner(deps: RetentionDeps): (trigger: string) => Promise<RetentionReport> {
+/** Runs retention; a call while a run is in progress gets that run's report (the run's starter is audited). */
+export function createRetentionRunner(deps: RetentionDeps): (trigger: string, actor?: AuditActor) => Promise<RetentionReport> {
   let inFlight: Promise<RetentionReport> | undefined;
-  return (trigger) => (inFlight ??= runRetention(deps, trigger).finally(() => (inFlight = undefined)));
+  return (trigger, actor) => (inFlight ??= runRetention(deps, trigger, actor).finally(() => (inFlight = undefined)));
+}
+
+/** Request rate and bytes in flight per tenant and per token, from each tenant's policy. */
+export function rateLimiterOf(config: Config, onRefusal?: (reason: RateLimitReason) => void): RateLimiter {
+  const policies = policiesOf(config);
+  return createRateLimiter({ limitsOf: (tenantId) => rateLimitsOf(policies(tenantId)), ...(onRefusal ? { onRefusal } : {}) });
 }
 
 /** Named files read on first request and kept (a failed read is retried next time); other names are null. */
@@ -237,12 +247,16 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const auth = createAuthenticator({ hmacSecrets: secrets, jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
   let draining = false;
   const runRetentionNow = createRetentionRunner(retentionDepsOf(config, repo, blobs));
-  const retention = async (trigger: string) => {
-    const report = await runRetentionNow(trigger);
+  const retention = async (trigger: string, actor?: AuditActor) => {
+    const report = await runRetentionNow(trigger, actor);
     metrics?.retention(report);
     return report;
   };
-  const app = createApp({ service, repo, blobs, auth, logger, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), uiAssets: nodeUiAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, maxRequestBodyBytes: config.maxRequestBodyBytes, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
+  const rateLimiter = rateLimiterOf(config, (reason) => metrics?.rateLimited(reason));
+  const check = (o: { verify: boolean }) => fsck({ repo, blobs, hash: nodeSha256, verify: o.verify, graceMs: config.gcGraceSeconds * 1000 });
+  // Policies come from configuration: a start with other ones than last time is a policy change.
+  await recordPolicyChange(repo, { role: 'host', actorKind: 'config', actorId: `pid ${process.pid}` }, { base: basePolicy(config), tenants: readTenantPolicies(config.tenantPolicies) });
+  const app = createApp({ service, repo, blobs, auth, logger, rateLimiter, fsck: check, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), uiAssets: nodeUiAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, maxRequestBodyBytes: config.maxRequestBodyBytes, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =

@@ -12,7 +12,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { digestStreamSha256 } from './blob/digest-stream-hash.js';
 import { createR2BlobStore, type R2BucketLike } from './blob/r2.js';
 import { s3Presigner } from './blob/s3-presign.js';
-import { ENV_NAMES, loadConfig, policiesOf, readTenantPolicies, type Config } from './core/config.js';
+import { basePolicy, ENV_NAMES, loadConfig, policiesOf, readTenantPolicies, type Config } from './core/config.js';
 import { createUrlSigner, deriveUrlSigningKeys } from './core/url-signing.js';
 import { createD1Repository, type D1DatabaseLike } from './db/d1.js';
 import { createApp } from './http/app.js';
@@ -23,6 +23,9 @@ import type { EventStreamSettings } from './http/routes/events.js';
 import { parseJwtSecrets } from './http/tokens.js';
 import { createArtifactService, type ServiceLimits } from './service/artifact-service.js';
 import { runRetention, type RetentionReport } from './service/retention.js';
+import { createRateLimiter, rateLimitsOf } from './http/rate-limit.js';
+import { recordPolicyChange, type AuditActor } from './service/audit.js';
+import { fsck } from './service/fsck.js';
 
 /** Bindings, vars and secrets (wrangler.toml names them; secrets are set with `wrangler secret put`). */
 export interface WorkerEnv {
@@ -143,8 +146,13 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
   // Runs are not shared between requests as on Node: a request's I/O belongs to that request, and
   // concurrent runs are safe anyway (each step re-checks its condition in its own batch). Batches
   // of 100 keep a step's D1 queries and R2 calls well under the per-invocation caps.
-  const retention = (trigger: string): Promise<RetentionReport> =>
-    runRetention({ repo, blobs, policies, overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)), graceMs: config.gcGraceSeconds * 1000, now: overrides.now, batchSize: 100 }, trigger);
+  const retention = (trigger: string, actor?: AuditActor): Promise<RetentionReport> =>
+    runRetention({ repo, blobs, policies, overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)), graceMs: config.gcGraceSeconds * 1000, auditKeptMs: config.auditRetentionDays * 86_400_000, now: overrides.now, batchSize: 100 }, trigger, actor);
+  // Per isolate (see README, Rate limits): each isolate keeps its own buckets.
+  const rateLimiter = createRateLimiter({ limitsOf: (tenantId) => rateLimitsOf(policies(tenantId)) });
+  const check = (o: { verify: boolean }) => fsck({ repo, blobs, hash: digestStreamSha256, verify: o.verify, graceMs: config.gcGraceSeconds * 1000 });
+  /** Policies come from vars: the cron records a change since the last recorded ones. */
+  const recordPolicies = () => recordPolicyChange(repo, { role: 'host', actorKind: 'config', actorId: 'worker' }, { base: basePolicy(config), tenants: readTenantPolicies(config.tenantPolicies) });
   const app = createApp({
     service,
     repo,
@@ -156,6 +164,8 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
     publicUrl: config.publicUrl,
     maxRequestBodyBytes: config.maxRequestBodyBytes || WORKERS_BODY_LIMIT,
     retention,
+    fsck: check,
+    rateLimiter,
     policies,
     now: overrides.now,
     // SSE polls the D1 outbox (every isolate sees every write there). Once a second is enough for a
@@ -165,7 +175,7 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
     // No /mcp: MCP sessions live in one process's memory, and a Worker's requests land on many
     // isolates. `artifact-store mcp --url` (stdio) reaches the Worker's API instead.
   });
-  return { app, service, repo, blobs, retention, logger, config };
+  return { app, service, repo, blobs, retention, recordPolicies, logger, config };
 }
 
 export type WorkerApp = Awaited<ReturnType<typeof createWorkerApp>>;
@@ -205,7 +215,7 @@ export default {
 
   async scheduled(controller: ScheduledControllerLike, env: WorkerEnv, ctx: ExecutionContextLike): Promise<void> {
     const w = await appFor(env);
-    const run = w.retention(`cron ${controller.cron}`).then(
+    const run = w.recordPolicies().then(() => w.retention(`cron ${controller.cron}`)).then(
       (report) => w.logger.info('retention run', { ...report }),
       (err: unknown) => {
         w.logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) });

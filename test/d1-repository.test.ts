@@ -296,8 +296,8 @@ describe('D1 repository', () => {
     await repo.commitPut(putOf('c', 30, 2, { scope: { tenantId: 'acme', sessionId: 's2', traceId: 'x1' } }));
     await repo.commitPut(putOf('d', 40, 3, { scope: { tenantId: 'acme', sessionId: 's2', traceId: 'x1' } }));
 
-    expect(await repo.expireRefs(T0 + 99, 10)).toEqual({ refs: 0, bytes: 0 });
-    expect(await repo.expireRefs(T0 + 100, 10)).toEqual({ refs: 1, bytes: 10 });
+    expect(await repo.expireRefs(T0 + 99, 10)).toEqual({ refs: 0, bytes: 0, byTenant: {} });
+    expect(await repo.expireRefs(T0 + 100, 10)).toEqual({ refs: 1, bytes: 10, byTenant: { acme: { refs: 1, bytes: 10 } } });
     expect(await repo.enforceScope('acme', 'session', 's2', { strategy: 'none', maxSessionCount: 1 }, T0 + 101)).toEqual([]);
     expect(await repo.enforceScope('acme', 'trace', 'x1', { strategy: 'fifo', maxSessionCount: 1 }, T0 + 101)).toEqual([]); // no trace limit
     const evicted = await repo.enforceScope('acme', 'session', 's2', { strategy: 'fifo', maxSessionCount: 1 }, T0 + 101);
@@ -353,13 +353,13 @@ describe('D1 repository', () => {
 
   it('API keys, uploads and retention runs', async () => {
     const { repo } = await openD1();
-    await repo.createApiKey({ id: 'k1', tenantId: 'acme', secretHash: 'h1', perms: ['read', 'write'], label: 'ci', createdAt: T0 });
-    await repo.createApiKey({ id: 'k2', tenantId: 'beta', secretHash: 'h2', perms: ['admin'], label: null, createdAt: T0 + 1 });
-    expect(await repo.findApiKey('k1')).toEqual({ id: 'k1', tenantId: 'acme', secretHash: 'h1', perms: ['read', 'write'], label: 'ci', createdAt: T0, revokedAt: null });
+    await repo.createApiKey({ id: 'k1', tenantId: 'acme', operator: false, secretHash: 'h1', perms: ['read', 'write'], label: 'ci', createdAt: T0 });
+    await repo.createApiKey({ id: 'k2', tenantId: 'beta', operator: true, secretHash: 'h2', perms: ['admin'], label: null, createdAt: T0 + 1 });
+    expect(await repo.findApiKey('k1')).toEqual({ id: 'k1', tenantId: 'acme', operator: false, secretHash: 'h1', perms: ['read', 'write'], label: 'ci', createdAt: T0, revokedAt: null });
     expect(await repo.revokeApiKey('k1', T0 + 5)).toBe(true);
     expect(await repo.revokeApiKey('k1', T0 + 6)).toBe(false);
     expect(await repo.findApiKey('k1')).toBeUndefined();
-    expect(await repo.listApiKeys('acme')).toEqual([{ id: 'k1', tenantId: 'acme', perms: ['read', 'write'], label: 'ci', createdAt: T0, revokedAt: T0 + 5 }]);
+    expect(await repo.listApiKeys('acme')).toEqual([{ id: 'k1', tenantId: 'acme', operator: false, perms: ['read', 'write'], label: 'ci', createdAt: T0, revokedAt: T0 + 5 }]);
     expect((await repo.listApiKeys()).map((k) => k.id)).toEqual(['k1', 'k2']);
 
     const upload = { id: 'up1', tenantId: 'acme', userId: 'u1', sessionId: 's1', traceId: '', stagingKey: 'staging/up1', sizeBytes: 5, sha256: sha('a'), options: { mimeType: 'text/plain', meta: { a: 1 } }, createdAt: T0, expiresAt: T0 + 100 };

@@ -143,8 +143,12 @@ export function generateWorkload(seed: number, length: number): Op[] {
         () => {
           const id = `k${step}`;
           keys.push(id);
-          ops.push(['createApiKey', { id, tenantId: pick(TENANTS), secretHash: hex(16), perms: pick([['read'], ['read', 'write', 'admin']]), label: pick([null, 'ci']), createdAt: now }]);
+          const operator = pick([false, false, true]);
+          ops.push(['createApiKey', { id, tenantId: operator ? '' : pick(TENANTS), operator, secretHash: hex(16), perms: pick([['read'], ['read', 'write', 'admin']]), label: pick([null, 'ci']), createdAt: now }]);
         },
+        () =>
+          ops.push(['recordAudit', { at: now, tenantId: pick(['', ...TENANTS]), action: pick(['artifact.purge', 'retention.run', 'key.create']), role: pick(['tenant_admin', 'operator', 'host']), actorKind: pick(['jwt', 'api_key', 'cli']), actorId: `a${step}`, target: pick([null, `ns_${hex(24)}`]), details: pick([null, { refs: step, nested: { ok: true } }]), requestId: pick([null, `req-${step}`]) }]),
+        () => ops.push(['trimAudit', now - pick([0, 1000]), pick([1, 100])]),
         () => keys.length > 0 && ops.push(['revokeApiKey', pick(keys), now]),
         () => ops.push(['recordRetentionRun', { trigger: pick(['cron', 'cli']), startedAt: now - 5, finishedAt: now, report: { expired: { refs: step } } }]),
       ])();
@@ -177,7 +181,14 @@ async function reads(repo: ArtifactRepository, now: number, shas: string[], uplo
     out[`events ${t}`] = await repo.readEvents(t, 2, 1000);
     out[`uploads ${t}`] = await Promise.all(uploads.map((id) => repo.findUpload(t, id)));
     out[`keys ${t}`] = await repo.listApiKeys(t);
+    out[`audit ${t}`] = await repo.listAudit({ tenantId: t, limit: 1000 });
   }
+  out.allEvents = await repo.readEvents(undefined, 0, 1000);
+  out.audit = await Promise.all([
+    repo.listAudit({ limit: 1000 }),
+    repo.listAudit({ tenantId: '', action: 'retention.run', limit: 3 }),
+    repo.listAudit({ since: now - 500, beforeSeq: 5, limit: 10 }),
+  ]);
   out.usage = await Promise.all([
     repo.usage('tenant', now, { limit: 10 }),
     repo.usage('session', now, { limit: 10 }),
@@ -263,7 +274,7 @@ export async function runWorkload(repo: ArtifactRepository, ops: Op[], query?: Q
  * refused put's do, still creates it.
  */
 export async function dumpTables(query: Query): Promise<Record<string, unknown[]>> {
-  const tables = ['api_keys', 'artifact_refs', 'artifacts', 'blob_pins', 'blobs', 'evict_plan', 'outbox', 'put_ctx', 'retention_runs', 'uploads'];
+  const tables = ['api_keys', 'artifact_refs', 'artifacts', 'audit_log', 'blob_pins', 'blobs', 'evict_plan', 'outbox', 'put_ctx', 'retention_runs', 'uploads'];
   const rows = await query([
     ...tables.map((t) => `SELECT * FROM ${t} ORDER BY rowid`),
     `SELECT name, seq FROM sqlite_sequence WHERE name != '__drizzle_migrations' AND seq != 0 ORDER BY name`,

@@ -32,7 +32,7 @@ let mount: ReturnType<typeof registerMcp>;
 
 beforeAll(async () => {
   t = await createTestApp();
-  const caller: Caller = { kind: 'jwt', tenantId: 'conformance', sessionId: 's-1', perms: new Set(['read', 'write']) };
+  const caller: Caller = { kind: 'jwt', role: 'tenant', actorId: 'tester', tenantId: 'conformance', sessionId: 's-1', perms: new Set(['read', 'write']) };
   const app = new OpenAPIHono<AppEnv>();
   mount = registerMcp(app, { service: t.service, repo: t.repo, auth: { authenticate: async () => caller } as unknown as Authenticator }, { allowedHosts: LOOPBACK_HOSTS });
   await t.service.putText({ tenantId: 'conformance', sessionId: 's-1' }, 'hello', { filename: 'hello.txt' });

@@ -10,6 +10,9 @@ import { backup } from '../service/backup.js';
 import { nodeSha256 } from '../blob/node-hash.js';
 import { issueApiKey } from '../service/api-keys.js';
 import { resolve, join } from 'node:path';
+import { userInfo } from 'node:os';
+import { recordAction, type AuditActor } from '../service/audit.js';
+import type { AuditEntry } from '../db/repository.js';
 import { CLIENT_COMMANDS, CliError, EXIT, runClientCommand } from './client.js';
 
 const USAGE = `artifact-store — keep binary tool outputs out of LLM context
@@ -23,12 +26,14 @@ Usage:
   artifact-store url <id> [--direct|--proxy] [--expires 1h] [--inline]
   artifact-store token [--tenant T] [--session S] [--perms read,write] [--ttl 1h] [--ui]
   artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
+  artifact-store keys create --operator [--label L] [--data-dir DIR]
   artifact-store keys ls [--tenant T] [--data-dir DIR]
   artifact-store keys revoke ID [--data-dir DIR]
   artifact-store retention run [--data-dir DIR] [--json]
   artifact-store usage [--tenant T] [--top N] [--data-dir DIR] [--json]
   artifact-store fsck [--verify] [--repair] [--data-dir DIR] [--json]
   artifact-store backup DIR [--data-dir DIR]
+  artifact-store audit [--tenant T] [--action A] [--since 7d] [--limit N] [--data-dir DIR] [--json]
   artifact-store mcp [--url URL] [--session S]   (an MCP server on stdio; token from ARTIFACT_STORE_TOKEN)
 
 \`artifact-store <command> --help\` shows a command's options and examples. The client commands take
@@ -82,27 +87,46 @@ async function serve(argv: string[]) {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
+/** The CLI acts from the host: recorded in the audit trail as the host user. */
+function hostActor(): AuditActor {
+  let user = process.env.USER ?? 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry (some containers): the environment's USER, if any.
+  }
+  return { role: 'host', actorKind: 'cli', actorId: user };
+}
+
 async function keys(argv: string[]) {
   const [action, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { tenant: { type: 'string' }, perms: { type: 'string' }, label: { type: 'string' }, 'data-dir': { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { tenant: { type: 'string' }, perms: { type: 'string' }, label: { type: 'string' }, operator: { type: 'boolean' }, 'data-dir': { type: 'string' } } });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
   try {
-    if (action === 'create') {
-      if (!values.tenant) throw new CliError('keys create needs --tenant T. See artifact-store keys --help.', EXIT.usage);
+    if (action === 'create' && values.operator) {
+      if (values.tenant !== undefined || values.perms !== undefined) throw new CliError('An operator key belongs to no tenant and has every power: drop --tenant and --perms. See artifact-store keys --help.', EXIT.usage);
+      const { id, key } = await issueApiKey(repo, { operator: true, label: values.label });
+      await recordAction(repo, hostActor(), 'key.create', { target: id, details: { operator: true, label: values.label ?? null } });
+      process.stdout.write(`Created operator key ${id} (all tenants' usage and events, retention runs, fsck, the audit trail; no artifacts). It is shown once:\n${key}\n`);
+    } else if (action === 'create') {
+      if (!values.tenant) throw new CliError('keys create needs --tenant T (or --operator). See artifact-store keys --help.', EXIT.usage);
       const perms = (values.perms ?? 'read,write').split(',').map((p) => p.trim());
       const bad = perms.filter((p) => !(PERMS as readonly string[]).includes(p));
-      if (bad.length) throw new CliError(`Unknown perms ${bad.join(', ')}; use ${PERMS.join(', ')}.`, EXIT.usage);
+      if (bad.length) throw new CliError(`Unknown perms ${bad.join(', ')}; use ${PERMS.join(', ')} (an operator key: --operator).`, EXIT.usage);
       const { id, key } = await issueApiKey(repo, { tenantId: values.tenant, perms: perms as Perm[], label: values.label });
+      await recordAction(repo, hostActor(), 'key.create', { tenantId: values.tenant, target: id, details: { perms, label: values.label ?? null } });
       process.stdout.write(`Created API key ${id} for tenant ${values.tenant} (${perms.join(', ')}). It is shown once:\n${key}\n`);
     } else if (action === 'ls') {
       for (const k of await repo.listApiKeys(values.tenant)) {
-        process.stdout.write(`${k.id}\t${k.tenantId}\t${k.perms.join(',')}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.label ?? ''}\n`);
+        process.stdout.write(`${k.id}\t${k.operator ? '(operator)' : k.tenantId}\t${k.perms.join(',')}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.label ?? ''}\n`);
       }
     } else if (action === 'revoke') {
       const id = positionals[0];
       if (!id) throw new CliError('keys revoke needs a key id (artifact-store keys ls lists them).', EXIT.usage);
+      const record = await repo.findApiKey(id);
       const ok = await repo.revokeApiKey(id, Date.now());
+      if (ok) await recordAction(repo, hostActor(), 'key.revoke', { tenantId: record?.tenantId ?? '', target: id, ...(record?.operator ? { details: { operator: true } } : {}) });
       process.stdout.write(ok ? `Revoked ${id}\n` : `No active key ${id}\n`);
       if (!ok) process.exitCode = 1;
     } else {
@@ -130,7 +154,7 @@ async function retention(argv: string[]) {
     process.stderr.write(`\r\x1b[Kretention: ${PHASES[phase]} ${done}`);
   };
   try {
-    const report = await runRetention(retentionDepsOf(config, repo, blobs, { onProgress }), 'cli');
+    const report = await runRetention(retentionDepsOf(config, repo, blobs, { onProgress }), 'cli', hostActor());
     if (tty) process.stderr.write('\r\x1b[K');
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   } finally {
@@ -162,7 +186,7 @@ async function usage(argv: string[]) {
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
   try {
-    const report = await usageReport(repo, policiesOf(config), values.tenant !== undefined ? { tenantId: values.tenant } : {}, top);
+    const report = await usageReport(repo, policiesOf(config), values.tenant !== undefined ? { tenantId: values.tenant } : {}, top, Date.now(), { retention: values.tenant !== undefined ? 'tenant' : 'service' });
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatUsage(report));
   } finally {
     await repo.close();
@@ -208,6 +232,7 @@ async function fsckCommand(argv: string[]) {
       },
     });
     if (tty) process.stderr.write('\r\x1b[K');
+    await recordAction(repo, hostActor(), 'fsck.run', { details: { verify: Boolean(values.verify), repair: Boolean(values.repair), checkedRows: report.checkedRows, checkedBlobs: report.checkedBlobs, problems: report.problems.length, unresolved: report.unresolved } });
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatFsck(report, Boolean(values.repair)));
     if (report.unresolved > 0) process.exitCode = 1;
   } finally {
@@ -227,6 +252,43 @@ function formatFsck(r: FsckReport, repair: boolean): string {
     lines.push(`  ${what}${held}${fix}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+const DURATION = /^(\d+)([smhd])$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+async function auditCommand(argv: string[]) {
+  const { values } = parseArgs({ args: argv, options: { tenant: { type: 'string' }, action: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const limit = values.limit === undefined ? 50 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be a whole number from 1 to 10000.', EXIT.usage);
+  let since: number | undefined;
+  if (values.since !== undefined) {
+    const m = DURATION.exec(values.since);
+    since = m ? Date.now() - Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : Date.parse(values.since);
+    if (!Number.isFinite(since)) throw new CliError(`--since ${JSON.stringify(values.since)} is neither a duration (30m, 12h, 7d) nor a date (2026-11-01T00:00:00Z).`, EXIT.usage);
+  }
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  try {
+    const entries = await repo.listAudit({ ...(values.tenant !== undefined ? { tenantId: values.tenant } : {}), ...(values.action !== undefined ? { action: values.action } : {}), ...(since !== undefined ? { since } : {}), limit });
+    if (values.json) {
+      for (const e of entries) process.stdout.write(`${JSON.stringify({ ...e, at: new Date(e.at).toISOString() })}\n`);
+    } else {
+      process.stdout.write(formatAudit(entries));
+    }
+  } finally {
+    await repo.close();
+  }
+}
+
+function formatAudit(entries: AuditEntry[]): string {
+  if (entries.length === 0) return 'no audit entries\n';
+  return `${entries
+    .map((e) => {
+      const details = e.details ? ` ${JSON.stringify(e.details)}` : '';
+      return `${new Date(e.at).toISOString()}  ${e.action.padEnd(14)}  ${(e.tenantId || '(service)').padEnd(12)}  ${e.role}:${e.actorKind}:${e.actorId}${e.target ? `  ${e.target}` : ''}${e.requestId ? `  req ${e.requestId}` : ''}${details}`;
+    })
+    .join('\n')}\n`;
 }
 
 async function backupCommand(argv: string[]) {
@@ -293,16 +355,36 @@ Examples:
   artifact-store serve --port 8787
   ARTIFACT_STORE_BLOB_DRIVER=s3 ARTIFACT_STORE_S3_BUCKET=artifacts artifact-store serve`,
   keys: `artifact-store keys create --tenant T [--perms read,write] [--label L]
+artifact-store keys create --operator [--label L]
 artifact-store keys ls [--tenant T]
 artifact-store keys revoke ID
 
 API keys (sent as Bearer tokens). A new key is printed once. revoke exits 1 when there was no such
-active key.
+active key. Creating and revoking keys is recorded in the audit trail.
+  --operator       an operator key: every tenant's usage and events, retention runs, fsck and the
+                   audit trail over HTTP; no tenant, no artifacts. Only this command makes one: no
+                   token signed with the host app's keys can become an operator.
 ${DATA_DIR_HELP}
 
 Examples:
   artifact-store keys create --tenant acme --perms read,write --label ci
+  artifact-store keys create --operator --label oncall
   artifact-store keys revoke key_3f1c…`,
+  audit: `artifact-store audit [--tenant T] [--action A] [--since 7d] [--limit N] [--json] [--data-dir DIR]
+
+The audit trail, newest first: purges, retention and fsck runs, keys created and revoked, policy
+changes; who (role:kind:id), when, on which tenant, and the request id. Kept for
+ARTIFACT_STORE_AUDIT_RETENTION_DAYS (90).
+  --tenant T       one tenant's entries ('' is not a tenant: service-wide entries show as (service))
+  --action A       one action (artifact.purge, retention.run, fsck.run, key.create, key.revoke, policy.change)
+  --since 7d       newer than a duration (30m, 12h, 7d) or an ISO date
+  --limit N        how many (default 50)
+  --json           one JSON object a line
+${DATA_DIR_HELP}
+
+Examples:
+  artifact-store audit --since 1d
+  artifact-store audit --tenant acme --action artifact.purge --json`,
   retention: `artifact-store retention run [--json] [--data-dir DIR]
 
 One retention run: expire references, enforce lowered limits, reap unfinished uploads, collect
@@ -388,6 +470,8 @@ async function ops(command: string | undefined, rest: string[]) {
       return fsckCommand(rest);
     case 'backup':
       return backupCommand(rest);
+    case 'audit':
+      return auditCommand(rest);
     case 'mcp':
       return mcp(rest);
     case undefined:

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { CLEANUP_STRATEGIES, createPolicies, policyProblems, TenantPoliciesSchema, type Policy, type TenantPolicies } from './policy.js';
+import { CLEANUP_STRATEGIES, createPolicies, NO_RATE_LIMITS, policyProblems, PRODUCTION_RATE_LIMITS, TenantPoliciesSchema, type Policy, type RateLimitPolicy, type TenantPolicies } from './policy.js';
 
 const MiB = 1024 * 1024;
 
 const intFromEnv = (def: number) => z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(def);
+/** Unset: the environment's default (see basePolicy). */
+const optionalLimit = z.coerce.number().nonnegative().max(Number.MAX_SAFE_INTEGER).optional();
 const positiveFromEnv = (def: number) => z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(def);
 const list = z
   .string()
@@ -54,6 +56,18 @@ export const ConfigSchema = z.object({
   /** Bytes of live references per tenant; 0 = no tenant quota. */
   maxTenantBytes: intFromEnv(0),
   cleanupStrategy: z.enum(CLEANUP_STRATEGIES).default('lru'),
+  /**
+   * Rate limits per tenant and per token, in each process (0 = off). Unset: on in production with
+   * PRODUCTION_RATE_LIMITS, off in development and tests.
+   */
+  tenantRequestsPerSecond: optionalLimit,
+  tenantRequestBurst: optionalLimit,
+  tenantBytesInFlight: optionalLimit,
+  tokenRequestsPerSecond: optionalLimit,
+  tokenRequestBurst: optionalLimit,
+  tokenBytesInFlight: optionalLimit,
+  /** Audit entries (admin and operator actions) are kept this many days; retention trims only older ones. */
+  auditRetentionDays: positiveFromEnv(90),
   /** Per-tenant overrides of the policy, as JSON (from a file: ARTIFACT_STORE_TENANT_POLICIES="$(cat policies.json)"). */
   tenantPolicies: z.string().optional(),
   /** Run retention in-process every this many seconds (0 = only from the CLI or the admin endpoint). */
@@ -146,6 +160,13 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   maxTenantBytes: 'ARTIFACT_STORE_MAX_TENANT_BYTES',
   cleanupStrategy: 'ARTIFACT_STORE_CLEANUP_STRATEGY',
   tenantPolicies: 'ARTIFACT_STORE_TENANT_POLICIES',
+  tenantRequestsPerSecond: 'ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND',
+  tenantRequestBurst: 'ARTIFACT_STORE_TENANT_REQUEST_BURST',
+  tenantBytesInFlight: 'ARTIFACT_STORE_TENANT_BYTES_IN_FLIGHT',
+  tokenRequestsPerSecond: 'ARTIFACT_STORE_TOKEN_REQUESTS_PER_SECOND',
+  tokenRequestBurst: 'ARTIFACT_STORE_TOKEN_REQUEST_BURST',
+  tokenBytesInFlight: 'ARTIFACT_STORE_TOKEN_BYTES_IN_FLIGHT',
+  auditRetentionDays: 'ARTIFACT_STORE_AUDIT_RETENTION_DAYS',
   retentionIntervalSeconds: 'ARTIFACT_STORE_RETENTION_INTERVAL_SECONDS',
   gcGraceSeconds: 'ARTIFACT_STORE_GC_GRACE_SECONDS',
   eventsHeartbeatSeconds: 'ARTIFACT_STORE_EVENTS_HEARTBEAT_SECONDS',
@@ -165,7 +186,16 @@ export function basePolicy(c: Config): Policy {
     maxArtifactsPerTrace: c.maxArtifactsPerTrace,
     maxTenantBytes: c.maxTenantBytes,
     cleanupStrategy: c.cleanupStrategy,
+    ...rateLimitsOf(c),
   };
+}
+
+/** The configured rate limits; an unset one takes production's default in production, else 0 (off). */
+function rateLimitsOf(c: Config): RateLimitPolicy {
+  const defaults = c.env === 'production' ? PRODUCTION_RATE_LIMITS : NO_RATE_LIMITS;
+  const out = { ...defaults };
+  for (const key of Object.keys(defaults) as (keyof RateLimitPolicy)[]) out[key] = c[key] ?? defaults[key];
+  return out;
 }
 
 /**

@@ -19,9 +19,38 @@ export interface Policy {
   maxTenantBytes: number;
   /** What a put does to a full session or trace: evict least-recently-accessed, oldest-created, or refuse. */
   cleanupStrategy: CleanupStrategy;
+  /**
+   * Rate limits (0 = off), in each process: the tenant's requests per second, its burst above that
+   * (0 = twice the rate) and the request-body bytes it may send at once; the same for each token.
+   */
+  tenantRequestsPerSecond: number;
+  tenantRequestBurst: number;
+  tenantBytesInFlight: number;
+  tokenRequestsPerSecond: number;
+  tokenRequestBurst: number;
+  tokenBytesInFlight: number;
 }
 
+/** The rate-limit part of a policy. */
+export type RateLimitPolicy = Pick<Policy, 'tenantRequestsPerSecond' | 'tenantRequestBurst' | 'tenantBytesInFlight' | 'tokenRequestsPerSecond' | 'tokenRequestBurst' | 'tokenBytesInFlight'>;
+
 const MiB = 1024 * 1024;
+
+/** No rate limits: development and tests, unless configured. */
+export const NO_RATE_LIMITS: RateLimitPolicy = { tenantRequestsPerSecond: 0, tenantRequestBurst: 0, tenantBytesInFlight: 0, tokenRequestsPerSecond: 0, tokenRequestBurst: 0, tokenBytesInFlight: 0 };
+
+/**
+ * Production's rate limits: far above what an agent does (a few requests a second, a few puts at a
+ * time), low enough that one runaway loop or one tenant cannot take a 2-core service from the rest.
+ */
+export const PRODUCTION_RATE_LIMITS: RateLimitPolicy = {
+  tenantRequestsPerSecond: 500,
+  tenantRequestBurst: 1000,
+  tenantBytesInFlight: 1024 * MiB,
+  tokenRequestsPerSecond: 100,
+  tokenRequestBurst: 200,
+  tokenBytesInFlight: 256 * MiB,
+};
 
 /** The reference design's defaults (the config's defaults too). */
 export const DEFAULT_POLICY: Policy = {
@@ -34,6 +63,7 @@ export const DEFAULT_POLICY: Policy = {
   maxArtifactsPerTrace: 100,
   maxTenantBytes: 0,
   cleanupStrategy: 'lru',
+  ...NO_RATE_LIMITS,
 };
 
 const positive = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -50,6 +80,12 @@ export const PolicyOverrideSchema = z
     maxArtifactsPerTrace: positive,
     maxTenantBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     cleanupStrategy: z.enum(CLEANUP_STRATEGIES),
+    tenantRequestsPerSecond: z.number().nonnegative().max(1e9),
+    tenantRequestBurst: z.number().int().nonnegative().max(1e9),
+    tenantBytesInFlight: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    tokenRequestsPerSecond: z.number().nonnegative().max(1e9),
+    tokenRequestBurst: z.number().int().nonnegative().max(1e9),
+    tokenBytesInFlight: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   })
   .partial()
   .strict();

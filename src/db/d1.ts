@@ -1,6 +1,7 @@
 import { errors } from '../core/errors.js';
 import { commitPutPlan, deletePlan, enforcePlan, expirePlan, pinPlan, REF_COLUMNS, REF_JOIN, scopeWhere, type Params, type PutVerdict, type Stmt } from './d1-plans.js';
-import { usageSql } from './usage-sql.js';
+import { tallyByTenant, usageSql } from './usage-sql.js';
+import { auditParams, INSERT_AUDIT_EVENT_SQL, INSERT_AUDIT_SQL, listAuditSql, toAuditEntry, TRIM_AUDIT_SQL, type RawAuditRow } from './audit-sql.js';
 import { artifactTooBigForScope, pinLost, scopeFull, tenantFull } from './put-errors.js';
 import type { ApiKeyRecord, ArtifactRepository, EvictedRef, OutboxEvent, RefRow, ScopeUsage, UploadRecord } from './repository.js';
 
@@ -82,7 +83,7 @@ const UPLOAD_COLUMNS = `id, tenant_id AS tenantId, user_id AS userId, session_id
 const toUpload = (raw: RawUpload): UploadRecord => ({ ...raw, options: JSON.parse(raw.options) as Record<string, unknown> });
 
 type RawApiKey = Omit<ApiKeyRecord, 'perms'> & { perms: string };
-const API_KEY_COLUMNS = 'id, tenant_id AS tenantId, perms, label, created_at AS createdAt, revoked_at AS revokedAt';
+const API_KEY_COLUMNS = 'id, tenant_id AS tenantId, operator, perms, label, created_at AS createdAt, revoked_at AS revokedAt';
 
 const SCOPE_COLUMN = { session: 'session_id', trace: 'trace_id' } as const;
 /** No live pin: no put is between knowing these bytes' hash and committing its metadata. */
@@ -202,9 +203,10 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
     },
 
     async createApiKey(k) {
-      await run('INSERT INTO api_keys (id, tenant_id, secret_hash, perms, label, created_at, revoked_at) VALUES (@id, @tenantId, @secretHash, @perms, @label, @createdAt, NULL)', {
+      await run('INSERT INTO api_keys (id, tenant_id, operator, secret_hash, perms, label, created_at, revoked_at) VALUES (@id, @tenantId, @operator, @secretHash, @perms, @label, @createdAt, NULL)', {
         id: k.id,
         tenantId: k.tenantId,
+        operator: k.operator,
         secretHash: k.secretHash,
         perms: JSON.stringify(k.perms),
         label: k.label,
@@ -231,7 +233,7 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
 
     async findApiKey(id) {
       const [raw] = await all<RawApiKey & { secretHash: string }>(`SELECT ${API_KEY_COLUMNS}, secret_hash AS secretHash FROM api_keys WHERE id = @id AND revoked_at IS NULL`, { id });
-      return raw ? { ...raw, perms: JSON.parse(raw.perms) as string[] } : undefined;
+      return raw ? { ...raw, operator: Boolean(raw.operator), perms: JSON.parse(raw.perms) as string[] } : undefined;
     },
 
     async revokeApiKey(id, at) {
@@ -240,13 +242,13 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
 
     async listApiKeys(tenantId) {
       const rows = await all<RawApiKey>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ${tenantId ? 'WHERE tenant_id = @tenantId' : ''}`, { tenantId });
-      return rows.map((r) => ({ ...r, perms: JSON.parse(r.perms) as string[] }));
+      return rows.map((r) => ({ ...r, operator: Boolean(r.operator), perms: JSON.parse(r.perms) as string[] }));
     },
 
     async expireRefs(now, limit) {
       const plan = expirePlan(now, limit);
       const gone = (await batch(plan.stmts))[plan.removedAt] as EvictedRef[];
-      return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0) };
+      return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0), byTenant: tallyByTenant(gone) };
     },
 
     async scopesOver(kind, now, minCount, minBytes, after, limit) {
@@ -320,11 +322,26 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
     },
 
     async readEvents(tenantId, afterSeq, limit) {
-      const rows = await all<Omit<OutboxEvent, 'scope' | 'ref'> & { scope: string; ref: string | null }>(
-        'SELECT seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, created_at AS createdAt FROM outbox WHERE tenant_id = @tenantId AND seq > @afterSeq ORDER BY seq LIMIT @limit',
-        { tenantId, afterSeq, limit },
+      const rows = await all<Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & { scope: string; ref: string | null; data: string | null }>(
+        `SELECT seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, data, created_at AS createdAt FROM outbox WHERE ${tenantId === undefined ? '' : 'tenant_id = @tenantId AND'} seq > @afterSeq ORDER BY seq LIMIT @limit`,
+        tenantId === undefined ? { afterSeq, limit } : { tenantId, afterSeq, limit },
       );
-      return rows.map((r) => ({ ...r, scope: JSON.parse(r.scope) as OutboxEvent['scope'], ref: parseJson<RefRow>(r.ref) }));
+      return rows.map((r) => ({ ...r, scope: JSON.parse(r.scope) as OutboxEvent['scope'], ref: parseJson<RefRow>(r.ref), data: parseJson<Record<string, unknown>>(r.data) }));
+    },
+
+    async recordAudit(entry) {
+      const [inserted] = await batch([{ sql: INSERT_AUDIT_SQL, params: auditParams(entry) }, { sql: INSERT_AUDIT_EVENT_SQL, params: {} }]);
+      return { seq: (inserted![0] as { seq: number }).seq, ...entry };
+    },
+
+    async listAudit(filter) {
+      const { tenantId, action, since, beforeSeq, limit } = filter;
+      const params = Object.fromEntries(Object.entries({ tenantId, action, since, beforeSeq, limit }).filter(([, v]) => v !== undefined));
+      return (await all<RawAuditRow>(listAuditSql(filter), params)).map(toAuditEntry);
+    },
+
+    async trimAudit(before, limit) {
+      return run(TRIM_AUDIT_SQL, { before, limit });
     },
 
     async lastEventSeq() {

@@ -92,7 +92,41 @@ export interface OutboxEvent {
   artifactId: string;
   scope: { userId: string; sessionId: string; traceId: string };
   ref: RefRow | null;
+  /** The payload of an event that is not about an artifact (`audit.recorded`: the AuditEntry). */
+  data: Record<string, unknown> | null;
   createdAt: number;
+}
+
+/** Who acted: a tenant's admin, an operator (operator key), the CLI on the host, or a scheduled run. */
+export type AuditRole = 'tenant_admin' | 'operator' | 'host' | 'scheduler';
+
+/** One admin or operator action (see the audit_log table). */
+export interface AuditEntry {
+  seq: number;
+  at: number;
+  /** The tenant acted on; '' = the whole service (a global retention run, a key of the operator). */
+  tenantId: string;
+  /** artifact.purge, retention.run, fsck.run, key.create, key.revoke, policy.change. */
+  action: string;
+  role: AuditRole;
+  /** jwt, api_key, cli or scheduler. */
+  actorKind: string;
+  /** The token's subject (or "-"), the API key id, the host user, the trigger. */
+  actorId: string;
+  target: string | null;
+  details: Record<string, unknown> | null;
+  requestId: string | null;
+}
+
+export interface AuditFilter {
+  /** One tenant's entries ('' = the service-wide ones); unset = all. */
+  tenantId?: string;
+  action?: string;
+  /** At or after this time. */
+  since?: number;
+  /** Entries older than this seq (keyset paging, newest first). */
+  beforeSeq?: number;
+  limit: number;
 }
 
 /** Live usage of one session or trace. */
@@ -132,7 +166,10 @@ export interface UploadRecord {
 
 export interface ApiKeyRecord {
   id: string;
+  /** '' for an operator key. */
   tenantId: string;
+  /** An operator key: service-wide powers, no tenant, no artifacts. */
+  operator: boolean;
   perms: string[];
   label: string | null;
   createdAt: number;
@@ -177,7 +214,7 @@ export interface ArtifactRepository {
   // Retention. Each call is one bounded transaction, so a run over any number of rows holds the
   // write lock briefly and works in bounded memory.
   /** Removes up to `limit` references expired at `now`, with `artifact.expired`; artifacts go with their last reference. */
-  expireRefs(now: number, limit: number): Promise<{ refs: number; bytes: number }>;
+  expireRefs(now: number, limit: number): Promise<{ refs: number; bytes: number; byTenant: Record<string, { refs: number; bytes: number }> }>;
   /** Sessions or traces whose live references exceed `minCount` or `minBytes`, after `after` (keyset), up to `limit`. */
   scopesOver(kind: 'session' | 'trace', now: number, minCount: number, minBytes: number, after: { tenantId: string; value: string } | undefined, limit: number): Promise<ScopeUsage[]>;
   /** Brings one session or trace within `quota` (lru / fifo; `none` evicts nothing), with `artifact.evicted`. */
@@ -205,8 +242,11 @@ export interface ArtifactRepository {
   doomBlobs(now: number, createdBefore: number, staleBefore: number, after: string, limit: number): Promise<{ sha256: string; sizeBytes: number }[]>;
   /** Removes the rows of collected blobs still marked with `doomedAt`; clears the mark of `failed` ones. */
   forgetBlobs(collected: string[], failed: string[], doomedAt: number): Promise<void>;
-  /** Events of a tenant after `afterSeq`, oldest first (the outbox, which every process writes to). */
-  readEvents(tenantId: string, afterSeq: number, limit: number): Promise<OutboxEvent[]>;
+  /**
+   * Events of a tenant after `afterSeq`, oldest first (the outbox, which every process writes to);
+   * `undefined`: every tenant's (operators).
+   */
+  readEvents(tenantId: string | undefined, afterSeq: number, limit: number): Promise<OutboxEvent[]>;
   /** The newest event's seq (0 when there is none). */
   lastEventSeq(): Promise<number>;
   /** Drops up to `limit` events older than `before`; resuming from before then starts at the oldest kept. */
@@ -229,6 +269,12 @@ export interface ArtifactRepository {
   artifactsOfBlob(sha256: string, limit: number): Promise<{ tenantId: string; id: string }[]>;
   /** Deletes a blob row that no artifact holds and no put has pinned past `now`; false otherwise. */
   deleteIdleBlobRow(sha256: string, now: number): Promise<boolean>;
+  /** Records an admin or operator action and appends its `audit.recorded` event, atomically. */
+  recordAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry>;
+  /** Audit entries, newest first. */
+  listAudit(filter: AuditFilter): Promise<AuditEntry[]>;
+  /** Drops up to `limit` audit entries older than `before`. */
+  trimAudit(before: number, limit: number): Promise<number>;
   /** Keeps a retention run's report. */
   recordRetentionRun(run: { trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }): Promise<void>;
   /** The newest `limit` retention runs, newest first. */

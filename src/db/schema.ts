@@ -70,15 +70,21 @@ export const outbox = sqliteTable(
     scope: text('scope', { mode: 'json' }).$type<Record<string, string>>().notNull(),
     /** The reference as it was at the change (a RefRow), so subscribers get the ArtifactRef even after it is gone. */
     ref: text('ref', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /** What an event other than an artifact's carries: the audit entry of `audit.recorded`. */
+    data: text('data', { mode: 'json' }).$type<Record<string, unknown>>(),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [index('outbox_tenant_seq').on(t.tenantId, t.seq)],
 );
 
-/** API keys: only a sha256 of the secret is kept. */
+/**
+ * API keys: only a sha256 of the secret is kept. An operator key (made on the host with
+ * `artifact-store keys create --operator`) belongs to no tenant: its tenant_id is ''.
+ */
 export const apiKeys = sqliteTable('api_keys', {
   id: text('id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
+  operator: integer('operator', { mode: 'boolean' }).notNull().default(false),
   secretHash: text('secret_hash').notNull(),
   perms: text('perms', { mode: 'json' }).$type<string[]>().notNull(),
   label: text('label'),
@@ -120,6 +126,30 @@ export const retentionRuns = sqliteTable(
     report: text('report', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
   },
   (t) => [index('retention_runs_started').on(t.startedAt)],
+);
+
+/**
+ * Every admin and operator action: who, when, what, on which tenant ('' = the whole service), and
+ * the request it came in. Kept for ARTIFACT_STORE_AUDIT_RETENTION_DAYS; nothing else trims it.
+ */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    at: integer('at').notNull(),
+    tenantId: text('tenant_id').notNull().default(''),
+    action: text('action').notNull(),
+    /** 'tenant_admin' | 'operator' | 'host' (the CLI on the host) | 'scheduler'. */
+    role: text('role').notNull(),
+    /** jwt, api_key, cli or scheduler. */
+    actorKind: text('actor_kind').notNull(),
+    /** The token's subject, the API key's id, the host user. */
+    actorId: text('actor_id').notNull(),
+    target: text('target'),
+    details: text('details', { mode: 'json' }).$type<Record<string, unknown>>(),
+    requestId: text('request_id'),
+  },
+  (t) => [index('audit_log_tenant_seq').on(t.tenantId, t.seq), index('audit_log_at').on(t.at)],
 );
 
 /**

@@ -6,8 +6,9 @@ import { and, desc, eq, gt, gte, inArray, isNull, lt, or, sql, type SQL } from '
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errors } from '../core/errors.js';
-import type { ApiKeyRecord, ArtifactRepository, CommitPutInput, EvictedRef, ListFilter, OutboxEvent, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
-import { usageSql } from './usage-sql.js';
+import type { ApiKeyRecord, ArtifactRepository, AuditEntry, CommitPutInput, EvictedRef, ListFilter, OutboxEvent, QuotaLimits, RefRow, ScopeFilter, ScopeUsage, UploadRecord } from './repository.js';
+import { tallyByTenant, usageSql } from './usage-sql.js';
+import { auditParams, INSERT_AUDIT_EVENT_SQL, INSERT_AUDIT_SQL, listAuditSql, toAuditEntry, TRIM_AUDIT_SQL, type RawAuditRow } from './audit-sql.js';
 import { artifactTooBigForScope, pinLost, scopeFull, tenantFull } from './put-errors.js';
 import { createRecentRefs } from './recent-refs.js';
 import * as schema from './schema.js';
@@ -56,6 +57,11 @@ type RemovedRow = Omit<RefRow, 'namespace' | 'sha256' | 'meta' | 'source'> & { m
 const REMOVED_COLUMNS = `ref_id AS refId, tenant_id AS tenantId, artifact_id AS artifactId, user_id AS userId, session_id AS sessionId,
   trace_id AS traceId, size_bytes AS sizeBytes, mime_type AS mimeType, filename, meta, source, created_at AS createdAt,
   last_accessed_at AS lastAccessedAt, expires_at AS expiresAt`;
+
+/** Named parameters without the unset ones (better-sqlite3 refuses undefined). */
+function definedOnly(params: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
+}
 
 function parseJson(value: unknown): Record<string, unknown> | null {
   if (value === null || value === undefined) return null;
@@ -280,8 +286,14 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
   const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const undoomBlob = sqlite.prepare('UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const readEventsStmt = sqlite.prepare(
-    'SELECT seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, created_at AS createdAt FROM outbox WHERE tenant_id = @tenantId AND seq > @afterSeq ORDER BY seq LIMIT @limit',
+    'SELECT seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, data, created_at AS createdAt FROM outbox WHERE tenant_id = @tenantId AND seq > @afterSeq ORDER BY seq LIMIT @limit',
   );
+  const readAllEventsStmt = sqlite.prepare(
+    'SELECT seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, data, created_at AS createdAt FROM outbox WHERE seq > @afterSeq ORDER BY seq LIMIT @limit',
+  );
+  const insertAudit = sqlite.prepare(INSERT_AUDIT_SQL);
+  const insertAuditEvent = sqlite.prepare(INSERT_AUDIT_EVENT_SQL);
+  const trimAuditStmt = sqlite.prepare(TRIM_AUDIT_SQL);
   const trimEventsStmt = sqlite.prepare('DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)');
   const unreferencedArtifacts = sqlite.prepare(`
     DELETE FROM artifacts WHERE rowid IN (
@@ -449,7 +461,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
 
     async listApiKeys(tenantId) {
       const rows = db
-        .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, perms: apiKeys.perms, label: apiKeys.label, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
+        .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, operator: apiKeys.operator, perms: apiKeys.perms, label: apiKeys.label, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
         .from(apiKeys)
         .where(tenantId ? eq(apiKeys.tenantId, tenantId) : undefined)
         .all();
@@ -461,7 +473,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
         sqlite.transaction(() => {
           const gone = expireBatch.all({ now, limit }) as RemovedRow[];
           recordRemoved(gone, 'artifact.expired', now);
-          return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0) };
+          return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0), byTenant: tallyByTenant(gone) };
         }).immediate(),
       );
     },
@@ -525,8 +537,27 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     },
 
     async readEvents(tenantId, afterSeq, limit) {
-      const rows = readEventsStmt.all({ tenantId, afterSeq, limit }) as (Omit<OutboxEvent, 'scope' | 'ref'> & { scope: string; ref: string | null })[];
-      return rows.map((r) => ({ ...r, scope: JSON.parse(r.scope) as OutboxEvent['scope'], ref: r.ref === null ? null : (JSON.parse(r.ref) as RefRow) }));
+      const rows = (tenantId === undefined ? readAllEventsStmt.all({ afterSeq, limit }) : readEventsStmt.all({ tenantId, afterSeq, limit })) as (Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & { scope: string; ref: string | null; data: string | null })[];
+      return rows.map((r) => ({ ...r, scope: JSON.parse(r.scope) as OutboxEvent['scope'], ref: r.ref === null ? null : (JSON.parse(r.ref) as RefRow), data: parseJson(r.data) }));
+    },
+
+    async recordAudit(entry) {
+      return writing(() =>
+        sqlite.transaction((): AuditEntry => {
+          const { seq } = insertAudit.get(auditParams(entry)) as { seq: number };
+          insertAuditEvent.run();
+          return { seq, ...entry };
+        }).immediate(),
+      );
+    },
+
+    async listAudit(filter) {
+      const rows = sqlite.prepare(listAuditSql(filter)).all(definedOnly(filter)) as RawAuditRow[];
+      return rows.map(toAuditEntry);
+    },
+
+    async trimAudit(before, limit) {
+      return trimAuditStmt.run({ before, limit }).changes;
     },
 
     async lastEventSeq() {

@@ -18,3 +18,14 @@ export function usageSql(kind: 'tenant' | 'session' | 'trace', o: UsageOptions):
   return `SELECT tenant_id AS tenantId, ${column ?? 'tenant_id'} AS value, count(*) AS count, total(size_bytes) AS bytes
     FROM artifact_refs WHERE ${where.join(' AND ')} GROUP BY ${group} ORDER BY bytes DESC, ${group} LIMIT @limit`;
 }
+
+/** Removed references tallied per tenant (what a retention run reports to each tenant's admin). */
+export function tallyByTenant(rows: readonly { tenantId: string; sizeBytes: number }[]): Record<string, { refs: number; bytes: number }> {
+  const out: Record<string, { refs: number; bytes: number }> = {};
+  for (const r of rows) {
+    const t = (out[r.tenantId] ??= { refs: 0, bytes: 0 });
+    t.refs++;
+    t.bytes += r.sizeBytes;
+  }
+  return out;
+}

@@ -11,7 +11,10 @@ import { header } from './fast-header.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import { registerArtifactUrl } from './routes/artifact-url.js';
-import { registerAdminPurge, registerAdminRetention } from './routes/admin.js';
+import { registerAdminAudit, registerAdminFsck, registerAdminPurge, registerAdminRetention } from './routes/admin.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { AuditActor } from '../service/audit.js';
+import type { FsckReport } from '../service/fsck.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import { registerUsage } from './routes/usage.js';
 import type { McpMountSettings, registerMcp } from './routes/mcp.js';
@@ -68,8 +71,15 @@ export interface AppDeps {
    */
   maxRequestBodyBytes?: number;
   /** Runs retention (POST /v1/admin/retention); concurrent calls share the run in progress. */
-  retention?: (trigger: string) => Promise<RetentionReport>;
+  retention?: (trigger: string, actor: AuditActor) => Promise<RetentionReport>;
+  /** Runs fsck without repairing (POST /v1/admin/fsck, operators). */
+  fsck?: (options: { verify: boolean }) => Promise<FsckReport>;
+  /** Request rate and bytes in flight per tenant and per token; without it nothing is limited. */
+  rateLimiter?: RateLimiter;
 }
+
+/** What an operator key may call: the service-wide views and actions. It holds no artifacts. */
+const OPERATOR_PATHS = /^\/v1\/(usage|events|admin\/.*)$/;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -130,23 +140,44 @@ export function createApp(deps: AppDeps) {
     );
   }
 
+  const limiter = deps.rateLimiter;
   app.use('/v1/*', async function authenticate(c, next) {
-    // Signed download links carry their own proof and no token.
+    // Signed download links carry their own proof and no token (the route limits their tenant).
     if (c.req.path.startsWith('/v1/download/')) return next();
-    c.set('caller', await deps.auth.authenticate(header(c, 'authorization')));
-    await next();
+    const authorization = header(c, 'authorization');
+    const caller = await deps.auth.authenticate(authorization);
+    c.set('caller', caller);
+    if (caller.role === 'operator' && !OPERATOR_PATHS.test(c.req.path)) {
+      throw errors.forbidden('An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.');
+    }
+    // Before any body is read: a refusal costs a map lookup.
+    const admission = limiter?.admit(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId));
+    try {
+      await next();
+    } finally {
+      admission?.release();
+    }
   });
+  /** What a request body reserves: its declared length; without one, the largest artifact it could be. */
+  const bodyBytesOf = (req: Request, tenantId: string): number => {
+    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' || req.method === 'OPTIONS') return 0;
+    const declared = Number(req.headers.get('content-length') ?? NaN);
+    if (Number.isSafeInteger(declared) && declared >= 0) return declared;
+    return (deps.policies ?? createPolicies(DEFAULT_POLICY))(tenantId).maxArtifactBytes;
+  };
 
   registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
-  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now);
+  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now, limiter ? (tenantId) => void limiter.admit(tenantId, undefined, 0) : undefined);
   registerArtifactUrl(app, deps.service, deps.publicUrl);
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
   registerAdminRetention(app, deps.retention);
-  registerAdminPurge(app, deps.service);
+  registerAdminPurge(app, deps.service, deps.repo);
+  registerAdminFsck(app, deps.repo, deps.fsck);
+  registerAdminAudit(app, deps.repo);
   registerEvents(app, deps.repo, { ...deps.events, isDraining: deps.isDraining });
-  registerUsage(app, deps.repo, deps.policies ?? createPolicies(DEFAULT_POLICY), deps.now);
+  registerUsage(app, deps.repo, deps.policies ?? createPolicies(DEFAULT_POLICY), deps.now, limiter);
   if (metrics) {
     // Outside /v1 and its bearer tokens: scrapers send ARTIFACT_STORE_METRICS_TOKEN when one is set.
     app.get('/metrics', async (c) => {
@@ -161,7 +192,7 @@ export function createApp(deps: AppDeps) {
   registerDocs(app, deps.docsAssets);
   registerUi(app, deps.uiAssets);
   const { mount: mountMcp, ...mcpSettings } = deps.mcp || { mount: undefined };
-  const mcp = mountMcp?.(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...mcpSettings });
+  const mcp = mountMcp?.(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(limiter ? { rateLimiter: limiter } : {}), ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...mcpSettings });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

@@ -6,9 +6,17 @@ import type { ArtifactRepository } from '../db/repository.js';
 import type { Access } from '../service/artifact-service.js';
 import { PERMS, TokenClaimsSchema, type Perm } from './tokens.js';
 
-/** An authenticated caller: a tenant, the scope it is bound to, and what it may do. */
+/**
+ * An authenticated caller: a tenant, the scope it is bound to, and what it may do. `operator` comes
+ * only from an operator API key (`artifact-store keys create --operator`), which a host app's
+ * token-signing key cannot produce: no JWT is ever an operator, whatever its claims.
+ */
 export interface Caller {
   kind: 'jwt' | 'api_key';
+  role: 'tenant' | 'operator';
+  /** The token's subject, or the API key's id: who acted, for the audit trail. */
+  actorId: string;
+  /** '' for an operator, which belongs to no tenant. */
   tenantId: string;
   userId?: string;
   sessionId?: string;
@@ -36,6 +44,28 @@ export const API_KEY_PATTERN = /^ask_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
 /** What a caller may read: its tenant, narrowed to the session / trace its token is bound to. */
 export function accessOf(caller: Caller): Access {
   return { tenantId: caller.tenantId, filter: readFilterOf(caller) };
+}
+
+/** A tenant's admin: `admin` in a tenant-wide token of that tenant (never an operator). */
+export function isTenantAdmin(caller: Caller): boolean {
+  return caller.role === 'tenant' && caller.perms.has('admin') && caller.sessionId === undefined;
+}
+
+/** Operator-only actions: a tenant admin is refused with what to do instead. */
+export function requireOperator(caller: Caller, what: string): void {
+  if (caller.role !== 'operator') {
+    throw errors.forbidden(`${what} is for the service's operator (an operator key made on the host with \`artifact-store keys create --operator\`); a tenant's token cannot do it, whatever its claims.`);
+  }
+}
+
+/**
+ * The tenant an admin route acts on: a tenant admin's own (naming another is refused); for an
+ * operator, the one it names with ?tenant=, or undefined for every tenant.
+ */
+export function adminTenantOf(caller: Caller, named: string | undefined): string | undefined {
+  if (caller.role === 'operator') return named;
+  if (named !== undefined && named !== caller.tenantId) throw errors.forbidden(`Your token belongs to tenant ${JSON.stringify(caller.tenantId)}; it cannot act on another tenant.`);
+  return caller.tenantId;
 }
 
 export function requirePerm(caller: Caller, perm: Perm): void {
@@ -108,7 +138,7 @@ export function createAuthenticator(options: AuthOptions) {
       throw errors.unauthorized(`Token claim ${issue.path.join('.') || '?'} is invalid: ${issue.message}. Tokens carry tenant, and optionally sub, session, trace and perms (${PERMS.join(', ')}).`);
     }
     const c = claims.data;
-    const caller: Caller = { kind: 'jwt', tenantId: c.tenant, userId: c.sub, sessionId: c.session, traceId: c.trace, perms: new Set(c.perms) };
+    const caller: Caller = { kind: 'jwt', role: 'tenant', actorId: c.sub ?? '-', tenantId: c.tenant, userId: c.sub, sessionId: c.session, traceId: c.trace, perms: new Set(c.perms) };
     return { caller, exp: payload.exp as number };
   }
 
@@ -118,7 +148,9 @@ export function createAuthenticator(options: AuthOptions) {
     if (!m || !record || !constantTimeEqual(await sha256Hex(new TextEncoder().encode(m[2]!)), record.secretHash)) {
       throw errors.unauthorized('Unknown or revoked API key.');
     }
-    return { kind: 'api_key', tenantId: record.tenantId, perms: new Set(record.perms.filter((p): p is Perm => (PERMS as readonly string[]).includes(p))) };
+    const perms = new Set(record.perms.filter((p): p is Perm => (PERMS as readonly string[]).includes(p)));
+    if (record.operator) return { kind: 'api_key', role: 'operator', actorId: record.id, tenantId: '', perms: new Set(PERMS) };
+    return { kind: 'api_key', role: 'tenant', actorId: record.id, tenantId: record.tenantId, perms };
   }
 
   return {

@@ -61,6 +61,7 @@ export function createMetrics(repo: ArtifactRepository | undefined, now: () => n
   const evictions = new Counter({ name: 'artifact_store_evictions_total', help: 'References evicted to keep sessions and traces within their limits.', registers });
   const expirations = new Counter({ name: 'artifact_store_expirations_total', help: 'References expired by retention runs of this process.', registers });
   const collected = new Counter({ name: 'artifact_store_blobs_collected_bytes_total', help: 'Bytes freed by blob garbage collection in this process.', registers });
+  const rateLimited = new Counter({ name: 'artifact_store_rate_limited_total', help: 'Requests refused by the rate limiter, by which bucket was empty (per-tenant counts: the operator usage report).', labelNames: ['reason'], registers });
   const retention = new Histogram({ name: 'artifact_store_retention_run_duration_seconds', help: 'Retention runs of this process.', buckets: [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 1800], registers });
   // Read once per scrape (a registry collects every metric at the same time), shared by four gauges.
   let totals: { at: number; value: Promise<{ refs: number; refBytes: number; blobs: number; blobBytes: number }> } | undefined;
@@ -104,6 +105,9 @@ export function createMetrics(repo: ArtifactRepository | undefined, now: () => n
       if (i < BUCKETS.length) r.buckets[i]!++;
       r.sum += seconds;
       r.count++;
+    },
+    rateLimited(reason: string): void {
+      rateLimited.inc({ reason });
     },
     retention(report: RetentionReport): void {
       retention.observe(report.durationMs / 1000);

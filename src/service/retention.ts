@@ -2,6 +2,7 @@ import type { BlobStore } from '../blob/blob-store.js';
 import type { Policy } from '../core/policy.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import { quotaLimitsOf, STALE_COLLECTION_MS } from './artifact-service.js';
+import { AUDIT_KEPT_DAYS, recordAction, scheduledActor, type AuditActor } from './audit.js';
 
 export interface RetentionDeps {
   repo: ArtifactRepository;
@@ -17,6 +18,8 @@ export interface RetentionDeps {
   batchSize?: number;
   /** Called as the run moves on, for progress bars. */
   onProgress?: (phase: RetentionPhase, done: number) => void;
+  /** Audit entries are kept this long (default 90 days); the run trims only older ones. */
+  auditKeptMs?: number;
   /** Fault injection for tests: awaited at named points (crash, pause or fail there). */
   faults?: (point: 'gc:after-mark' | 'gc:after-delete') => Promise<void>;
 }
@@ -42,6 +45,17 @@ export interface RetentionReport {
   staging: { removed: number; bytes: number };
   /** Outbox events older than a day (a dropped event stream can resume within that day). */
   events: { trimmed: number };
+  /** Audit entries past their keeping time. */
+  audit: { trimmed: number };
+  /** What the run freed in each tenant (references expired and evicted, and their bytes): what a tenant's admin sees. */
+  tenants: Record<string, TenantRetention>;
+}
+
+export interface TenantRetention {
+  expiredRefs: number;
+  expiredBytes: number;
+  evictedRefs: number;
+  evictedBytes: number;
 }
 
 /** How long events stay in the outbox: the window in which Last-Event-ID can resume a stream. */
@@ -54,7 +68,7 @@ export const EVENTS_KEPT_MS = 24 * 3_600_000;
  * direct uploads that were never completed, collect blobs no artifact holds and sweep staging. Idempotent, and safe while traffic flows: every step is
  * a bounded transaction of its own, and each re-checks its condition inside it.
  */
-export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promise<RetentionReport> {
+export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: AuditActor = scheduledActor(trigger)): Promise<RetentionReport> {
   const now = deps.now ?? Date.now;
   const batch = Math.max(1, deps.batchSize ?? 500);
   const progress = deps.onProgress ?? (() => {});
@@ -72,13 +86,20 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
     blobs: { collected: 0, bytes: 0, failed: 0 },
     staging: { removed: 0, bytes: 0 },
     events: { trimmed: 0 },
+    audit: { trimmed: 0 },
+    tenants: {},
   };
+  const tenant = (id: string) => (report.tenants[id] ??= { expiredRefs: 0, expiredBytes: 0, evictedRefs: 0, evictedBytes: 0 });
 
   // 1. Expired references, oldest expiry first, a batch per transaction.
   for (;;) {
-    const { refs, bytes } = await deps.repo.expireRefs(now(), batch);
+    const { refs, bytes, byTenant } = await deps.repo.expireRefs(now(), batch);
     report.expired.refs += refs;
     report.expired.bytes += bytes;
+    for (const [id, t] of Object.entries(byTenant)) {
+      tenant(id).expiredRefs += t.refs;
+      tenant(id).expiredBytes += t.bytes;
+    }
     progress('expire', report.expired.refs);
     if (refs < batch) break;
   }
@@ -104,6 +125,10 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
         if (evicted.length > 0) report.evicted.scopes++;
         report.evicted.refs += evicted.length;
         report.evicted.bytes += evicted.reduce((sum, r) => sum + r.sizeBytes, 0);
+        for (const r of evicted) {
+          tenant(r.tenantId).evictedRefs++;
+          tenant(r.tenantId).evictedBytes += r.sizeBytes;
+        }
         progress('quotas', report.evicted.refs);
       }
       if (page.length < batch) break;
@@ -185,9 +210,19 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli'): Promis
     if (trimmed < batch) break;
   }
 
+  // 8. Audit entries past their keeping time, never earlier.
+  const auditBefore = now() - (deps.auditKeptMs ?? AUDIT_KEPT_DAYS * 86_400_000);
+  for (;;) {
+    const trimmed = await deps.repo.trimAudit(auditBefore, batch);
+    report.audit.trimmed += trimmed;
+    if (trimmed < batch) break;
+  }
+
   const finished = now();
   report.finishedAt = new Date(finished).toISOString();
   report.durationMs = finished - started;
   await deps.repo.recordRetentionRun({ trigger, startedAt: started, finishedAt: finished, report: report as unknown as Record<string, unknown> });
+  const { tenants: _perTenant, ...summary } = report;
+  await recordAction(deps.repo, actor, 'retention.run', { details: { ...summary, tenants: Object.keys(report.tenants).length } }, finished);
   return report;
 }

@@ -17,6 +17,9 @@ import { createAuthenticator } from '../../src/http/auth.js';
 import { registerMcp } from '../../src/http/routes/mcp.js';
 import { createArtifactService } from '../../src/service/artifact-service.js';
 import { runRetention } from '../../src/service/retention.js';
+import { createRateLimiter, rateLimitsOf } from '../../src/http/rate-limit.js';
+import type { AuditActor } from '../../src/service/audit.js';
+import { fsck } from '../../src/service/fsck.js';
 import { HMAC_KEYS, TEST_LIMITS, URL_KEYS, type TestAppOptions } from './test-app-options.js';
 
 export const RUNTIME: 'node' | 'workerd' = 'node';
@@ -27,7 +30,7 @@ export async function openTestApp(options: TestAppOptions) {
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: blobRoot, hash: nodeSha256, fsync: false });
   const urlSigner = createUrlSigner(options.urlSigningKeys ?? URL_KEYS);
-  const policies = options.policy ? createPolicies({ ...DEFAULT_POLICY, ...options.policy }, {}) : undefined;
+  const policies = options.policy || options.tenantPolicies ? createPolicies({ ...DEFAULT_POLICY, ...options.policy }, options.tenantPolicies ?? {}) : undefined;
   const service = createArtifactService({
     repo,
     blobs,
@@ -38,8 +41,11 @@ export async function openTestApp(options: TestAppOptions) {
   });
   const hmacSecrets = options.hmacSecrets ?? HMAC_KEYS.map((k) => ({ ...k }));
   const auth = createAuthenticator({ hmacSecrets, jwks: options.jwks, issuer: options.issuer, audience: options.audience, repo });
-  const retention = (trigger: string) => runRetention({ repo, blobs, policies: policies ?? (() => ({ ...DEFAULT_POLICY })), graceMs: options.gcGraceMs ?? 3_600_000, now: options.now }, trigger);
-  const app = createApp({ service, repo, blobs, auth, corsOrigins: options.corsOrigins, urlSigner, publicUrl: options.publicUrl, now: options.now, retention, mcp: { mount: registerMcp }, events: options.events, ...(policies ? { policies } : {}) });
+  const policyOf = policies ?? (() => ({ ...DEFAULT_POLICY }));
+  const retention = (trigger: string, actor?: AuditActor) => runRetention({ repo, blobs, policies: policyOf, overriddenTenants: Object.keys(options.tenantPolicies ?? {}), graceMs: options.gcGraceMs ?? 3_600_000, now: options.now }, trigger, actor);
+  const rateLimiter = createRateLimiter({ limitsOf: (tenantId) => rateLimitsOf(policyOf(tenantId)) });
+  const check = (o: { verify: boolean }) => fsck({ repo, blobs, hash: nodeSha256, verify: o.verify, graceMs: options.gcGraceMs ?? 3_600_000 });
+  const app = createApp({ service, repo, blobs, auth, corsOrigins: options.corsOrigins, urlSigner, publicUrl: options.publicUrl, now: options.now, retention, fsck: check, rateLimiter, mcp: { mount: registerMcp }, events: options.events, ...(policies ? { policies } : {}) });
   return {
     app,
     service,

@@ -48,6 +48,13 @@ export async function openTestApp(options: TestAppOptions) {
     maxArtifactsPerTrace: options.policy?.maxArtifactsPerTrace,
     maxTenantBytes: options.policy?.maxTenantBytes,
     cleanupStrategy: options.policy?.cleanupStrategy,
+    tenantRequestsPerSecond: options.policy?.tenantRequestsPerSecond,
+    tenantRequestBurst: options.policy?.tenantRequestBurst,
+    tenantBytesInFlight: options.policy?.tenantBytesInFlight,
+    tokenRequestsPerSecond: options.policy?.tokenRequestsPerSecond,
+    tokenRequestBurst: options.policy?.tokenRequestBurst,
+    tokenBytesInFlight: options.policy?.tokenBytesInFlight,
+    tenantPolicies: options.tenantPolicies ? JSON.stringify(options.tenantPolicies) : undefined,
   };
   const vars = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => [ENV_NAMES[k as keyof Config], String(v)]));
   const workerEnv: Record<string, unknown> = { ...env, ...vars };

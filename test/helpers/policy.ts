@@ -1,4 +1,4 @@
-import type { Policy } from '../../src/core/policy.js';
+import { NO_RATE_LIMITS, type Policy } from '../../src/core/policy.js';
 
 const KiB = 1024;
 
@@ -13,4 +13,5 @@ export const TEST_POLICY: Policy = {
   maxArtifactsPerTrace: 100,
   maxTenantBytes: 0,
   cleanupStrategy: 'lru',
+  ...NO_RATE_LIMITS,
 };

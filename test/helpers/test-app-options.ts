@@ -1,5 +1,5 @@
 import type { JSONWebKeySet } from 'jose';
-import type { Policy } from '../../src/core/policy.js';
+import type { Policy, TenantPolicies } from '../../src/core/policy.js';
 import type { EventStreamSettings } from '../../src/http/routes/events.js';
 import type { ServiceLimits } from '../../src/service/artifact-service.js';
 
@@ -31,6 +31,8 @@ export interface TestAppOptions {
   publicUrl?: string;
   /** The base policy (quotas, TTLs); default: no quotas on Node, the configuration's defaults on Workers. */
   policy?: Partial<Policy>;
+  /** Per-tenant overrides of the policy (ARTIFACT_STORE_TENANT_POLICIES). */
+  tenantPolicies?: TenantPolicies;
   /** Blob GC grace of POST /v1/admin/retention (default 1 h). */
   gcGraceMs?: number;
   /** GET /v1/events polling. */

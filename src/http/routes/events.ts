@@ -3,7 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import { errors } from '../../core/errors.js';
 import type { ArtifactRepository, OutboxEvent } from '../../db/repository.js';
 import { rowToRef } from '../../service/refs.js';
-import { accessOf, requirePerm } from '../auth.js';
+import { accessOf, adminTenantOf, isTenantAdmin, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { header } from '../fast-header.js';
 import { errorResponses } from '../openapi-schemas.js';
@@ -26,11 +26,12 @@ const route = createRoute({
   method: 'get',
   path: '/v1/events',
   tags: ['events'],
-  summary: 'Server-Sent Events: artifact.stored, artifact.deleted, artifact.evicted, artifact.expired',
+  summary: 'Server-Sent Events: artifact.stored, artifact.deleted, artifact.evicted, artifact.expired, audit.recorded',
   description:
-    "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
+    "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one; an operator key gets every tenant's, or `tenant`'s). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes; `audit.recorded` (admin and operator actions, to a tenant's admins and to operators) is `{ type, audit, at }`. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
   request: {
     query: z.object({
+      tenant: z.string().min(1).optional().openapi({ description: 'Operators: only this tenant. A tenant token may name only its own.' }),
       session: z.string().optional().openapi({ description: 'Only this session (tenant-wide callers).' }),
       trace: z.string().optional().openapi({ description: 'Only this trace (tenant-wide callers).' }),
       lastEventId: z.string().optional().openapi({ description: 'Resume after this event id (same as the Last-Event-ID header).' }),
@@ -48,6 +49,10 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
     requirePerm(caller, 'read');
     if (!repo) throw errors.backendUnavailable('This service keeps no event outbox.', { retryAfter: 60 });
     const query = c.req.valid('query');
+    // A tenant token reads its tenant's events; an operator every tenant's, or the one it names.
+    const tenantId = adminTenantOf(caller, query.tenant);
+    // The audit trail goes to operators and to a tenant's admins, not to its agents.
+    const seesAudit = caller.role === 'operator' || isTenantAdmin(caller);
     const access = accessOf(caller);
     // A bound token's scope cannot be widened: asking for another session sees nothing of it.
     const filter = { ...access.filter };
@@ -64,6 +69,7 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
     }
     const visible = (e: OutboxEvent) =>
       !narrowedAway &&
+      (e.ref !== null || (seesAudit && e.data !== null && filter.sessionId === undefined && filter.traceId === undefined)) &&
       (filter.sessionId === undefined || e.scope.sessionId === filter.sessionId) &&
       (filter.traceId === undefined || e.scope.traceId === filter.traceId);
 
@@ -81,11 +87,13 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
       await position();
       let polls = 0;
       for (; polls < maxPolls && open && !stream.aborted && !stream.closed && !settings.isDraining?.(); polls++) {
-        const batch = await repo.readEvents(caller.tenantId, after, 500);
+        const batch = await repo.readEvents(tenantId, after, 500);
         for (const e of batch) {
           after = e.seq;
-          if (!visible(e) || !e.ref) continue;
-          await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify({ type: e.type, ref: rowToRef(e.ref), at: new Date(e.createdAt).toISOString() }) });
+          if (!visible(e)) continue;
+          const at = new Date(e.createdAt).toISOString();
+          const data = e.ref ? { type: e.type, ref: rowToRef(e.ref), at } : { type: e.type, audit: { ...e.data, at: new Date(e.data!.at as number).toISOString() }, at };
+          await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(data) });
           quietSince = Date.now();
         }
         if (batch.length === 500) continue;

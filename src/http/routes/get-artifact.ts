@@ -85,7 +85,7 @@ const headRoute = createRoute({
  * artifact id is simply not found, through the same path as a missing one), and the per-request
  * validator chain cost a tenth of a small GET.
  */
-export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, signer?: UrlSigner, now: () => number = Date.now) {
+export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, signer?: UrlSigner, now: () => number = Date.now, admitLink?: (tenantId: string) => void) {
   app.openAPIRegistry.registerPath(getRoute);
   app.openAPIRegistry.registerPath(headRoute);
 
@@ -103,6 +103,8 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     if (!signer) throw errors.forbidden('This service does not accept download links (no signing key is configured).');
     const id = c.req.param('id');
     const link = await signer.verify(id, new URL(c.req.url).searchParams, now());
+    // Only once the link is proven: a forged one must not spend its tenant's requests.
+    admitLink?.(link.tenantId);
     const cacheControl = signedLinkCacheControl(link.expiresAt - now() / 1000);
     return serveArtifact(c, service, { tenantId: link.tenantId, filter: {} }, id, link.disposition, cacheControl);
   });

@@ -5,7 +5,9 @@ import type { ArtifactRepository } from '../../db/repository.js';
 import { createArtifactMcpServer } from '../../mcp/server.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import { tailOutbox } from '../../service/outbox-feed.js';
+import { errors } from '../../core/errors.js';
 import { accessOf, requirePerm, type Authenticator, type Caller } from '../auth.js';
+import type { RateLimiter } from '../rate-limit.js';
 import type { AppEnv } from '../context.js';
 import { header } from '../fast-header.js';
 
@@ -74,7 +76,7 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, 
  */
 export function registerMcp(
   app: OpenAPIHono<AppEnv>,
-  deps: { service: ArtifactService; repo: ArtifactRepository; auth: Authenticator; publicUrl?: string },
+  deps: { service: ArtifactService; repo: ArtifactRepository; auth: Authenticator; publicUrl?: string; rateLimiter?: RateLimiter },
   settings: McpMountSettings = {},
 ) {
   const pollMs = settings.pollMs ?? 250;
@@ -100,8 +102,12 @@ export function registerMcp(
   app.all('/mcp', async (c) => {
     const refusal = rebindingRefusal(header(c, 'host'), header(c, 'origin'), settings);
     if (refusal) return c.json({ code: 'forbidden', message: refusal }, 403);
-    const caller = await deps.auth.authenticate(header(c, 'authorization'));
+    const authorization = header(c, 'authorization');
+    const caller = await deps.auth.authenticate(authorization);
+    if (caller.role === 'operator') throw errors.forbidden('An operator key holds no artifacts, so it has no MCP server: connect with a tenant token.');
     requirePerm(caller, 'read');
+    // MCP messages are small JSON: they count as requests, not as bytes in flight.
+    deps.rateLimiter?.admit(caller.tenantId, authorization, 0);
     const owner = ownerOf(caller);
     const now = Date.now();
     const sessionId = header(c, 'mcp-session-id');

@@ -1,0 +1,168 @@
+import { ArtifactError } from '../core/errors.js';
+import type { Policy } from '../core/policy.js';
+
+/** One bucket's limits. 0 turns that limit off. */
+export interface RateLimits {
+  /** Sustained requests per second. */
+  requestsPerSecond: number;
+  /** How many requests may come at once above the sustained rate (the bucket's size; 0 = twice the rate). */
+  requestBurst: number;
+  /** Request-body bytes being received at once (puts in progress). */
+  bytesInFlight: number;
+}
+
+/** Why a request was refused: which bucket was empty. */
+export type RateLimitReason = 'tenant_requests' | 'token_requests' | 'tenant_bytes' | 'token_bytes';
+export const RATE_LIMIT_REASONS: readonly RateLimitReason[] = ['tenant_requests', 'token_requests', 'tenant_bytes', 'token_bytes'];
+
+/** A tenant's refusals since the process started: what the operator's usage report shows. */
+export interface TenantRefusals {
+  tenantId: string;
+  requests: number;
+  bytes: number;
+}
+
+export interface RateLimiterOptions {
+  /** Each tenant's limits: its own bucket, and the limits of each of its tokens. */
+  limitsOf: (tenantId: string) => { tenant: RateLimits; token: RateLimits };
+  /** Per-token buckets kept (least recently used go first). Default 10,000. */
+  maxTokens?: number;
+  /** Tenants kept (buckets and refusal counts). Default 100,000. */
+  maxTenants?: number;
+  /** Told of every refusal (metrics: counts by reason, never by tenant). */
+  onRefusal?: (reason: RateLimitReason) => void;
+  now?: () => number;
+}
+
+/** A request let through: `release` gives back the bytes it reserved once its body was read. */
+export interface Admission {
+  release(): void;
+}
+
+/** What a token bucket and an in-flight counter keep for one tenant or one token. */
+interface Meter {
+  tokens: number;
+  at: number;
+  inFlight: number;
+}
+
+const NOTHING: Admission = { release() {} };
+const enabled = (l: RateLimits) => l.requestsPerSecond > 0 || l.bytesInFlight > 0;
+
+/** The rate limits of a tenant's policy. */
+export function rateLimitsOf(p: Policy): { tenant: RateLimits; token: RateLimits } {
+  return {
+    tenant: { requestsPerSecond: p.tenantRequestsPerSecond, requestBurst: p.tenantRequestBurst, bytesInFlight: p.tenantBytesInFlight },
+    token: { requestsPerSecond: p.tokenRequestsPerSecond, requestBurst: p.tokenRequestBurst, bytesInFlight: p.tokenBytesInFlight },
+  };
+}
+
+/**
+ * Request rate and bytes in flight, per tenant and per token, in this process. Requests draw on
+ * token buckets (a steady rate with a burst on top); request bodies reserve their declared size
+ * against an in-flight budget until they have been read. A request is let through only when every
+ * bucket it touches has room, and takes from all of them or none. A refusal costs a map lookup: no
+ * body is read and nothing is written.
+ */
+export function createRateLimiter(options: RateLimiterOptions) {
+  const now = options.now ?? Date.now;
+  const maxTokens = options.maxTokens ?? 10_000;
+  const maxTenants = options.maxTenants ?? 100_000;
+  const tenants = new Map<string, Meter>();
+  const tokens = new Map<string, Meter>();
+  const refusals = new Map<string, TenantRefusals>();
+
+  /** The meter of `key`, made most recently used; the least recently used goes past `max`. */
+  function meterOf(map: Map<string, Meter>, key: string, max: number, limits: RateLimits, t: number): Meter {
+    let m = map.get(key);
+    if (m) {
+      map.delete(key);
+    } else {
+      m = { tokens: burstOf(limits), at: t, inFlight: 0 };
+      if (map.size >= max) map.delete(map.keys().next().value!);
+    }
+    map.set(key, m);
+    return m;
+  }
+
+  /** Seconds until one request fits, or 0 when it fits now (the bucket is refilled up to `t` first). */
+  function waitFor(m: Meter, limits: RateLimits, t: number): number {
+    if (limits.requestsPerSecond <= 0) return 0;
+    m.tokens = Math.min(burstOf(limits), m.tokens + ((t - m.at) / 1000) * limits.requestsPerSecond);
+    m.at = t;
+    return m.tokens >= 1 ? 0 : (1 - m.tokens) / limits.requestsPerSecond;
+  }
+
+  const bytesFit = (m: Meter, limits: RateLimits, bytes: number) => limits.bytesInFlight <= 0 || bytes === 0 || m.inFlight === 0 || m.inFlight + bytes <= limits.bytesInFlight;
+
+  function refuse(tenantId: string, reason: RateLimitReason, limits: RateLimits, retryAfterSeconds: number): never {
+    options.onRefusal?.(reason);
+    if (tenantId !== '') {
+      let r = refusals.get(tenantId);
+      if (!r) {
+        if (refusals.size >= maxTenants) refusals.delete(refusals.keys().next().value!);
+        r = { tenantId, requests: 0, bytes: 0 };
+        refusals.set(tenantId, r);
+      }
+      if (reason.endsWith('_requests')) r.requests++;
+      else r.bytes++;
+    }
+    const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
+    const whose = reason.startsWith('tenant') ? 'This tenant' : 'This token';
+    const message = reason.endsWith('_requests')
+      ? `${whose} is over its request rate (${limits.requestsPerSecond}/s, bursts of ${burstOf(limits)}). Retry after ${retryAfter} s, and slow down; if this is steady traffic, ask the operator to raise it in the tenant's policy.`
+      : `${whose} is already sending ${limits.bytesInFlight} bytes of request bodies at once. Retry after ${retryAfter} s, when a put in progress has finished, or send fewer at a time.`;
+    throw new ArtifactError('rate_limited', message, { retryAfter, details: { reason, retryAfter } });
+  }
+
+  return {
+    /**
+     * Lets one request of `tenantId` (`''`: an operator, with no tenant bucket) sent with `tokenKey`
+     * through, reserving `bytes` of request body; or throws rate_limited with Retry-After.
+     */
+    admit(tenantId: string, tokenKey: string | undefined, bytes: number): Admission {
+      const limits = options.limitsOf(tenantId);
+      const useTenant = tenantId !== '' && enabled(limits.tenant);
+      const useToken = tokenKey !== undefined && enabled(limits.token);
+      if (!useTenant && !useToken) return NOTHING;
+      const t = now();
+      const tenant = useTenant ? meterOf(tenants, tenantId, maxTenants, limits.tenant, t) : undefined;
+      const token = useToken ? meterOf(tokens, tokenKey, maxTokens, limits.token, t) : undefined;
+      if (tenant) {
+        const wait = waitFor(tenant, limits.tenant, t);
+        if (wait > 0) refuse(tenantId, 'tenant_requests', limits.tenant, wait);
+      }
+      if (token) {
+        const wait = waitFor(token, limits.token, t);
+        if (wait > 0) refuse(tenantId, 'token_requests', limits.token, wait);
+      }
+      if (tenant && !bytesFit(tenant, limits.tenant, bytes)) refuse(tenantId, 'tenant_bytes', limits.tenant, 1);
+      if (token && !bytesFit(token, limits.token, bytes)) refuse(tenantId, 'token_bytes', limits.token, 1);
+      // Every bucket has room: take from all of them.
+      if (tenant && limits.tenant.requestsPerSecond > 0) tenant.tokens -= 1;
+      if (token && limits.token.requestsPerSecond > 0) token.tokens -= 1;
+      if (bytes === 0) return NOTHING;
+      const held = [tenant, token].filter((m): m is Meter => m !== undefined);
+      for (const m of held) m.inFlight += bytes;
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          for (const m of held) m.inFlight -= bytes;
+        },
+      };
+    },
+    /** Refusals per tenant since this process started, most refused first. */
+    refusals(tenantId?: string): TenantRefusals[] {
+      const rows = tenantId === undefined ? [...refusals.values()] : refusals.has(tenantId) ? [refusals.get(tenantId)!] : [];
+      return rows.map((r) => ({ ...r })).sort((a, b) => b.requests + b.bytes - (a.requests + a.bytes) || (a.tenantId < b.tenantId ? -1 : 1));
+    },
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+function burstOf(l: RateLimits): number {
+  return l.requestBurst > 0 ? l.requestBurst : Math.max(1, 2 * l.requestsPerSecond);
+}
