@@ -21,7 +21,7 @@ async function setup(policy: Partial<Policy>) {
   t = await createTestApp({ now: () => clock, policy: { maxTtlSeconds: 7 * 24 * 3600, ...policy }, gcGraceMs: 0 });
   const app = t;
   const writer = await app.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] }, { ttlSeconds: 30 * 24 * 3600 });
-  const admin = await app.token({ tenant: 'acme', sub: 'ops', perms: ['read', 'write', 'admin'] }, { ttlSeconds: 30 * 24 * 3600 });
+  const admin = await app.operatorKey();
   const get = (id: string) => app.app.request(`/v1/artifacts/${id}/meta`, { headers: bearer(writer) });
   const retention = async () => {
     const res = await app.app.request('/v1/admin/retention', { method: 'POST', headers: bearer(admin) });
@@ -119,12 +119,16 @@ describe('retention over HTTP', () => {
     expect(await h.app.blobFiles()).toHaveLength(1);
   });
 
-  it('only admins may run retention', async () => {
+  it("only operators may run retention: a tenant's writer and its admin get 403", async () => {
     const h = await setup({});
-    const res = await h.app.app.request('/v1/admin/retention', { method: 'POST', headers: bearer(h.writer) });
-    expect(res.status).toBe(403);
-    expect(await res.json()).toMatchObject({ code: 'forbidden' });
+    const tenantAdmin = await h.app.token({ tenant: 'acme', sub: 'boss', perms: ['read', 'write', 'admin'] });
+    for (const token of [h.writer, tenantAdmin]) {
+      const res = await h.app.app.request('/v1/admin/retention', { method: 'POST', headers: bearer(token) });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ code: 'forbidden', message: expect.stringContaining('operator') });
+    }
     expect((await h.app.app.request('/v1/admin/retention', { method: 'POST' })).status).toBe(401);
+    expect(await h.app.repo.retentionRuns(10)).toEqual([]);
   });
 });
 

@@ -16,6 +16,7 @@ import { startServer } from '../src/node.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
 import { runRetention, type RetentionDeps } from '../src/service/retention.js';
 import { fsck } from '../src/service/fsck.js';
+import { issueApiKey } from '../src/service/api-keys.js';
 import { ROOT } from './helpers/cli-server.js';
 import { TEST_POLICY } from './helpers/policy.js';
 
@@ -245,24 +246,29 @@ describe('blob garbage collection', () => {
 });
 
 describe('retention triggers', () => {
-  it('POST /v1/admin/retention runs it for admins and is 403 for others; the schedule runs it too', { timeout: 30_000 }, async () => {
+  it('POST /v1/admin/retention runs it for operators and is 403 for tenants, their admins included; the schedule runs it too; each run is audited', { timeout: 30_000 }, async () => {
     const dataDir = await tempDir();
     const server = await startServer(loadConfig({}, { port: 0, dataDir, env: 'test', logLevel: 'silent', retentionIntervalSeconds: 1 }));
     cleanups.push(() => server.close());
-    const admin = await server.mintToken({ tenant: 'acme', perms: ['read', 'write', 'admin'] });
+    const { id: operatorId, key: operator } = await issueApiKey(server.repo, { operator: true });
+    const tenantAdmin = await server.mintToken({ tenant: 'acme', perms: ['read', 'write', 'admin'] });
     const writer = await server.mintToken({ tenant: 'acme', perms: ['read', 'write'] });
     const put = await fetch(`${server.url}/v1/artifacts?ttl=1`, { method: 'POST', headers: { Authorization: `Bearer ${writer}`, 'Content-Type': 'text/plain' }, body: 'brief' });
     expect(put.status).toBe(201);
 
-    const denied = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${writer}` } });
-    expect(denied.status).toBe(403);
-    expect(((await denied.json()) as { code: string }).code).toBe('forbidden');
+    for (const token of [writer, tenantAdmin]) {
+      const denied = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+      expect(denied.status).toBe(403);
+      expect(((await denied.json()) as { code: string }).code).toBe('forbidden');
+    }
 
     await new Promise((r) => setTimeout(r, 1100));
-    const res = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${admin}` } });
+    const res = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${operator}`, 'X-Request-Id': 'run-by-oncall' } });
     expect(res.status).toBe(200);
     const report = (await res.json()) as { trigger: string; expired: { refs: number }; blobs: { collected: number } };
     expect(report.trigger).toBe('http');
+    const [audited] = await server.repo.listAudit({ action: 'retention.run', limit: 100 }).then((all) => all.filter((e) => e.role === 'operator'));
+    expect(audited).toMatchObject({ tenantId: '', role: 'operator', actorKind: 'api_key', actorId: operatorId, requestId: 'run-by-oncall', details: { trigger: 'http' } });
     // The schedule may have expired it first; between the two runs it went exactly once.
     const runs = await server.repo.retentionRuns(100);
     expect(runs.reduce((sum, r) => sum + (r.report as { expired: { refs: number } }).expired.refs, 0)).toBe(1);
@@ -271,6 +277,7 @@ describe('retention triggers', () => {
     const deadline = Date.now() + 10_000;
     while (!(await server.repo.retentionRuns(100)).some((r) => r.trigger === 'schedule') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     expect((await server.repo.retentionRuns(100)).some((r) => r.trigger === 'schedule')).toBe(true);
+    expect((await server.repo.listAudit({ action: 'retention.run', limit: 100 })).some((e) => e.role === 'scheduler' && e.actorId === 'schedule')).toBe(true);
   });
 
   it('artifact-store retention run: the CLI prints the report (and JSON with --json)', { timeout: 60_000 }, async () => {
@@ -295,7 +302,7 @@ describe('retention triggers', () => {
 });
 
 describe('usage', () => {
-  it('GET /v1/usage: a tenant token sees its sessions and traces against the limits, a session token its session, admins every tenant', { timeout: 30_000 }, async () => {
+  it("GET /v1/usage: a tenant token sees its sessions and traces against the limits, a session token its session, a tenant's admin its tenant, operators every tenant", { timeout: 30_000 }, async () => {
     const dataDir = await tempDir();
     const server = await startServer(loadConfig({ ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION: '10' }, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
     cleanups.push(() => server.close());
@@ -308,8 +315,10 @@ describe('usage', () => {
     await put('acme', 's1', undefined, 1000);
     await put('acme', 's2', 't1', 500);
     await put('other', 'x', undefined, 9000);
-    const get = async (claims: Parameters<RunningServerLike['mintToken']>[0], query = '') => {
-      const res = await fetch(`${server.url}/v1/usage${query}`, { headers: { Authorization: `Bearer ${await server.mintToken(claims)}` } });
+    const { key: operator } = await issueApiKey(server.repo, { operator: true });
+    const get = async (claims: Parameters<RunningServerLike['mintToken']>[0] | string, query = '') => {
+      const token = typeof claims === 'string' ? claims : await server.mintToken(claims);
+      const res = await fetch(`${server.url}/v1/usage${query}`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
       return (await res.json()) as { tenants: { tenantId: string; bytes: number }[]; sessions: { sessionId: string; bytes: number; count: number; limitCount: number }[]; traces: { traceId: string; bytes: number }[]; retentionRuns: unknown[] };
     };
@@ -324,11 +333,19 @@ describe('usage', () => {
     const session = await get({ tenant: 'acme', session: 's2', perms: ['read'] });
     expect(session.sessions.map((s) => s.sessionId)).toEqual(['s2']);
     expect(session.tenants).toEqual([{ tenantId: 'acme', bytes: 500, count: 1, limitBytes: null }]);
-    const admin = await get({ tenant: 'acme', perms: ['read', 'admin'] }, '?top=1');
-    // Every tenant, biggest first; top bounds each list.
-    expect(admin.tenants.map((t) => [t.tenantId, t.bytes])).toEqual([['other', 9000]]);
-    expect(admin.sessions.map((s) => s.sessionId)).toEqual(['x']);
-    expect((await get({ tenant: 'acme', perms: ['read', 'admin'] })).tenants.map((t) => t.tenantId)).toEqual(['other', 'acme']);
+    // A tenant's admin: its own tenant and nothing of another's, even when it names one.
+    const tenantAdmin = await get({ tenant: 'acme', perms: ['read', 'admin'] });
+    expect(tenantAdmin.tenants.map((t) => t.tenantId)).toEqual(['acme']);
+    expect(tenantAdmin.sessions.map((s) => s.sessionId)).toEqual(['s1', 's2']);
+    expect(JSON.stringify(tenantAdmin)).not.toMatch(/other|9000/);
+    const named = await fetch(`${server.url}/v1/usage?tenant=other`, { headers: { Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', perms: ['read', 'admin'] })}` } });
+    expect(named.status).toBe(403);
+    // The operator: every tenant, biggest first; top bounds each list; ?tenant= narrows.
+    const all = await get(operator, '?top=1');
+    expect(all.tenants.map((t) => [t.tenantId, t.bytes])).toEqual([['other', 9000]]);
+    expect(all.sessions.map((s) => s.sessionId)).toEqual(['x']);
+    expect((await get(operator)).tenants.map((t) => t.tenantId)).toEqual(['other', 'acme']);
+    expect((await get(operator, '?tenant=acme')).tenants.map((t) => t.tenantId)).toEqual(['acme']);
     const bad = await fetch(`${server.url}/v1/usage?top=0`, { headers: { Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', perms: ['read'] })}` } });
     expect(bad.status).toBe(400);
   });
@@ -416,7 +433,7 @@ describe('fsck', () => {
 });
 
 describe('purge', () => {
-  it('DELETE /v1/admin/artifacts/{id} removes every reference in the tenant and the bytes, unless another tenant holds them', { timeout: 30_000 }, async () => {
+  it('DELETE /v1/admin/artifacts/{id} removes every reference in the tenant and the bytes, unless another tenant holds them, and tells a tenant nothing of other tenants', { timeout: 30_000 }, async () => {
     const dataDir = await tempDir();
     const server = await startServer(loadConfig({}, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
     cleanups.push(() => server.close());
@@ -444,20 +461,43 @@ describe('purge', () => {
 
     const purged = await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
     expect(purged.status).toBe(200);
-    expect(await purged.json()).toEqual({ id: a.id, refs: 2, bytesDeleted: true });
+    expect(await purged.json()).toEqual({ id: a.id, refs: 2 });
     // The proxy link stops at once, for every session of the tenant, and the bytes are gone.
     expect((await fetch(link.url)).status).toBe(404);
     for (const t of [s1, s2]) expect((await fetch(`${server.url}/v1/artifacts/${a.id}`, { headers: { Authorization: `Bearer ${t}` } })).status).toBe(404);
     const blobPath = (sha: string) => join(dataDir, 'blobs', 'sha256', sha.slice(0, 2), sha.slice(2, 4), sha);
     await expect(readdir(join(blobPath(a.sha256), '..'))).resolves.not.toContain(a.sha256);
 
-    // Bytes another tenant holds stay for it.
+    // Bytes another tenant holds stay for it, and the tenant's answer has the same shape as before:
+    // whether someone else holds the same bytes is not the tenant's to know.
     const kept = await fetch(`${server.url}/v1/admin/artifacts/${b.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
-    expect(await kept.json()).toEqual({ id: b.id, refs: 1, bytesDeleted: false });
+    expect(await kept.json()).toEqual({ id: b.id, refs: 1 });
     const theirs = await fetch(`${server.url}/v1/artifacts/${b.id}`, { headers: { Authorization: `Bearer ${otherTenant}` } });
     expect(Buffer.from(await theirs.arrayBuffer()).equals(Buffer.from(shared))).toBe(true);
 
     expect((await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } })).status).toBe(404);
+    // Another tenant is out of reach, whatever a tenant token names.
+    const elsewhere = await fetch(`${server.url}/v1/admin/artifacts/${b.id}?tenant=other`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
+    expect(elsewhere.status).toBe(403);
+
+    // The operator names the tenant, and is told what happened to the bytes.
+    const { key: operator } = await issueApiKey(server.repo, { operator: true });
+    const unnamed = await fetch(`${server.url}/v1/admin/artifacts/${b.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${operator}` } });
+    expect(unnamed.status).toBe(400);
+    const byOperator = await fetch(`${server.url}/v1/admin/artifacts/${b.id}?tenant=other`, { method: 'DELETE', headers: { Authorization: `Bearer ${operator}`, 'X-Request-Id': 'purge-42' } });
+    expect(await byOperator.json()).toEqual({ id: b.id, refs: 1, bytesDeleted: true });
+
+    // Every purge is in the audit trail; acme's admin reads acme's part of it, the operator all of it.
+    const audit = async (token: string, query = '') => (await (await fetch(`${server.url}/v1/admin/audit${query}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { entries: Record<string, unknown>[] };
+    const acme = (await audit(admin, '?action=artifact.purge')).entries;
+    expect(acme.map((e) => [e.tenantId, e.target, e.role, e.details])).toEqual([
+      ['acme', b.id, 'tenant_admin', { refs: 1 }],
+      ['acme', a.id, 'tenant_admin', { refs: 2 }],
+    ]);
+    const everything = (await audit(operator, '?action=artifact.purge')).entries;
+    expect(everything[0]).toMatchObject({ tenantId: 'other', target: b.id, role: 'operator', actorKind: 'api_key', requestId: 'purge-42' });
+    expect(everything).toHaveLength(3);
+    expect((await fetch(`${server.url}/v1/admin/audit`, { headers: { Authorization: `Bearer ${s1}` } })).status).toBe(403);
   });
 });
 

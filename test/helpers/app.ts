@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mintToken, type TokenClaims } from '../../src/http/tokens.js';
+import { issueApiKey } from '../../src/service/api-keys.js';
 import { openTestApp, RUNTIME } from './drivers.js';
 import { HMAC_KEYS, URL_KEYS, type TestAppOptions } from './test-app-options.js';
 
@@ -20,7 +21,9 @@ export async function createTestApp(options: TestAppOptions = {}) {
       audience: opts.audience ?? options.audience,
     });
   };
-  return { ...opened, token };
+  /** An operator key, as `artifact-store keys create --operator` makes on the host. */
+  const operatorKey = async () => (await issueApiKey(opened.repo, { operator: true, label: 'tests' })).key;
+  return { ...opened, token, operatorKey };
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;

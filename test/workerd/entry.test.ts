@@ -152,7 +152,13 @@ describe('the scheduled handler', () => {
     expect(run.trigger).toBe('cron */15 * * * *');
     expect(JSON.parse(run.report)).toMatchObject({ expired: { refs: 1, bytes: 12 }, blobs: { collected: 1 } });
     const events = await env.DB.prepare('SELECT type, artifact_id FROM outbox ORDER BY seq').all<{ type: string; artifact_id: string }>();
-    expect(events.results!.map((r) => r.type)).toEqual(['artifact.stored', 'artifact.stored', 'artifact.expired']);
+    // The tick records the policies it runs under (the first time: nothing recorded before), then the run.
+    expect(events.results!.map((r) => r.type)).toEqual(['artifact.stored', 'artifact.stored', 'audit.recorded', 'artifact.expired', 'audit.recorded']);
+    const audit = await env.DB.prepare('SELECT action, role, actor_id AS actorId FROM audit_log ORDER BY seq').all<{ action: string; role: string; actorId: string }>();
+    expect(audit.results).toEqual([
+      { action: 'policy.change', role: 'host', actorId: 'worker' },
+      { action: 'retention.run', role: 'scheduler', actorId: expect.stringMatching(/^cron /) },
+    ]);
 
     // A second tick has nothing left to do.
     await tick(e);
