@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
+import { issueApiKey } from '../src/service/api-keys.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -28,7 +29,7 @@ describe('/metrics', () => {
   it('counts requests by route pattern and status, bytes in and out, evictions, stored totals and retention runs', async () => {
     const server = await serve();
     const token = await server.mintToken({ tenant: 'acme', session: 's1', perms: ['read', 'write'] });
-    const admin = await server.mintToken({ tenant: 'acme', perms: ['read', 'write', 'admin'] });
+    const { key: admin } = await issueApiKey(server.repo, { operator: true });
     const auth = { Authorization: `Bearer ${token}` };
     const put = async (body: string) => (await (await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { ...auth, 'Content-Type': 'text/plain' }, body })).json()) as { id: string };
     await put('first');
