@@ -1,7 +1,7 @@
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/service/api-keys.js';
-import { bearer, createTestApp, HMAC_KEYS, putArtifact, type TestApp } from './helpers/app.js';
+import { bearer, createTestApp, HMAC_KEYS, putArtifact, RUNTIME, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
 
@@ -244,5 +244,81 @@ describe('API keys', () => {
     expect(put.res.status).toBe(403);
     expect(put.json.code).toBe('forbidden');
     expect((await list(t.app, `Bearer ${key}`)).status).toBe(200);
+  });
+});
+
+describe("roles: a tenant's admin is not the operator", () => {
+  const get = (path: string, authorization: string, init: RequestInit = {}) => t.app.request(path, { ...init, headers: { Authorization: authorization, ...(init.headers ?? {}) } });
+
+  async function twoTenants() {
+    const acme = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
+    const beta = await t.token({ tenant: 'beta', sub: 'u2', perms: ['read', 'write'] });
+    expect((await putArtifact(t.app, acme, 'acme bytes', { 'X-Artifact-Session': 'acme-secret-session' })).res.status).toBe(201);
+    expect((await putArtifact(t.app, beta, 'beta bytes', { 'X-Artifact-Session': 'secret-project-x' })).res.status).toBe(201);
+  }
+
+  it('an operator key sees every tenant, runs retention and fsck, reads the audit trail, and holds no artifacts', async () => {
+    await twoTenants();
+    const operator = `Bearer ${await t.operatorKey()}`;
+    const usage = (await (await get('/v1/usage', operator)).json()) as { tenants: { tenantId: string }[]; sessions: { sessionId: string }[] };
+    expect(usage.tenants.map((x) => x.tenantId).sort()).toEqual(['acme', 'beta']);
+    expect(usage.sessions.map((x) => x.sessionId).sort()).toEqual(['acme-secret-session', 'secret-project-x']);
+    expect((await get('/v1/admin/retention', operator, { method: 'POST' })).status).toBe(200);
+    const fsck = await get('/v1/admin/fsck', operator, { method: 'POST' });
+    expect(fsck.status).toBe(200);
+    expect(await fsck.json()).toMatchObject({ checkedRows: 2, unresolved: 0 });
+    const audit = (await (await get('/v1/admin/audit', operator)).json()) as { entries: { action: string; role: string }[] };
+    expect(audit.entries.map((e) => [e.action, e.role]).slice(0, 2)).toEqual([
+      ['fsck.run', 'operator'],
+      ['retention.run', 'operator'],
+    ]);
+    for (const [method, path] of [['GET', '/v1/artifacts'], ['POST', '/v1/artifacts'], ['POST', '/v1/uploads']] as const) {
+      const res = await get(path, operator, { method, ...(method === 'POST' ? { body: '{}', headers: { 'Content-Type': 'application/json' } } : {}) });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { message: string }).message).toMatch(/operator key .* holds no artifacts/);
+    }
+    // The Worker serves no /mcp at all (404 for everyone).
+    expect((await get('/mcp', operator, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).status).toBe(RUNTIME === 'node' ? 403 : 404);
+  });
+
+  it('no JWT becomes an operator, whatever its claims', async () => {
+    await twoTenants();
+    const exp = now() + 600;
+    const forged: JWTPayload[] = [
+      { tenant: 'acme', perms: ['read', 'write', 'admin'], operator: true, role: 'operator', roles: ['operator'], admin: true, scope: 'operator admin', exp },
+      { tenant: '*', perms: ['read', 'write', 'admin'], operator: true, exp },
+      { tenant: '', perms: ['admin'], exp },
+      { tenant: 'acme', perms: ['operator'], exp },
+      { tenant: 'acme', perms: ['admin', 'operator'], exp },
+      { tenant: ['acme', 'beta'], perms: ['admin'], exp },
+      { tenant: 'acme', sub: 'operator', perms: ['admin'], kind: 'api_key', exp },
+      { perms: ['admin'], operator: true, exp },
+    ];
+    for (const claims of forged) {
+      const authorization = `Bearer ${await hs256(claims)}`;
+      const retention = await get('/v1/admin/retention', authorization, { method: 'POST' });
+      const fsck = await get('/v1/admin/fsck', authorization, { method: 'POST' });
+      const usage = await get('/v1/usage', authorization);
+      const named = await get('/v1/usage?tenant=beta', authorization);
+      const events = await get('/v1/events?tenant=beta', authorization);
+      for (const res of [retention, fsck, named, events]) expect([401, 403]).toContain(res.status);
+      const seen = usage.status === 200 ? await usage.text() : '';
+      expect(seen).not.toContain('beta');
+      expect(seen).not.toContain('secret-project-x');
+      if (claims.tenant === '*') expect(JSON.parse(seen)).toMatchObject({ tenants: [], sessions: [] });
+    }
+    expect(await t.repo.retentionRuns(10)).toEqual([]);
+  });
+
+  it("a tenant's admin gets its own tenant: usage, audit trail and events; naming another tenant is 403", async () => {
+    await twoTenants();
+    const admin = `Bearer ${await t.token({ tenant: 'acme', sub: 'boss', perms: ['read', 'write', 'admin'] })}`;
+    const usage = await get('/v1/usage', admin);
+    const text = await usage.text();
+    expect(JSON.parse(text).tenants.map((x: { tenantId: string }) => x.tenantId)).toEqual(['acme']);
+    expect(text).not.toMatch(/beta|secret-project-x/);
+    for (const path of ['/v1/usage?tenant=beta', '/v1/admin/audit?tenant=beta', '/v1/events?tenant=beta']) expect((await get(path, admin)).status).toBe(403);
+    expect((await get('/v1/usage?tenant=acme', admin)).status).toBe(200);
+    expect((await get('/v1/admin/audit', admin)).status).toBe(200);
   });
 });
