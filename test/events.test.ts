@@ -10,6 +10,7 @@ import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { runRetention } from '../src/service/retention.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
+import { issueApiKey } from '../src/service/api-keys.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -178,5 +179,78 @@ describe('GET /v1/events through the SDK', () => {
     expect(text).toContain(': heartbeat');
     abort.abort();
     await reader.cancel().catch(() => {});
+  });
+});
+
+/** Reads an SSE stream for a while and returns its events' data (without the id-only positions). */
+async function readEvents(url: string, token: string, until: (events: Record<string, any>[]) => boolean, timeoutMs = 10_000): Promise<Record<string, any>[]> {
+  const controller = new AbortController();
+  const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` }, signal: controller.signal });
+  expect(res.status).toBe(200);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const events: Record<string, any>[] = [];
+  let text = '';
+  const deadline = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    while (!until(events)) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+      const blocks = text.split('\n\n');
+      text = blocks.pop()!;
+      for (const block of blocks) {
+        const data = /^data: (.+)$/m.exec(block);
+        if (data) events.push(JSON.parse(data[1]!));
+      }
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+  } finally {
+    clearTimeout(deadline);
+    controller.abort();
+  }
+  return events;
+}
+
+describe('event streams by role', () => {
+  it("an operator streams every tenant's events and the audit trail; a tenant's admin its tenant's, audit included when asked; agents no audit", { timeout: 30_000 }, async () => {
+    const { server } = await serve();
+    const { key: operator } = await issueApiKey(server.repo, { operator: true });
+    const acmeAdmin = await server.mintToken({ tenant: 'acme', sub: 'boss', perms: ['read', 'write', 'admin'] });
+    const acmeAgent = await server.mintToken({ tenant: 'acme', sub: 'agent', perms: ['read', 'write'] });
+    const betaAdmin = await server.mintToken({ tenant: 'beta', sub: 'boss', perms: ['read', 'write', 'admin'] });
+    const summary = (events: Record<string, any>[]) => events.map((e) => (e.ref ? `${e.type} ${e.ref.scope.tenantId}` : `${e.type} ${e.audit.action} ${e.audit.tenantId || '(service)'}`));
+    // Each stream reads until the last put it can see (the outbox is in order): anything it should
+    // not see would have come before.
+    const upTo = (n: number) => (events: Record<string, any>[]) => events.filter((e) => e.ref?.filename === 'last').length >= n;
+
+    const streams = {
+      operator: readEvents(`${server.url}/v1/events?audit=true`, operator, upTo(2)),
+      operatorBeta: readEvents(`${server.url}/v1/events?tenant=beta`, operator, upTo(1)),
+      acmeAdmin: readEvents(`${server.url}/v1/events?audit=true`, acmeAdmin, upTo(1)),
+      acmeAdminPlain: readEvents(`${server.url}/v1/events`, acmeAdmin, upTo(1)),
+      acmeAgent: readEvents(`${server.url}/v1/events`, acmeAgent, upTo(1)),
+      betaAdmin: readEvents(`${server.url}/v1/events?audit=true`, betaAdmin, upTo(1)),
+    };
+    await new Promise((r) => setTimeout(r, 500));
+    const put = async (token: string, body: string, filename = 'thing') => (await (await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/plain', 'X-Artifact-Filename': filename }, body })).json()) as { id: string };
+    const a = await put(acmeAgent, 'acme thing');
+    await put(betaAdmin, 'beta thing');
+    expect((await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${acmeAdmin}` } })).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${operator}` } })).status).toBe(200);
+    await put(acmeAgent, 'acme last', 'last');
+    await put(betaAdmin, 'beta last', 'last');
+
+    const got = Object.fromEntries(await Promise.all(Object.entries(streams).map(async ([k, p]) => [k, summary(await p)])));
+    const lastOf = (t: string) => `artifact.stored ${t}`;
+    expect(got.operator).toEqual(['artifact.stored acme', 'artifact.stored beta', 'artifact.deleted acme', 'audit.recorded artifact.purge acme', 'audit.recorded retention.run (service)', lastOf('acme'), lastOf('beta')]);
+    expect(got.operatorBeta).toEqual(['artifact.stored beta', lastOf('beta')]);
+    expect(got.acmeAdmin).toEqual(['artifact.stored acme', 'artifact.deleted acme', 'audit.recorded artifact.purge acme', lastOf('acme')]);
+    expect(got.acmeAdminPlain).toEqual(['artifact.stored acme', 'artifact.deleted acme', lastOf('acme')]);
+    expect(got.acmeAgent).toEqual(['artifact.stored acme', 'artifact.deleted acme', lastOf('acme')]);
+    expect(got.betaAdmin).toEqual(['artifact.stored beta', lastOf('beta')]);
+    // An agent may not ask for the audit trail.
+    const refused = await fetch(`${server.url}/v1/events?audit=true`, { headers: { Authorization: `Bearer ${acmeAgent}` } });
+    expect(refused.status).toBe(403);
   });
 });

@@ -305,6 +305,8 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
           if (!ev.id) return;
           if (ev.data === '') return void queue.push({ position: ev.id });
           const data = JSON.parse(ev.data) as Omit<ArtifactEvent, 'id'>;
+          // Only artifact events (a stream that asked for the audit trail carries others too).
+          if (!data.ref) return void queue.push({ position: ev.id });
           queue.push({ id: ev.id, type: data.type, ref: data.ref, at: data.at });
         },
       });

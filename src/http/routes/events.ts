@@ -28,13 +28,14 @@ const route = createRoute({
   tags: ['events'],
   summary: 'Server-Sent Events: artifact.stored, artifact.deleted, artifact.evicted, artifact.expired, audit.recorded',
   description:
-    "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one; an operator key gets every tenant's, or `tenant`'s). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes; `audit.recorded` (admin and operator actions, to a tenant's admins and to operators) is `{ type, audit, at }`. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
+    "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one; an operator key gets every tenant's, or `tenant`'s). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes. With `audit=true` (operators, and a tenant's admins for their tenant), admin and operator actions come too, as `audit.recorded` with `{ type, audit, at }`. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
   request: {
     query: z.object({
       tenant: z.string().min(1).optional().openapi({ description: 'Operators: only this tenant. A tenant token may name only its own.' }),
       session: z.string().optional().openapi({ description: 'Only this session (tenant-wide callers).' }),
       trace: z.string().optional().openapi({ description: 'Only this trace (tenant-wide callers).' }),
       lastEventId: z.string().optional().openapi({ description: 'Resume after this event id (same as the Last-Event-ID header).' }),
+      audit: z.enum(['true', 'false']).default('false').openapi({ description: "Also stream the audit trail's new entries (audit.recorded): operators, and a tenant's admins." }),
     }),
   },
   responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } }, ...errorResponses(400, 401, 403) },
@@ -51,8 +52,9 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
     const query = c.req.valid('query');
     // A tenant token reads its tenant's events; an operator every tenant's, or the one it names.
     const tenantId = adminTenantOf(caller, query.tenant);
-    // The audit trail goes to operators and to a tenant's admins, not to its agents.
-    const seesAudit = caller.role === 'operator' || isTenantAdmin(caller);
+    // The audit trail goes to operators and to a tenant's admins who ask for it, not to its agents.
+    const seesAudit = query.audit === 'true';
+    if (seesAudit && caller.role !== 'operator' && !isTenantAdmin(caller)) throw errors.forbidden("The audit trail is for operators and a tenant's admins (a tenant-wide token with the admin permission).");
     const access = accessOf(caller);
     // A bound token's scope cannot be widened: asking for another session sees nothing of it.
     const filter = { ...access.filter };
