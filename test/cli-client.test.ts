@@ -205,7 +205,7 @@ describe('configuration and errors', () => {
 
   it('answers bad usage with one line and exit 2, a bad token with the service’s message and exit 1', async () => {
     const ops = ['--data-dir', dataDir];
-    for (const args of [['ls', '--bogus'], ['put'], ['put', 'missing.txt'], ['get'], ['ls', '--limit', 'lots'], ['frobnicate'], ['keys', 'create', ...ops], ['keys', 'frob', ...ops], ['retention', 'go', ...ops], ['usage', '--top', '0', ...ops], ['fsck', '--fix', ...ops], ['backup', ...ops]]) {
+    for (const args of [['ls', '--bogus'], ['put'], ['put', 'missing.txt'], ['get'], ['ls', '--limit', 'lots'], ['frobnicate'], ['keys', 'create', ...ops], ['keys', 'frob', ...ops], ['retention', 'go', ...ops], ['usage', '--top', '0', ...ops], ['fsck', '--fix', ...ops], ['backup', ...ops], ['keys', 'create', '--operator', '--tenant', 'acme', ...ops], ['audit', '--since', 'last tuesday', ...ops], ['audit', '--limit', '0', ...ops]]) {
       const run = await cli(args, as());
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
@@ -229,7 +229,7 @@ describe('configuration and errors', () => {
       expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
       expect(help.stdout, command).toMatch(/\nExamples:\n {2}.*artifact-store /);
     }
-    for (const [command, ...sub] of [['serve'], ['keys'], ['retention', 'run'], ['usage'], ['fsck'], ['backup'], ['mcp']] as const) {
+    for (const [command, ...sub] of [['serve'], ['keys'], ['retention', 'run'], ['usage'], ['fsck'], ['backup'], ['audit'], ['mcp']] as const) {
       const help = await cli([command, ...sub, '--help'], {});
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
@@ -237,5 +237,32 @@ describe('configuration and errors', () => {
     }
     const top = await cli(['--help'], {});
     expect(top.stdout).toMatch(/Exit codes: 0 done; 1 failed .* 2 bad usage;\s+3 no such artifact/);
+  });
+
+  it('keys create --operator makes a key with the operator\'s powers over HTTP and none over artifacts; audit lists what the host did', async () => {
+    const ops = ['--data-dir', dataDir];
+    const created = await cli(['keys', 'create', '--operator', '--label', 'oncall', ...ops], {});
+    expect(created.code).toBe(0);
+    const key = created.stdout.trim().split('\n').at(-1)!;
+    expect(key).toMatch(/^ask_/);
+    const id = /operator key (\S+)/.exec(created.stdout)![1]!;
+    const usage = await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(usage.status).toBe(200);
+    expect((await fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(403);
+    const listed = await cli(['keys', 'ls', ...ops], {});
+    expect(listed.stdout).toMatch(new RegExp(`^${id}\t\\(operator\\)\tread,write,admin\tactive\toncall$`, 'm'));
+    expect((await cli(['keys', 'revoke', id, ...ops], {})).code).toBe(0);
+    expect((await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(401);
+
+    const audit = await cli(['audit', '--json', '--since', '1h', ...ops], {});
+    expect(audit.code).toBe(0);
+    const entries = audit.stdout.trim().split('\n').map((l) => JSON.parse(l) as { action: string; role: string; actorKind: string; target: string | null; details: Record<string, unknown> | null });
+    expect(entries.slice(0, 2).map((e) => [e.action, e.role, e.actorKind, e.target])).toEqual([
+      ['key.revoke', 'host', 'cli', id],
+      ['key.create', 'host', 'cli', id],
+    ]);
+    expect(entries[1]!.details).toEqual({ operator: true, label: 'oncall' });
+    const text = await cli(['audit', '--action', 'key.create', '--limit', '1', ...ops], {});
+    expect(text.stdout).toMatch(new RegExp(`^\\S+Z  key\\.create\\s+\\(service\\)\\s+host:cli:\\S+  ${id}`));
   });
 });
