@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type TokenClaims } from '../src/http/tokens.js';
+import { createSqliteRepository } from '../src/db/sqlite.js';
+import { issueApiKey } from '../src/service/api-keys.js';
 import { launchChromium, noChromium } from './helpers/chromium.js';
 import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { pdf as pdfOf, PNG_1X1, wav } from './helpers/payloads.js';
@@ -381,10 +383,24 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     await close();
   });
 
-  it('shows usage bars, the top sessions by bytes and the retention history to an admin', async () => {
+  it("shows a tenant's admin usage bars, its top sessions by bytes and its part of the retention history, and nothing of another tenant", async () => {
     await put(devToken(), randomBytes(5 * 1024 * 1024), 'application/octet-stream', 'big.bin', 's-biggest');
-    const run = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${devToken()}` } });
+    // Another tenant, bigger, in a session whose name must not reach dev's page.
+    await put(await tokenFor({ tenant: 'rival' }), randomBytes(9 * 1024 * 1024), 'application/octet-stream', 'rival.bin', 'rival-secret-session');
+    // Six bytes of dev's that the run will expire, and four of rival's.
+    for (const [tenant, body] of [['dev', 'brief!'], ['rival', 'gone']] as const) {
+      const res = await fetch(`${server.url}/v1/artifacts?ttl=1`, { method: 'POST', headers: { Authorization: `Bearer ${await tokenFor({ tenant })}`, 'Content-Type': 'text/plain' }, body });
+      expect(res.status).toBe(201);
+    }
+    await new Promise((r) => setTimeout(r, 1100));
+    // Retention is the operator's: a key made on the host, as `artifact-store keys create --operator` does.
+    const repo = createSqliteRepository({ path: join(dir, 'data', 'artifacts.db') });
+    const { key: operator } = await issueApiKey(repo, { operator: true });
+    await repo.close();
+    expect((await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${devToken()}` } })).status).toBe(403);
+    const run = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${operator}` } });
     expect(run.status).toBe(200);
+    expect(await run.json()).toMatchObject({ expired: { refs: 2, bytes: 10 } });
     const { page, problems, close } = await open(uiLink);
     await live(page);
     const top = page.locator('#usage-top ol li');
@@ -392,7 +408,12 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     const labels = await top.locator('button').allTextContents();
     expect(labels[0]).toMatch(/s-biggest$/);
     expect(await page.locator('#usage-retention svg.chart rect').count()).toBeGreaterThanOrEqual(1);
-    await expect(page.locator('#usage-retention').textContent()).resolves.toMatch(/The last (run|\d+ runs) freed/);
+    // dev's part of the run: its six bytes, not rival's four.
+    await expect(page.locator('#usage-retention').textContent()).resolves.toMatch(/The last run freed 6 B/);
+    const panel = (await page.locator('#usage').textContent()) ?? '';
+    expect(panel).toContain('Tenant dev');
+    expect(panel).not.toMatch(/rival/);
+    expect(await page.locator('#session-ids option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).not.toContain('rival-secret-session');
     // Picking a session narrows the list to it, and its bars replace the tenant's.
     await top.locator('button', { hasText: 's-biggest' }).click();
     await expect.poll(() => page.locator('#rows tr').count()).toBe(1);
