@@ -39,6 +39,8 @@ export default defineConfig({
                 ARTIFACT_STORE_JWT_SECRETS: 'k1:k1-secret-for-tests-0123456789abcdef',
                 ARTIFACT_STORE_LOG_LEVEL: 'warn',
               },
+              // A small limit for test/workerd/rate-limit.test.ts, which binds it in place of wrangler.toml's.
+              ratelimits: { TEST_RATE_LIMITER: { simple: { limit: 3, period: 10 } } },
             },
           })),
         ],

@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,s3,retention,mcp (sections to run; default all).
+ * BENCH_ONLY=transfers,small,s3,retention,mcp,limits (sections to run; default all).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChil
 import { load, wrkMissing } from './load.js';
 import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
+import { rateLimitRows } from './rate-limits.js';
 import { s3Rows } from './s3.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
@@ -297,6 +298,14 @@ async function main() {
     mcpTable = r.rows;
   }
 
+  let limitsTable: Row[] = [];
+  if (settings.only.has('limits')) {
+    progress('rate limits: small GETs with the limiter on (and not tripping) against the same service with it off');
+    const r = await rateLimitRows({ work, runs: settings.runs, connections: settings.connections, durationS: settings.durationS, progress });
+    serviceProblems.push(...r.problems);
+    limitsTable = r.rows;
+  }
+
   // A figure whose service runs were cut short by a failure is not reported.
   for (const s of [up, upRss, down, downRss, ...Object.values(gets), ...Object.values(uncachedGets)]) {
     if (s.service && s.service.length < s.baseline.length) s.service = null;
@@ -322,7 +331,7 @@ async function main() {
       infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
     );
   }
-  rows.push(...s3Table, ...retentionTable, ...mcpTable);
+  rows.push(...s3Table, ...retentionTable, ...mcpTable, ...limitsTable);
 
   const out = [
     '## artifact-store bench',
@@ -349,6 +358,9 @@ async function main() {
     '(fs blobs with fsync, SQLite), with quotas (125 artifacts per session, so most puts evict) against the same puts without',
     'quotas. Then 100,000 expired references (bulk-inserted rows, blobs without files) and one retention run over them:',
     'expire, drop artifacts, collect the 100,000 blob rows; peak RSS of that process from the start of the run.',
+    'Rate-limit row: two service processes, the same but for the rate limits (off; on per tenant and per token, request rate and',
+    'bytes in flight, set far above the load so nothing trips), small GETs of a 4 KiB artifact under the same wrk load, taking turns.',
+    'Ratio = on / off; any 429 fails the run.',
     'MCP rows: transformToolResult (Tableau download_workbook, server tableau) on one text block of 10 MiB of JSON, a 7 MiB PDF',
     'as base64 beside small rows, storing into createInMemoryArtifactStore; baseline = the bare cost of the same payload,',
     'JSON.parse + Buffer.from(base64) + sha256 (node:crypto). Both in a child process, alternating, 2 warm-ups then the larger',

@@ -1,16 +1,17 @@
 /**
  * The service under test in its own process: fs blobs + SQLite in <dataDir>, 127.0.0.1 at a free
  * port, logs off. Prints {"url", "token"} (a tenant-wide dev token) once listening.
- * Usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes] [s3Json]
+ * Usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes] [s3Json] [configJson]
  * (smallBlobCacheBytes: '' or absent = the service's default, 0 = off; s3Json: the S3 driver's
- * {"endpoint","region","accessKeyId","secretAccessKey","bucket"} instead of fs blobs).
+ * {"endpoint","region","accessKeyId","secretAccessKey","bucket"} instead of fs blobs, '' for none;
+ * configJson: more settings by their config key, e.g. {"tenantRequestsPerSecond": 1e7}).
  */
 import { loadConfig } from '../src/core/config.js';
 import { startServer } from '../src/node.js';
 import { announceAndWait } from './server-lifecycle.js';
 
 async function main() {
-  const [dataDir, maxBytes, smallBlobCacheBytes, s3Json] = process.argv.slice(2);
+  const [dataDir, maxBytes, smallBlobCacheBytes, s3Json, configJson] = process.argv.slice(2);
   const s3 = s3Json ? (JSON.parse(s3Json) as { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string }) : undefined;
   if (!dataDir || !maxBytes) throw new Error('usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes]');
   // No environment: the figures must not depend on ARTIFACT_STORE_* variables of the shell.
@@ -29,6 +30,7 @@ async function main() {
       logLevel: 'silent',
       shutdownGraceMs: 2000,
       ...(smallBlobCacheBytes ? { smallBlobCacheBytes: Number(smallBlobCacheBytes) } : {}),
+      ...(configJson ? (JSON.parse(configJson) as Record<string, unknown>) : {}),
     },
   );
   const running = await startServer(config);

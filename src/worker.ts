@@ -23,7 +23,8 @@ import type { EventStreamSettings } from './http/routes/events.js';
 import { parseJwtSecrets } from './http/tokens.js';
 import { createArtifactService, type ServiceLimits } from './service/artifact-service.js';
 import { runRetention, type RetentionReport } from './service/retention.js';
-import { createRateLimiter, rateLimitsOf } from './http/rate-limit.js';
+import { createRateLimiter, rateLimitsOf, type RateLimitBinding } from './http/rate-limit.js';
+import type { Policy } from './core/policy.js';
 import { recordPolicyChange, type AuditActor } from './service/audit.js';
 import { fsck } from './service/fsck.js';
 
@@ -45,6 +46,12 @@ export interface WorkerEnv {
   R2_S3_ENDPOINT?: string;
   R2_ACCESS_KEY_ID?: string;
   R2_SECRET_ACCESS_KEY?: string;
+  /**
+   * Rate Limiting API bindings (wrangler.toml `[[ratelimits]]`): each tenant's and each token's
+   * requests, counted across isolates. Unset: those rates are counted per isolate.
+   */
+  TENANT_RATE_LIMITER?: RateLimitBinding;
+  TOKEN_RATE_LIMITER?: RateLimitBinding;
   /** Every other ARTIFACT_STORE_* setting of the README's configuration table, as vars. */
   [name: string]: unknown;
 }
@@ -115,6 +122,38 @@ function r2Presigner(env: WorkerEnv) {
   return s3Presigner(client, bucket!);
 }
 
+/** Requests per second → the bindings' period (wrangler.toml: `simple = { limit, period = 10 }`). */
+const RATE_LIMIT_PERIOD_SECONDS = 10;
+
+/**
+ * Request rates across isolates through the Rate Limiting API bindings when they are bound (their
+ * limit is wrangler.toml's, the same for every tenant); a tenant whose policy overrides a rate, and
+ * every bytes-in-flight budget, are counted in this isolate's buckets.
+ */
+function workerRateLimiter(env: WorkerEnv, config: Config, policies: (tenantId: string) => Policy) {
+  const overrides = readTenantPolicies(config.tenantPolicies);
+  const covers = (tenantId: string) => {
+    const o = overrides[tenantId] ?? {};
+    return {
+      tenant: env.TENANT_RATE_LIMITER !== undefined && o.tenantRequestsPerSecond === undefined && o.tenantRequestBurst === undefined,
+      token: env.TOKEN_RATE_LIMITER !== undefined && o.tokenRequestsPerSecond === undefined && o.tokenRequestBurst === undefined,
+    };
+  };
+  const limitsOf = (tenantId: string) => {
+    const limits = rateLimitsOf(policies(tenantId));
+    const shared = covers(tenantId);
+    // What a binding counts is not counted again here.
+    if (shared.tenant) limits.tenant = { ...limits.tenant, requestsPerSecond: 0 };
+    if (shared.token) limits.token = { ...limits.token, requestsPerSecond: 0 };
+    return limits;
+  };
+  const bound = env.TENANT_RATE_LIMITER !== undefined || env.TOKEN_RATE_LIMITER !== undefined;
+  return createRateLimiter({
+    limitsOf,
+    ...(bound ? { shared: { tenant: env.TENANT_RATE_LIMITER, token: env.TOKEN_RATE_LIMITER, periodSeconds: RATE_LIMIT_PERIOD_SECONDS, covers } } : {}),
+  });
+}
+
 /** The service on one env's bindings: what `fetch` and `scheduled` run, and what the workerd tests drive. */
 export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides = {}) {
   const config = workerConfig(env, overrides.jwks !== undefined);
@@ -148,8 +187,7 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
   // of 100 keep a step's D1 queries and R2 calls well under the per-invocation caps.
   const retention = (trigger: string, actor?: AuditActor): Promise<RetentionReport> =>
     runRetention({ repo, blobs, policies, overriddenTenants: Object.keys(readTenantPolicies(config.tenantPolicies)), graceMs: config.gcGraceSeconds * 1000, auditKeptMs: config.auditRetentionDays * 86_400_000, now: overrides.now, batchSize: 100 }, trigger, actor);
-  // Per isolate (see README, Rate limits): each isolate keeps its own buckets.
-  const rateLimiter = createRateLimiter({ limitsOf: (tenantId) => rateLimitsOf(policies(tenantId)) });
+  const rateLimiter = workerRateLimiter(env, config, policies);
   const check = (o: { verify: boolean }) => fsck({ repo, blobs, hash: digestStreamSha256, verify: o.verify, graceMs: config.gcGraceSeconds * 1000 });
   /** Policies come from vars: the cron records a change since the last recorded ones. */
   const recordPolicies = () => recordPolicyChange(repo, { role: 'host', actorKind: 'config', actorId: 'worker' }, { base: basePolicy(config), tenants: readTenantPolicies(config.tenantPolicies) });

@@ -151,7 +151,8 @@ export function createApp(deps: AppDeps) {
       throw errors.forbidden('An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.');
     }
     // Before any body is read: a refusal costs a map lookup.
-    const admission = limiter?.admit(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId));
+    const bytes = limiter ? bodyBytesOf(c.req.raw, caller.tenantId) : 0;
+    const admission = limiter?.shared ? await limiter.admitShared(caller.tenantId, authorization, bytes) : limiter?.admit(caller.tenantId, authorization, bytes);
     try {
       await next();
     } finally {
@@ -168,7 +169,7 @@ export function createApp(deps: AppDeps) {
 
   registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
-  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now, limiter ? (tenantId) => void limiter.admit(tenantId, undefined, 0) : undefined);
+  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now, limiter ? async (tenantId) => void (limiter.shared ? await limiter.admitShared(tenantId, undefined, 0) : limiter.admit(tenantId, undefined, 0)) : undefined);
   registerArtifactUrl(app, deps.service, deps.publicUrl);
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);

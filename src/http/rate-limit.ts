@@ -1,4 +1,5 @@
 import { ArtifactError } from '../core/errors.js';
+import { sha256Hex } from '../core/hash.js';
 import type { Policy } from '../core/policy.js';
 
 /** One bucket's limits. 0 turns that limit off. */
@@ -22,6 +23,25 @@ export interface TenantRefusals {
   bytes: number;
 }
 
+/** The Workers Rate Limiting API's binding (wrangler.toml `[[ratelimits]]`). */
+export interface RateLimitBinding {
+  limit(options: { key: string }): Promise<{ success: boolean }>;
+}
+
+/**
+ * Request rates counted outside this process, across a Worker's isolates, by Rate Limiting API
+ * bindings. Their limit and period are set in wrangler.toml, one for every tenant; a tenant whose
+ * policy overrides a rate is counted by the in-process buckets instead (`covers`).
+ */
+export interface SharedRates {
+  tenant?: RateLimitBinding;
+  token?: RateLimitBinding;
+  /** The bindings' period: what Retry-After says after a refusal. */
+  periodSeconds: number;
+  /** Which of this tenant's rates the bindings count. */
+  covers: (tenantId: string) => { tenant: boolean; token: boolean };
+}
+
 export interface RateLimiterOptions {
   /** Each tenant's limits: its own bucket, and the limits of each of its tokens. */
   limitsOf: (tenantId: string) => { tenant: RateLimits; token: RateLimits };
@@ -31,6 +51,8 @@ export interface RateLimiterOptions {
   maxTenants?: number;
   /** Told of every refusal (metrics: counts by reason, never by tenant). */
   onRefusal?: (reason: RateLimitReason) => void;
+  /** Request rates counted by bindings (Workers); then `admitShared` is the call to make. */
+  shared?: SharedRates;
   now?: () => number;
 }
 
@@ -95,7 +117,7 @@ export function createRateLimiter(options: RateLimiterOptions) {
 
   const bytesFit = (m: Meter, limits: RateLimits, bytes: number) => limits.bytesInFlight <= 0 || bytes === 0 || m.inFlight === 0 || m.inFlight + bytes <= limits.bytesInFlight;
 
-  function refuse(tenantId: string, reason: RateLimitReason, limits: RateLimits, retryAfterSeconds: number): never {
+  function refuse(tenantId: string, reason: RateLimitReason, limits: RateLimits | 'shared', retryAfterSeconds: number): never {
     options.onRefusal?.(reason);
     if (tenantId !== '') {
       let r = refusals.get(tenantId);
@@ -109,13 +131,37 @@ export function createRateLimiter(options: RateLimiterOptions) {
     }
     const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
     const whose = reason.startsWith('tenant') ? 'This tenant' : 'This token';
-    const message = reason.endsWith('_requests')
-      ? `${whose} is over its request rate (${limits.requestsPerSecond}/s, bursts of ${burstOf(limits)}). Retry after ${retryAfter} s, and slow down; if this is steady traffic, ask the operator to raise it in the tenant's policy.`
+    const rate = limits === 'shared' ? 'counted across the service' : `${limits.requestsPerSecond}/s, bursts of ${burstOf(limits)}`;
+    const message = reason.endsWith('_requests') || limits === 'shared'
+      ? `${whose} is over its request rate (${rate}). Retry after ${retryAfter} s, and slow down; if this is steady traffic, ask the operator to raise it.`
       : `${whose} is already sending ${limits.bytesInFlight} bytes of request bodies at once. Retry after ${retryAfter} s, when a put in progress has finished, or send fewer at a time.`;
     throw new ArtifactError('rate_limited', message, { retryAfter, details: { reason, retryAfter } });
   }
 
-  return {
+  function admit(tenantId: string, tokenKey: string | undefined, bytes: number): Admission {
+    return limiter.admit(tenantId, tokenKey, bytes);
+  }
+
+  const limiter = {
+    /** The bindings, when rates are counted outside this process: call `admitShared` then. */
+    shared: options.shared,
+    /**
+     * `admit`, after the bindings have counted the request (a refusal there is final; what the
+     * bindings took is not given back when a later bucket refuses).
+     */
+    async admitShared(tenantId: string, tokenKey: string | undefined, bytes: number): Promise<Admission> {
+      const shared = options.shared;
+      if (shared) {
+        const covers = shared.covers(tenantId);
+        if (shared.tenant && covers.tenant && tenantId !== '' && !(await shared.tenant.limit({ key: `tenant:${tenantId}` })).success) {
+          refuse(tenantId, 'tenant_requests', 'shared', shared.periodSeconds);
+        }
+        if (shared.token && covers.token && tokenKey !== undefined && !(await shared.token.limit({ key: `token:${await sha256Hex(new TextEncoder().encode(tokenKey))}` })).success) {
+          refuse(tenantId, 'token_requests', 'shared', shared.periodSeconds);
+        }
+      }
+      return admit(tenantId, tokenKey, bytes);
+    },
     /**
      * Lets one request of `tenantId` (`''`: an operator, with no tenant bucket) sent with `tokenKey`
      * through, reserving `bytes` of request body; or throws rate_limited with Retry-After.
@@ -159,6 +205,7 @@ export function createRateLimiter(options: RateLimiterOptions) {
       return rows.map((r) => ({ ...r })).sort((a, b) => b.requests + b.bytes - (a.requests + a.bytes) || (a.tenantId < b.tenantId ? -1 : 1));
     },
   };
+  return limiter;
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

@@ -31,7 +31,7 @@ async function keys(prefix = ''): Promise<string[]> {
 
 let token: string;
 beforeEach(async () => {
-  for (const table of ['outbox', 'artifact_refs', 'artifacts', 'blobs', 'blob_pins', 'uploads', 'retention_runs']) await env.DB.prepare(`DELETE FROM ${table}`).run();
+  for (const table of ['outbox', 'artifact_refs', 'artifacts', 'blobs', 'blob_pins', 'uploads', 'retention_runs', 'audit_log']) await env.DB.prepare(`DELETE FROM ${table}`).run();
   const left = await keys();
   if (left.length > 0) await env.BLOBS.delete(left);
   token = await mintToken(SECRET, { tenant: 'acme', sub: 'u1', perms: ['read', 'write', 'admin'] });

@@ -85,7 +85,7 @@ const headRoute = createRoute({
  * artifact id is simply not found, through the same path as a missing one), and the per-request
  * validator chain cost a tenth of a small GET.
  */
-export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, signer?: UrlSigner, now: () => number = Date.now, admitLink?: (tenantId: string) => void) {
+export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, signer?: UrlSigner, now: () => number = Date.now, admitLink?: (tenantId: string) => Promise<void> | void) {
   app.openAPIRegistry.registerPath(getRoute);
   app.openAPIRegistry.registerPath(headRoute);
 
@@ -104,7 +104,7 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
     const id = c.req.param('id');
     const link = await signer.verify(id, new URL(c.req.url).searchParams, now());
     // Only once the link is proven: a forged one must not spend its tenant's requests.
-    admitLink?.(link.tenantId);
+    await admitLink?.(link.tenantId);
     const cacheControl = signedLinkCacheControl(link.expiresAt - now() / 1000);
     return serveArtifact(c, service, { tenantId: link.tenantId, filter: {} }, id, link.disposition, cacheControl);
   });
