@@ -21,6 +21,9 @@ const keyList = (keys: readonly { kid: string; secret: string }[]) => keys.map((
 
 let n = 0;
 
+/** The policy settings a test app passes as vars. */
+const POLICY_VARS = ['maxSessionBytes', 'maxTraceBytes', 'maxArtifactsPerSession', 'maxArtifactsPerTrace', 'maxTenantBytes', 'cleanupStrategy', 'tenantRequestsPerSecond', 'tenantRequestBurst', 'tenantBytesInFlight', 'tokenRequestsPerSecond', 'tokenRequestBurst', 'tokenBytesInFlight'] as const;
+
 export async function openTestApp(options: TestAppOptions) {
   // Each app starts on empty storage, as on Node (a fresh SQLite file and blob folder). The workerd
   // project runs one file at a time, so emptying the tables touches no other test.
@@ -42,18 +45,8 @@ export async function openTestApp(options: TestAppOptions) {
     touchFlushMs: limits.touchFlushMs,
     smallBlobCacheBytes: limits.smallBlobCacheBytes,
     gcGraceSeconds: options.gcGraceMs === undefined ? undefined : Math.ceil(options.gcGraceMs / 1000),
-    maxSessionBytes: options.policy?.maxSessionBytes,
-    maxTraceBytes: options.policy?.maxTraceBytes,
-    maxArtifactsPerSession: options.policy?.maxArtifactsPerSession,
-    maxArtifactsPerTrace: options.policy?.maxArtifactsPerTrace,
-    maxTenantBytes: options.policy?.maxTenantBytes,
-    cleanupStrategy: options.policy?.cleanupStrategy,
-    tenantRequestsPerSecond: options.policy?.tenantRequestsPerSecond,
-    tenantRequestBurst: options.policy?.tenantRequestBurst,
-    tenantBytesInFlight: options.policy?.tenantBytesInFlight,
-    tokenRequestsPerSecond: options.policy?.tokenRequestsPerSecond,
-    tokenRequestBurst: options.policy?.tokenRequestBurst,
-    tokenBytesInFlight: options.policy?.tokenBytesInFlight,
+    // Quotas and rate limits by their own names (TTLs and the size cap come from the limits).
+    ...Object.fromEntries(POLICY_VARS.map((key) => [key, options.policy?.[key]])),
     tenantPolicies: options.tenantPolicies ? JSON.stringify(options.tenantPolicies) : undefined,
   };
   const vars = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => [ENV_NAMES[k as keyof Config], String(v)]));
