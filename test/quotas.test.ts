@@ -225,6 +225,13 @@ describe('policy configuration', () => {
       maxArtifactsPerTrace: 100,
       maxTenantBytes: 0,
       cleanupStrategy: 'lru',
+      // Rate limits are off outside production unless set.
+      tenantRequestsPerSecond: 0,
+      tenantRequestBurst: 0,
+      tenantBytesInFlight: 0,
+      tokenRequestsPerSecond: 0,
+      tokenRequestBurst: 0,
+      tokenBytesInFlight: 0,
     });
   });
 
