@@ -141,6 +141,7 @@ export function createApp(deps: AppDeps) {
   }
 
   const limiter = deps.rateLimiter;
+  const policies = deps.policies ?? createPolicies(DEFAULT_POLICY);
   app.use('/v1/*', async function authenticate(c, next) {
     // Signed download links carry their own proof and no token (the route limits their tenant).
     if (c.req.path.startsWith('/v1/download/')) return next();
@@ -151,8 +152,7 @@ export function createApp(deps: AppDeps) {
       throw errors.forbidden('An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.');
     }
     // Before any body is read: a refusal costs a map lookup.
-    const bytes = limiter ? bodyBytesOf(c.req.raw, caller.tenantId) : 0;
-    const admission = limiter?.shared ? await limiter.admitShared(caller.tenantId, authorization, bytes) : limiter?.admit(caller.tenantId, authorization, bytes);
+    const admission = limiter ? await limiter.check(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId)) : undefined;
     try {
       await next();
     } finally {
@@ -164,12 +164,12 @@ export function createApp(deps: AppDeps) {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' || req.method === 'OPTIONS') return 0;
     const declared = Number(req.headers.get('content-length') ?? NaN);
     if (Number.isSafeInteger(declared) && declared >= 0) return declared;
-    return (deps.policies ?? createPolicies(DEFAULT_POLICY))(tenantId).maxArtifactBytes;
+    return policies(tenantId).maxArtifactBytes;
   };
 
   registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
-  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now, limiter ? async (tenantId) => void (limiter.shared ? await limiter.admitShared(tenantId, undefined, 0) : limiter.admit(tenantId, undefined, 0)) : undefined);
+  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now, limiter ? async (tenantId) => void (await limiter.check(tenantId, undefined, 0)) : undefined);
   registerArtifactUrl(app, deps.service, deps.publicUrl);
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
@@ -178,7 +178,7 @@ export function createApp(deps: AppDeps) {
   registerAdminFsck(app, deps.repo, deps.fsck);
   registerAdminAudit(app, deps.repo);
   registerEvents(app, deps.repo, { ...deps.events, isDraining: deps.isDraining });
-  registerUsage(app, deps.repo, deps.policies ?? createPolicies(DEFAULT_POLICY), deps.now, limiter);
+  registerUsage(app, deps.repo, policies, deps.now, limiter);
   if (metrics) {
     // Outside /v1 and its bearer tokens: scrapers send ARTIFACT_STORE_METRICS_TOKEN when one is set.
     app.get('/metrics', async (c) => {

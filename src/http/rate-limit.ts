@@ -143,8 +143,10 @@ export function createRateLimiter(options: RateLimiterOptions) {
   }
 
   const limiter = {
-    /** The bindings, when rates are counted outside this process: call `admitShared` then. */
-    shared: options.shared,
+    /** `admitShared` when bindings count the rates, else `admit` (synchronous: nothing to wait for). */
+    check(tenantId: string, tokenKey: string | undefined, bytes: number): Admission | Promise<Admission> {
+      return options.shared ? limiter.admitShared(tenantId, tokenKey, bytes) : admit(tenantId, tokenKey, bytes);
+    },
     /**
      * `admit`, after the bindings have counted the request (a refusal there is final; what the
      * bindings took is not given back when a later bucket refuses).

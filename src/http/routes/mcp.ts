@@ -107,7 +107,7 @@ export function registerMcp(
     if (caller.role === 'operator') throw errors.forbidden('An operator key holds no artifacts, so it has no MCP server: connect with a tenant token.');
     requirePerm(caller, 'read');
     // MCP messages are small JSON: they count as requests, not as bytes in flight.
-    deps.rateLimiter?.admit(caller.tenantId, authorization, 0);
+    await deps.rateLimiter?.check(caller.tenantId, authorization, 0);
     const owner = ownerOf(caller);
     const now = Date.now();
     const sessionId = header(c, 'mcp-session-id');
