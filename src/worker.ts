@@ -143,9 +143,10 @@ function workerRateLimiter(env: WorkerEnv, config: Config, policies: (tenantId: 
     const limits = rateLimitsOf(policies(tenantId));
     const shared = covers(tenantId);
     // What a binding counts is not counted again here.
-    if (shared.tenant) limits.tenant = { ...limits.tenant, requestsPerSecond: 0 };
-    if (shared.token) limits.token = { ...limits.token, requestsPerSecond: 0 };
-    return limits;
+    return {
+      tenant: shared.tenant ? { ...limits.tenant, requestsPerSecond: 0 } : limits.tenant,
+      token: shared.token ? { ...limits.token, requestsPerSecond: 0 } : limits.token,
+    };
   };
   const bound = env.TENANT_RATE_LIMITER !== undefined || env.TOKEN_RATE_LIMITER !== undefined;
   return createRateLimiter({

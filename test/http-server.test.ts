@@ -315,7 +315,7 @@ describe('CLI serve: SIGTERM drains in-flight downloads', () => {
 
   it('finishes the download in progress, refuses new connections, and exits 0', { timeout: 300_000 }, async () => {
     const dataDir = tempDir();
-    const proc = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
       cwd: ROOT,
       env: {
         ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),

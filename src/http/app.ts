@@ -152,7 +152,9 @@ export function createApp(deps: AppDeps) {
       throw errors.forbidden('An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.');
     }
     // Before any body is read: a refusal costs a map lookup.
-    const admission = limiter ? await limiter.check(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId)) : undefined;
+    const checked = limiter?.check(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId));
+    // Awaited only when it is a promise (the Worker's bindings): a small GET spends no extra turn.
+    const admission = checked instanceof Promise ? await checked : checked;
     try {
       await next();
     } finally {

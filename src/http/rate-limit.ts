@@ -71,8 +71,19 @@ interface Meter {
 const NOTHING: Admission = { release() {} };
 const enabled = (l: RateLimits) => l.requestsPerSecond > 0 || l.bytesInFlight > 0;
 
-/** The rate limits of a tenant's policy. */
+const limitsByPolicy = new WeakMap<Policy, { tenant: RateLimits; token: RateLimits }>();
+
+/** The rate limits of a tenant's policy (the same object each time for the same policy). */
 export function rateLimitsOf(p: Policy): { tenant: RateLimits; token: RateLimits } {
+  let limits = limitsByPolicy.get(p);
+  if (!limits) {
+    limits = limitsFrom(p);
+    limitsByPolicy.set(p, limits);
+  }
+  return limits;
+}
+
+function limitsFrom(p: Policy): { tenant: RateLimits; token: RateLimits } {
   return {
     tenant: { requestsPerSecond: p.tenantRequestsPerSecond, requestBurst: p.tenantRequestBurst, bytesInFlight: p.tenantBytesInFlight },
     token: { requestsPerSecond: p.tokenRequestsPerSecond, requestBurst: p.tokenRequestBurst, bytesInFlight: p.tokenBytesInFlight },
@@ -94,10 +105,14 @@ export function createRateLimiter(options: RateLimiterOptions) {
   const tokens = new Map<string, Meter>();
   const refusals = new Map<string, TenantRefusals>();
 
-  /** The meter of `key`, made most recently used; the least recently used goes past `max`. */
+  /**
+   * The meter of `key`, made most recently used; the least recently used goes past `max`. Below
+   * half of `max` nothing is evicted soon, so a hit skips the re-insertion (the hot path's cost).
+   */
   function meterOf(map: Map<string, Meter>, key: string, max: number, limits: RateLimits, t: number): Meter {
     let m = map.get(key);
     if (m) {
+      if (map.size < max / 2) return m;
       map.delete(key);
     } else {
       m = { tokens: burstOf(limits), at: t, inFlight: 0 };

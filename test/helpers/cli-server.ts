@@ -22,7 +22,9 @@ export interface CliServer {
  * (none inherited), and waits until it printed its URL and dev token.
  */
 export async function startCliServer(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliServer> {
-  const proc = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+  // Node itself with tsx's loader, not the tsx binary: that one runs the server as its own child,
+  // which a kill of the parent would leave running.
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
     cwd: ROOT,
     env: {
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
