@@ -83,6 +83,16 @@ const OPERATOR_PATHS = /^\/v1\/(usage|events|admin\/.*)$/;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** What the Node adapter's request (an IncomingMessage) tells about its body. */
+interface UnreadBodyProbe {
+  /** The body was read to its end. */
+  readableEnded?: boolean;
+  /** Every byte of the message arrived (read or not). */
+  complete?: boolean;
+  /** null: nobody began to read the body. */
+  readableFlowing?: boolean | null;
+}
+
 /** Builds the Hono app. No I/O here: drivers come in through deps. */
 export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? silentLogger;
@@ -124,6 +134,18 @@ export function createApp(deps: AppDeps) {
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       ...(caller ? { tenant: caller.tenantId } : {}),
     });
+  });
+
+  // On Node (c.env.incoming): an answer sent before the request body was read to its end says
+  // Connection: close. The Node adapter gives an unread body a short drain window and then destroys
+  // the socket, and a body that a handler began to read and gave up stalls that drain, so a client
+  // reusing the connection would meet a dead socket on its next request. A body never touched and
+  // already received in full is discarded by Node itself, and the connection stays open.
+  app.use('*', async function closeUnreadBodies(c, next) {
+    await next();
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return;
+    const incoming = (c.env as { incoming?: UnreadBodyProbe } | undefined)?.incoming;
+    if (incoming && incoming.readableEnded === false && (incoming.complete === false || incoming.readableFlowing !== null)) c.res.headers.set('Connection', 'close');
   });
 
   if (deps.corsOrigins && deps.corsOrigins.length > 0) {
