@@ -201,6 +201,7 @@ async function reads(repo: ArtifactRepository, now: number, shas: string[], uplo
   ]);
   out.storedTotals = await repo.storedTotals(now);
   out.blobRows = await repo.blobRows('', 100, now);
+  out.unfinishedBlobRows = await Promise.all([repo.unfinishedBlobRows(now, '', 100), repo.unfinishedBlobRows(now, '8', 2)]);
   out.knownBlobs = [...(await repo.knownBlobs([...shas, 'f'.repeat(64)]))].sort();
   out.artifactsOfBlob = await Promise.all(shas.map((s) => repo.artifactsOfBlob(s, 10)));
   out.lastEventSeq = await repo.lastEventSeq();

@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { BlobPutOptions } from '../src/blob/blob-store.js';
 import { createFsBlobStore } from '../src/blob/fs.js';
 import { nodeSha256 } from '../src/blob/node-hash.js';
 import { loadConfig } from '../src/core/config.js';
+import { errors } from '../src/core/errors.js';
 import { createPolicies, type Policy, type TenantPolicies } from '../src/core/policy.js';
 import type { ArtifactScope } from '../src/core/schemas.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
@@ -242,6 +244,80 @@ describe('blob garbage collection', () => {
     const report = await h.retention({}, {}, { graceMs: 60_000 });
     expect(report.staging).toEqual({ removed: 1, bytes: 500 });
     expect(await readdir(tmp)).toEqual(['live.part']);
+  });
+});
+
+describe('a blob store outage', () => {
+  it('leaves no row fsck calls a problem once one default retention run has seen the store back', async () => {
+    const dir = await tempDir();
+    const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
+    const fs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
+    // The store, down until told otherwise: every call fails as an unreachable backend does. A put
+    // that declares its sha256 pins it before the first byte goes out, as the S3 driver's does.
+    let down = true;
+    const unavailable = () => errors.backendUnavailable('Blob storage failed: the backend is unreachable (ECONNREFUSED). Retry shortly.');
+    const blobs: typeof fs = new Proxy(fs, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (typeof value !== 'function' || key === 'driver') return value;
+        const fail = async (args: unknown[]) => {
+          const options = args[1] as BlobPutOptions | undefined;
+          if (key === 'put' && options?.expectedSha256) await options.beforeCommit?.({ sha256: options.expectedSha256 });
+          if (key === 'put') await (args[0] as ReadableStream).cancel().catch(() => {});
+          throw unavailable();
+        };
+        return (...args: unknown[]) => (down ? fail(args) : (value as (...a: unknown[]) => unknown).apply(target, args));
+      },
+    });
+    const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 } });
+    cleanups.push(async () => {
+      await service.close();
+      await repo.close();
+    });
+    // Puts that declared their sha256 pin it (and make its row) before the first byte goes out.
+    for (let i = 0; i < 5; i++) {
+      const bytes = new TextEncoder().encode(`outage ${i}`);
+      await expect(service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') })).rejects.toMatchObject({ code: 'backend_unavailable' });
+    }
+    await expect(service.putText({ tenantId: 'acme' }, 'no hash declared')).rejects.toMatchObject({ code: 'backend_unavailable' });
+    expect((await repo.blobRows('', 100, Date.now())).length).toBe(5);
+
+    down = false;
+    const before = await fsck({ repo, blobs, hash: nodeSha256, graceMs: 3_600_000 });
+    expect(before.problems.map((p) => p.kind)).toEqual(['stale_row', 'stale_row', 'stale_row', 'stale_row', 'stale_row']);
+    // A default run: the GC grace period of an hour has not passed for these rows.
+    const report = await runRetention({ repo, blobs, policies: createPolicies(BASE), graceMs: 3_600_000 }, 'test');
+    expect(report.unfinished).toEqual({ rows: 5, checkFailed: 0 });
+    const after = await fsck({ repo, blobs, hash: nodeSha256, graceMs: 3_600_000 });
+    expect(after).toMatchObject({ problems: [], unresolved: 0 });
+    // And the same bytes put again now are stored as usual.
+    const bytes = new TextEncoder().encode('outage 0');
+    const ok = await service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') });
+    expect(ok.created).toBe(true);
+  });
+
+  it('a put that fails after pinning, with the store answering, removes its own row at once', async () => {
+    const dir = await tempDir();
+    const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
+    const fs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
+    // Uploads fail after the pin (a throttled multipart upload, say); everything else answers.
+    const blobs: typeof fs = {
+      ...fs,
+      async put(body, options) {
+        if (options?.expectedSha256) await options.beforeCommit?.({ sha256: options.expectedSha256 });
+        await body.cancel().catch(() => {});
+        throw errors.backendUnavailable('Blob storage is throttling (SlowDown). Retry shortly.');
+      },
+    };
+    const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 } });
+    cleanups.push(async () => {
+      await service.close();
+      await repo.close();
+    });
+    const bytes = new TextEncoder().encode('throttled');
+    await expect(service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') })).rejects.toMatchObject({ code: 'backend_unavailable' });
+    expect(await repo.blobRows('', 100, Date.now())).toEqual([]);
+    expect((await fsck({ repo, blobs: fs, hash: nodeSha256, graceMs: 0 })).problems).toEqual([]);
   });
 });
 

@@ -171,6 +171,7 @@ function formatReport(r: RetentionReport): string {
     ['over-limit scopes kept', `${r.overLimitKept.scopes} (strategy none)`],
     ['unreferenced artifacts', String(r.unreferencedArtifacts)],
     ['unfinished uploads reaped', `${r.uploads.reaped}${r.uploads.stagingFailed ? ` (${r.uploads.stagingFailed} left: blob store unavailable)` : ''}`],
+    ['rows of failed puts removed', `${r.unfinished.rows}${r.unfinished.checkFailed ? ` (${r.unfinished.checkFailed} left: blob store unavailable)` : ''}`],
     ['blobs collected', `${r.blobs.collected} (${r.blobs.bytes} bytes)${r.blobs.failed ? `, ${r.blobs.failed} left: blob store unavailable` : ''}`],
     ['staging leftovers removed', `${r.staging.removed} (${r.staging.bytes} bytes)`],
     ['events older than a day', String(r.events.trimmed)],

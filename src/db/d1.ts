@@ -396,6 +396,15 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
       return all<{ tenantId: string; id: string }>('SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = @sha256 ORDER BY tenant_id, id LIMIT @limit', { sha256, limit });
     },
 
+    async unfinishedBlobRows(now, after, limit) {
+      const rows = await all<{ sha256: string }>(
+        `SELECT b.sha256 FROM blobs AS b WHERE b.sha256 > @after AND b.size_bytes = 0 AND b.doomed_at IS NULL AND ${UNPINNED}
+          AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256) ORDER BY b.sha256 LIMIT @limit`,
+        { now, after, limit },
+      );
+      return rows.map((r) => r.sha256);
+    },
+
     async deleteIdleBlobRow(sha256, now) {
       const changes = await run(`DELETE FROM blobs AS b WHERE b.sha256 = @sha256 AND ${UNPINNED} AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)`, { sha256, now });
       return changes > 0;

@@ -267,6 +267,12 @@ export interface ArtifactRepository {
   knownBlobs(sha256s: string[]): Promise<Set<string>>;
   /** Artifacts (tenant, id) that hold these bytes, up to `limit`. */
   artifactsOfBlob(sha256: string, limit: number): Promise<{ tenantId: string; id: string }[]>;
+  /**
+   * Blob rows of puts that pinned their bytes and never committed metadata (size still 0), which no
+   * artifact holds and no live pin protects, after `after` (by sha256): a put that failed, e.g. with
+   * the blob store down. Their bytes may or may not exist; the caller looks.
+   */
+  unfinishedBlobRows(now: number, after: string, limit: number): Promise<string[]>;
   /** Deletes a blob row that no artifact holds and no put has pinned past `now`; false otherwise. */
   deleteIdleBlobRow(sha256: string, now: number): Promise<boolean>;
   /** Records an admin or operator action and appends its `audit.recorded` event, atomically. */

@@ -283,6 +283,10 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
         AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
       ORDER BY b.sha256 LIMIT @limit)
     RETURNING sha256, size_bytes AS sizeBytes`);
+  const unfinishedRows = sqlite.prepare(
+    `SELECT b.sha256 FROM blobs AS b WHERE b.sha256 > @after AND b.size_bytes = 0 AND b.doomed_at IS NULL AND ${UNPINNED}
+          AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256) ORDER BY b.sha256 LIMIT @limit`,
+  );
   const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const undoomBlob = sqlite.prepare('UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const readEventsStmt = sqlite.prepare(
@@ -611,6 +615,10 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
 
     async artifactsOfBlob(sha256, limit) {
       return sqlite.prepare('SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = ? ORDER BY tenant_id, id LIMIT ?').all(sha256, limit) as { tenantId: string; id: string }[];
+    },
+
+    async unfinishedBlobRows(now, after, limit) {
+      return (unfinishedRows.all({ now, after, limit }) as { sha256: string }[]).map((r) => r.sha256);
     },
 
     async deleteIdleBlobRow(sha256, now) {

@@ -193,6 +193,7 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
    */
   function pinForPut() {
     let id: number | undefined;
+    let pinned: string | undefined;
     return {
       get id() {
         return id;
@@ -203,14 +204,24 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
           const got = await repo.pinBlob(sha256, t + graceMs, t, t - STALE_COLLECTION_MS);
           if (got !== 'collecting') {
             id = got;
+            pinned = sha256;
             return;
           }
           if (waited >= PIN_WAIT_MS) throw errors.backendUnavailable('These bytes are being garbage-collected right now. Retry in a few seconds.', { retryAfter: 5 });
           await new Promise((r) => setTimeout(r, 100));
         }
       },
+      /**
+       * After a failed put: the pin goes, and so does the blob row the pin made when the bytes never
+       * reached the store (nothing else holds it). With the store down the row stays, and the next
+       * retention run removes it once the store answers.
+       */
       async release(): Promise<void> {
-        if (id !== undefined) await repo.releasePin(id).catch(() => {});
+        if (id === undefined) return;
+        await repo.releasePin(id).catch(() => {});
+        const sha256 = pinned!;
+        const stored = await blobs.exists(sha256).catch(() => true);
+        if (!stored) await repo.deleteIdleBlobRow(sha256, now()).catch(() => {});
       },
     };
   }

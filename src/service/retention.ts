@@ -39,6 +39,8 @@ export interface RetentionReport {
   overLimitKept: { scopes: number };
   unreferencedArtifacts: number;
   uploads: { reaped: number; stagingFailed: number };
+  /** Blob rows of puts that never stored their bytes (a blob store outage mid-put): removed once the store confirms the bytes are not there. */
+  unfinished: { rows: number; checkFailed: number };
   /** Bytes no artifact holds, unpinned and older than the grace period, deleted from the blob store. */
   blobs: { collected: number; bytes: number; failed: number };
   /** Staging leftovers (puts that died mid-stream) older than the grace period. */
@@ -83,6 +85,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
     overLimitKept: { scopes: 0 },
     unreferencedArtifacts: 0,
     uploads: { reaped: 0, stagingFailed: 0 },
+    unfinished: { rows: 0, checkFailed: 0 },
     blobs: { collected: 0, bytes: 0, failed: 0 },
     staging: { removed: 0, bytes: 0 },
     events: { trimmed: 0 },
@@ -165,7 +168,26 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
     if (page.length === 0) break;
   }
 
-  // 5. Blobs no artifact holds. Mark a batch (skipping blobs a put has pinned), delete their bytes,
+  // 5. Rows of puts that pinned their bytes and failed before storing them (a blob store that was
+  // down): no artifact holds them and no pin protects them, so once the store says the bytes are not
+  // there, nothing needs the row. Bytes that are there stay for the collection below.
+  for (let after = ''; ; ) {
+    const rows = await deps.repo.unfinishedBlobRows(now(), after, batch);
+    for (const sha256 of rows) {
+      let stored: boolean;
+      try {
+        stored = await deps.blobs.exists(sha256);
+      } catch {
+        report.unfinished.checkFailed++;
+        continue;
+      }
+      if (!stored && (await deps.repo.deleteIdleBlobRow(sha256, now()))) report.unfinished.rows++;
+    }
+    if (rows.length < batch) break;
+    after = rows.at(-1)!;
+  }
+
+  // 6. Blobs no artifact holds. Mark a batch (skipping blobs a put has pinned), delete their bytes,
   // then drop the rows still marked. A put of the same bytes that comes in meanwhile sees the mark
   // and waits for the collection to finish before committing its own copy.
   await deps.repo.dropExpiredPins(now());
@@ -196,21 +218,21 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
     if (marked.length < batch) break;
   }
 
-  // 6. Staging leftovers: puts that died mid-stream, objects of uploads whose rows are gone.
+  // 7. Staging leftovers: puts that died mid-stream, objects of uploads whose rows are gone.
   // Against the wall clock: file and object timestamps are wall-clock times, whatever `now` is.
   if (deps.blobs.sweepStaging) {
     report.staging = await deps.blobs.sweepStaging(Date.now() - deps.graceMs);
     progress('staging', report.staging.removed);
   }
 
-  // 7. Old events.
+  // 8. Old events.
   for (;;) {
     const trimmed = await deps.repo.trimEvents(now() - EVENTS_KEPT_MS, batch);
     report.events.trimmed += trimmed;
     if (trimmed < batch) break;
   }
 
-  // 8. Audit entries past their keeping time, never earlier.
+  // 9. Audit entries past their keeping time, never earlier.
   const auditBefore = now() - (deps.auditKeptMs ?? AUDIT_KEPT_DAYS * 86_400_000);
   for (;;) {
     const trimmed = await deps.repo.trimAudit(auditBefore, batch);
