@@ -10,20 +10,18 @@ import { serve } from '@hono/node-server';
 import type { BlobStore } from './blob/blob-store.js';
 import { createFsBlobStore } from './blob/fs.js';
 import { createMemoryBlobStore } from './blob/memory.js';
-import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
-import { cloudFrontInvalidator, createS3BlobStore, createS3Client } from './blob/s3.js';
 import { nodeSha256 } from './blob/node-hash.js';
 import { basePolicy, policiesOf, readTenantPolicies, type Config } from './core/config.js';
 import { createRateLimiter, rateLimitsOf, type RateLimiter, type RateLimitReason } from './http/rate-limit.js';
 import { recordPolicyChange, type AuditActor } from './service/audit.js';
 import { fsck } from './service/fsck.js';
 import { runRetention, type RetentionDeps, type RetentionReport } from './service/retention.js';
-import { createMetrics, type Metrics } from './http/metrics.js';
+import type { Metrics } from './http/metrics.js';
 import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from './core/url-signing.js';
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
 import { createApp } from './http/app.js';
-import { LOOPBACK_HOSTS, registerMcp } from './http/routes/mcp.js';
+import { LOOPBACK_HOSTS, registerMcpOnDemand } from './http/routes/mcp-on-demand.js';
 import { createAuthenticator } from './http/auth.js';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
@@ -32,11 +30,14 @@ import { mintToken, parseJwtSecrets, type TokenClaims } from './http/tokens.js';
 import { createArtifactService, type ArtifactService, type LinkSettings, type ServiceObserver } from './service/artifact-service.js';
 
 /** The drivers a Node process runs on, chosen from config. The only place (with the CLI) that picks them. */
-function openBlobStore(config: Config): BlobStore {
+async function openBlobStore(config: Config): Promise<BlobStore> {
   switch (config.blobDriver) {
     case 'memory':
       return createMemoryBlobStore({ hash: nodeSha256 });
     case 's3': {
+      // The AWS SDK is loaded only for the s3 driver (tens of MiB a process on fs does without).
+      const { cloudFrontInvalidator, createS3BlobStore, createS3Client } = await import('./blob/s3.js');
+      const CloudFrontClient = config.cdnDistributionId ? (await import('@aws-sdk/client-cloudfront')).CloudFrontClient : undefined;
       const client = createS3Client({
         region: config.s3Region,
         endpoint: config.s3Endpoint,
@@ -49,7 +50,7 @@ function openBlobStore(config: Config): BlobStore {
             url: config.cdnUrl,
             keyPairId: config.cdnKeyPairId,
             privateKey: readFileSync(config.cdnPrivateKeyFile, 'utf8'),
-            ...(config.cdnDistributionId
+            ...(config.cdnDistributionId && CloudFrontClient
               ? {
                   invalidate: cloudFrontInvalidator(
                     new CloudFrontClient({
@@ -69,11 +70,17 @@ function openBlobStore(config: Config): BlobStore {
   }
 }
 
-export function openNodeDrivers(config: Config, links?: LinkSettings, observer?: ServiceObserver): { repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService } {
+export async function openNodeDrivers(config: Config, links?: LinkSettings, observer?: ServiceObserver): Promise<{ repo: ArtifactRepository; blobs: BlobStore; service: ArtifactService }> {
   // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
   const dbPath = config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
   const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
-  const blobs = openBlobStore(config);
+  let blobs: BlobStore;
+  try {
+    blobs = await openBlobStore(config);
+  } catch (err) {
+    await repo.close();
+    throw err;
+  }
   const service = createArtifactService({
     repo,
     blobs,
@@ -242,8 +249,9 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const urlSigner = await resolveUrlSigner(config, secrets);
   let metrics: Metrics | undefined;
   const observer: ServiceObserver = { stored: (n) => metrics?.observer.stored(n), served: (n) => metrics?.observer.served(n), evicted: (n) => metrics?.observer.evicted(n) };
-  const { repo, blobs, service } = openNodeDrivers(config, { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds }, observer);
-  if (config.metrics || config.metricsToken) metrics = createMetrics(repo);
+  const { repo, blobs, service } = await openNodeDrivers(config, { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds }, observer);
+  // prom-client is loaded only when metrics are on.
+  if (config.metrics || config.metricsToken) metrics = (await import('./http/metrics.js')).createMetrics(repo);
   const auth = createAuthenticator({ hmacSecrets: secrets, jwks, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience, repo });
   let draining = false;
   const runRetentionNow = createRetentionRunner(retentionDepsOf(config, repo, blobs));
@@ -256,7 +264,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const check = (o: { verify: boolean }) => fsck({ repo, blobs, hash: nodeSha256, verify: o.verify, graceMs: config.gcGraceSeconds * 1000 });
   // Policies come from configuration: a start with other ones than last time is a policy change.
   await recordPolicyChange(repo, { role: 'host', actorKind: 'config', actorId: `pid ${process.pid}` }, { base: basePolicy(config), tenants: readTenantPolicies(config.tenantPolicies) });
-  const app = createApp({ service, repo, blobs, auth, logger, rateLimiter, fsck: check, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), uiAssets: nodeUiAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, maxRequestBodyBytes: config.maxRequestBodyBytes, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcp, ...mcpHostsOf(config) } });
+  const app = createApp({ service, repo, blobs, auth, logger, rateLimiter, fsck: check, corsOrigins: config.corsOrigins, docsAssets: nodeDocsAssets(), uiAssets: nodeUiAssets(), isDraining: () => draining, urlSigner, publicUrl: config.publicUrl, retention, policies: policiesOf(config), metrics, metricsToken: config.metricsToken, maxRequestBodyBytes: config.maxRequestBodyBytes, events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000 }, mcp: { mount: registerMcpOnDemand, ...mcpHostsOf(config) } });
   // The in-process schedule: the same run as the CLI and the admin endpoint.
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =

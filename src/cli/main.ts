@@ -144,7 +144,7 @@ async function retention(argv: string[]) {
   if (action !== 'run') throw new CliError('The retention command is `artifact-store retention run`. See artifact-store retention --help.', EXIT.usage);
   const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const { repo, blobs, service } = openNodeDrivers(config);
+  const { repo, blobs, service } = await openNodeDrivers(config);
   // On a terminal, one line that updates in place; in logs and pipes, nothing until the report.
   const tty = process.stderr.isTTY;
   let last = 0;
@@ -215,7 +215,7 @@ function formatUsage(r: UsageReport): string {
 async function fsckCommand(argv: string[]) {
   const { values } = parseArgs({ args: argv, options: { verify: { type: 'boolean' }, repair: { type: 'boolean' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const { repo, blobs, service } = openNodeDrivers(config);
+  const { repo, blobs, service } = await openNodeDrivers(config);
   const tty = process.stderr.isTTY;
   let last = 0;
   try {

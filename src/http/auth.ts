@@ -1,4 +1,10 @@
-import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+// jose's subpath modules: the package root loads JWE and every key tool too, which no check here uses.
+import { decodeProtectedHeader } from 'jose/decode/protected_header';
+import * as joseErrors from 'jose/errors';
+import type { JSONWebKeySet } from 'jose';
+import { createLocalJWKSet } from 'jose/jwks/local';
+import { createRemoteJWKSet } from 'jose/jwks/remote';
+import { jwtVerify, type JWTVerifyGetKey } from 'jose/jwt/verify';
 import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { readFilterOf } from '../core/scope.js';

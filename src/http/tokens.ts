@@ -1,4 +1,4 @@
-import { SignJWT } from 'jose';
+import { SignJWT } from 'jose/jwt/sign';
 import { z } from 'zod';
 
 export const PERMS = ['read', 'write', 'admin'] as const;

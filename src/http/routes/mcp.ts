@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createEmbeddedArtifactStore } from '../../client/embedded-store.js';
 import type { ArtifactRepository } from '../../db/repository.js';
@@ -29,7 +30,7 @@ export interface McpMountSettings {
   allowedOrigins?: string[];
 }
 
-export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+export { LOOPBACK_HOSTS } from './mcp-on-demand.js';
 
 /** The host name of a Host header or URL authority, without the port, lowercased. */
 function hostnameOf(authority: string): string {
@@ -74,11 +75,23 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, 
  * MCP session belongs to the caller that opened it and sees exactly what that caller sees over HTTP;
  * updates come from the outbox, so changes made by other processes reach subscribers too.
  */
-export function registerMcp(
-  app: OpenAPIHono<AppEnv>,
-  deps: { service: ArtifactService; repo: ArtifactRepository; auth: Authenticator; publicUrl?: string; rateLimiter?: RateLimiter },
-  settings: McpMountSettings = {},
-) {
+export function registerMcp(app: OpenAPIHono<AppEnv>, deps: McpDeps, settings: McpMountSettings = {}) {
+  const endpoint = createMcpEndpoint(deps, settings);
+  app.all('/mcp', endpoint.handle);
+  return { closeAll: endpoint.closeAll };
+}
+
+/** What /mcp runs on: the same service, repository and authenticator as /v1. */
+export interface McpDeps {
+  service: ArtifactService;
+  repo: ArtifactRepository;
+  auth: Authenticator;
+  publicUrl?: string;
+  rateLimiter?: RateLimiter;
+}
+
+/** The /mcp handler and its sessions, for registerMcp or a mount that loads this module on demand. */
+export function createMcpEndpoint(deps: McpDeps, settings: McpMountSettings = {}) {
   const pollMs = settings.pollMs ?? 250;
   const maxSessions = settings.maxSessions ?? 1000;
   const idleMs = settings.idleMs ?? 30 * 60_000;
@@ -99,7 +112,7 @@ export function registerMcp(
     }
   };
 
-  app.all('/mcp', async (c) => {
+  const handle = async (c: Context<AppEnv>) => {
     const refusal = rebindingRefusal(header(c, 'host'), header(c, 'origin'), settings);
     if (refusal) return c.json({ code: 'forbidden', message: refusal }, 403);
     const authorization = header(c, 'authorization');
@@ -148,9 +161,10 @@ export function registerMcp(
     // Not an initialize after all: nothing was opened, so nothing may linger.
     if (transport.sessionId === undefined) await mcp.close();
     return response;
-  });
+  };
 
   return {
+    handle,
     /** Closes every open MCP session (for shutdown). */
     async closeAll() {
       const open = [...sessions.values()];
