@@ -10,6 +10,8 @@ export interface Settings {
   runs: number;
   /** Seconds of load per small-GET run. */
   durationS: number;
+  /** Seconds of the footprint section's mixed soak. */
+  soakS: number;
   connections: number;
   /** Hard limit for the whole bench, in seconds. */
   timeoutS: number;
@@ -19,7 +21,7 @@ export interface Settings {
   only: Set<(typeof SECTIONS)[number]>;
 }
 
-const SECTIONS = ['transfers', 'small', 's3', 'retention', 'mcp', 'limits'] as const;
+const SECTIONS = ['transfers', 'small', 's3', 'retention', 'mcp', 'limits', 'footprint'] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -42,6 +44,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     sizeMiB: positiveInt(env, 'BENCH_SIZE_MIB', 256),
     runs: positiveInt(env, 'BENCH_RUNS', 3),
     durationS: positiveInt(env, 'BENCH_DURATION', 10),
+    soakS: positiveInt(env, 'BENCH_SOAK_SECONDS', 60),
     connections: positiveInt(env, 'BENCH_CONNECTIONS', 50),
     timeoutS: positiveInt(env, 'BENCH_TIMEOUT', 1800),
     strict: env.BENCH_STRICT === '1',
