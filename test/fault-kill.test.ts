@@ -17,22 +17,11 @@ import { createArtifactService } from '../src/service/artifact-service.js';
 import { fsck } from '../src/service/fsck.js';
 import { runRetention } from '../src/service/retention.js';
 import { startCliServer, type CliServer } from './helpers/cli-server.js';
+import { rng } from './d1-workload.js';
 
 const SEED = process.env.FAULT_SEED ? Number(process.env.FAULT_SEED) : Math.floor(Math.random() * 2 ** 31);
 const ROUNDS = 4;
 const UPLOADS_PER_ROUND = 40;
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -41,7 +30,7 @@ afterAll(async () => {
 
 describe('kills during concurrent uploads', () => {
   it(`acknowledged uploads survive SIGKILL at random moments, and fsck is clean after one retention run (seed ${SEED}; replay with FAULT_SEED=${SEED})`, { timeout: 120_000 }, async () => {
-    const rand = random(SEED);
+    const rand = rng(SEED);
     const dataDir = await mkdtemp(join(tmpdir(), 'artifact-kill-'));
     dirs.push(dataDir);
     const env = { ARTIFACT_STORE_ENV: 'development', ARTIFACT_STORE_GC_GRACE_SECONDS: '1', ARTIFACT_STORE_MAX_ARTIFACT_BYTES: String(4 * 1024 * 1024) };
