@@ -22,17 +22,9 @@ import type { ArtifactRef, PutOptions } from '../core/schemas.js';
 import { mintToken, PERMS, type Perm } from '../http/tokens.js';
 import { resolveHmacSecrets } from '../node.js';
 
-/** An error the CLI prints as one line and exits with `code`. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 | 3 = 1,
-  ) {
-    super(message);
-  }
-}
+import { CliError, EXIT, type ClientCommand } from './cli-error.js';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, notFound: 3 } as const;
+export { CliError, EXIT };
 
 interface Command {
   usage: string;
@@ -159,7 +151,7 @@ function cliErrorOf(err: unknown): CliError {
 
 const notFound = (id: string) => new CliError(`No artifact ${JSON.stringify(id)} in your scope: check the id (\`artifact-store ls\`), or it expired or was deleted.`, EXIT.notFound);
 
-const COMMANDS: Record<string, Command> = {
+const COMMANDS: Record<ClientCommand, Command> = {
   put: {
     usage: `artifact-store put <file|-> [options]
 
@@ -431,11 +423,9 @@ Examples:
   },
 };
 
-export const CLIENT_COMMANDS = Object.keys(COMMANDS);
-
 /** Runs one client command; throws CliError (one line, exit code) on failure. */
-export async function runClientCommand(name: string, argv: string[]): Promise<void> {
-  const command = COMMANDS[name]!;
+export async function runClientCommand(name: ClientCommand, argv: string[]): Promise<void> {
+  const command = COMMANDS[name];
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: command.options, allowPositionals: true, strict: true });

@@ -13,7 +13,7 @@ import { resolve, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { recordAction, type AuditActor } from '../service/audit.js';
 import type { AuditEntry } from '../db/repository.js';
-import { CLIENT_COMMANDS, CliError, EXIT, runClientCommand } from './client.js';
+import { CLIENT_COMMANDS, CliError, EXIT, type ClientCommand } from './cli-error.js';
 
 const USAGE = `artifact-store — keep binary tool outputs out of LLM context
 
@@ -445,7 +445,8 @@ function usageErrorOf(err: unknown, command: string): unknown {
 
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
-  if (command !== undefined && CLIENT_COMMANDS.includes(command)) return runClientCommand(command, rest);
+  // The HTTP client loads only for its commands: `serve` runs without it (a few MiB of memory).
+  if (command !== undefined && (CLIENT_COMMANDS as readonly string[]).includes(command)) return (await import('./client.js')).runClientCommand(command as ClientCommand, rest);
   if (command !== undefined && OPS_HELP[command] && (rest.includes('--help') || rest.includes('-h'))) {
     process.stdout.write(`${OPS_HELP[command]}\n`);
     return;

@@ -1,0 +1,18 @@
+/** An error the CLI prints as one line and exits with `code`. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 | 3 = 1,
+  ) {
+    super(message);
+  }
+}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, notFound: 3 } as const;
+
+/**
+ * The commands that talk to a running service over HTTP (src/cli/client.ts), named here so that
+ * `serve` and the ops commands start without loading the HTTP client.
+ */
+export const CLIENT_COMMANDS = ['put', 'get', 'ls', 'rm', 'url', 'token'] as const;
+export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
