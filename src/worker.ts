@@ -175,7 +175,7 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
       maxTtlSeconds: config.maxTtlSeconds,
       // Flushed by waitUntil after each response: a timer may never fire once a request is done.
       touchFlushMs: config.touchFlushMs,
-      // An isolate has 128 MB; the default 32 MiB cache is Node's.
+      // An isolate has 128 MB: at most 8 MiB (the default), whatever the setting.
       smallBlobCacheBytes: Math.min(config.smallBlobCacheBytes, 8 * 1024 * 1024),
       ...overrides.limits,
     },

@@ -105,7 +105,7 @@ export const ConfigSchema = z.object({
   /** SQLite busy timeout: how long a writer waits for another process's lock. */
   sqliteBusyTimeoutMs: intFromEnv(5000),
   /** Memory for the bytes of hot small (≤ 64 KiB) artifacts; 0 turns the cache off. */
-  smallBlobCacheBytes: intFromEnv(32 * MiB),
+  smallBlobCacheBytes: intFromEnv(8 * MiB),
   /** Last-accessed updates are batched and flushed at this interval (0 = write on every read). */
   touchFlushMs: intFromEnv(1000),
 });

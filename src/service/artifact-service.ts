@@ -390,18 +390,17 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
       const span = range ?? { start: 0, end: row.sizeBytes - 1 };
       let body: ReadableStream<Uint8Array> | Uint8Array | null;
       if (row.sizeBytes <= smallBytes) {
-        // Small: the whole blob in one buffer (cached), the range a view of it.
-        let whole = smallBlobs.get(row.sha256);
-        if (!whole) {
-          const read = blobs.readSmall ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 }) : await readAll(await blobs.get(row.sha256));
-          if (!read) throw missingBytes(id);
-          if (read.byteLength !== row.sizeBytes) {
+        // Small: from the cache (a copy of the range), else the whole blob in one read, then cached.
+        body = smallBlobs.get(row.sha256, span.start, span.end) ?? null;
+        if (!body) {
+          const whole = blobs.readSmall ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 }) : await readAll(await blobs.get(row.sha256));
+          if (!whole) throw missingBytes(id);
+          if (whole.byteLength !== row.sizeBytes) {
             throw errors.backendUnavailable(`The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`);
           }
-          whole = read;
           smallBlobs.set(row.sha256, whole);
+          body = range ? whole.subarray(span.start, span.end + 1) : whole;
         }
-        body = range ? whole.subarray(span.start, span.end + 1) : whole;
       } else {
         body = await blobs.get(row.sha256, span);
         if (!body) throw missingBytes(id);

@@ -1,40 +1,81 @@
 /**
- * Bytes of small blobs kept in memory, least recently used out first. Blobs are immutable and keyed
- * by their sha256, so a cached copy is never stale: whether a caller may read it is still decided
- * by the database lookup on every request. Saves the open / read / close of hot small artifacts.
+ * Bytes of small blobs kept in memory. Blobs are immutable and keyed by their sha256, so a cached
+ * copy is never stale: whether a caller may read it is still decided by the database lookup on every
+ * request. Saves the open / read / close of hot small artifacts.
+ *
+ * The bytes live in one arena of `maxBytes`, written as a ring: a new entry goes at the write head
+ * and evicts the oldest entries in its way. One long-lived block instead of thousands of small ones
+ * scattered among a server's short-lived buffers, which is what kept the process's malloc heap
+ * growing under load when each entry was its own allocation. A hit on an entry in the older half of
+ * the ring copies it to the head, so entries that keep being read stay (close to least recently used).
+ * Reads return a copy: the arena is rewritten while a response may still be writing.
  */
 export function createSmallBlobCache(maxBytes: number) {
-  const entries = new Map<string, Uint8Array>();
-  let total = 0;
-  return {
-    get(sha256: string): Uint8Array | undefined {
-      const bytes = entries.get(sha256);
-      if (bytes) {
-        // Re-insert: Map order is the recency order.
-        entries.delete(sha256);
-        entries.set(sha256, bytes);
+  /** Map order is ring order from the write head: the first entry is the next one overwritten. */
+  const entries = new Map<string, { offset: number; length: number }>();
+  let arena: Uint8Array | undefined;
+  let head = 0;
+  let live = 0;
+
+  function drop(key: string, length: number): void {
+    entries.delete(key);
+    live -= length;
+  }
+
+  /** Frees [head, head + length) (wrapping to the start when it does not fit) and returns its offset. */
+  function claim(length: number): number {
+    if (head + length > maxBytes) {
+      // Wrap: the tail past the head is dropped; everything there is older than the start.
+      for (const [key, e] of entries) {
+        if (e.offset < head) break;
+        drop(key, e.length);
       }
-      return bytes;
+      head = 0;
+    }
+    for (const [key, e] of entries) {
+      if (e.offset < head || e.offset >= head + length) break;
+      drop(key, e.length);
+    }
+    const offset = head;
+    head += length;
+    return offset;
+  }
+
+  /** Writes `bytes` (or the arena range at `from`) at the head as the newest entry. */
+  function insert(key: string, length: number, bytes: Uint8Array | number): void {
+    arena ??= new Uint8Array(maxBytes);
+    const offset = claim(length);
+    if (typeof bytes === 'number') arena.copyWithin(offset, bytes, bytes + length);
+    else arena.set(bytes, offset);
+    entries.set(key, { offset, length });
+    live += length;
+  }
+
+  return {
+    /** A copy of bytes [start, end] of the blob (the whole blob by default), or undefined. */
+    get(sha256: string, start = 0, end?: number): Uint8Array | undefined {
+      const e = entries.get(sha256);
+      if (!e || !arena) return undefined;
+      const last = Math.min(end ?? e.length - 1, e.length - 1);
+      const copy = arena.slice(e.offset + start, e.offset + last + 1);
+      const age = e.offset >= head ? e.offset - head : e.offset + maxBytes - head;
+      if (age < maxBytes / 2) {
+        drop(sha256, e.length);
+        insert(sha256, e.length, e.offset);
+      }
+      return copy;
     },
     set(sha256: string, bytes: Uint8Array): void {
       if (bytes.byteLength > maxBytes || entries.has(sha256)) return;
-      entries.set(sha256, bytes);
-      total += bytes.byteLength;
-      for (const [key, value] of entries) {
-        if (total <= maxBytes) break;
-        entries.delete(key);
-        total -= value.byteLength;
-      }
+      insert(sha256, bytes.byteLength, bytes);
     },
     delete(sha256: string): void {
-      const bytes = entries.get(sha256);
-      if (bytes) {
-        entries.delete(sha256);
-        total -= bytes.byteLength;
-      }
+      const e = entries.get(sha256);
+      if (e) drop(sha256, e.length);
     },
+    /** Bytes of the entries held (at most `maxBytes`). */
     get sizeBytes() {
-      return total;
+      return live;
     },
   };
 }
