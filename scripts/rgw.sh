@@ -5,6 +5,9 @@
 #   scripts/rgw.sh start DIR   starts it in DIR (created if missing, must be empty) and prints one
 #                              JSON line: {"endpoint","accessKeyId","secretAccessKey","region"}
 #   scripts/rgw.sh stop DIR    stops every daemon started in DIR and removes DIR
+#   scripts/rgw.sh gateway-kill DIR    SIGKILLs the S3 gateway (radosgw) alone: S3 goes down, while
+#                                      the monitor and the OSD, and so the objects, stay
+#   scripts/rgw.sh gateway-start DIR   starts the gateway again on its port; returns once it answers
 #
 # Everything (config, keyring, pid files, sockets, logs) lives in DIR. Ports are free ones picked by
 # the kernel; RGW_PORT / RGW_MON_PORT are tried first when set. A start that fails stops whatever
@@ -15,7 +18,7 @@ set -euo pipefail
 
 cmd=${1:-}
 dir=${2:-}
-[[ -n "$cmd" && -n "$dir" ]] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+[[ -n "$cmd" && -n "$dir" ]] || { echo "usage: $0 start|stop|gateway-kill|gateway-start DIR" >&2; exit 2; }
 
 ACCESS_KEY=artifactstoretest
 SECRET_KEY=artifact-store-test-secret-key-0123456789
@@ -79,7 +82,15 @@ if [[ "$cmd" == stop ]]; then
   stop
   exit 0
 fi
-[[ "$cmd" == start ]] || { echo "rgw.sh: unknown command '$cmd' (start|stop)" >&2; exit 2; }
+if [[ "$cmd" == gateway-kill || "$cmd" == gateway-start ]]; then
+  [[ -f "$dir/$MARKER" && -f "$dir/rgw.port" ]] || { echo "rgw.sh: $dir is not a running rgw.sh start" >&2; exit 2; }
+  dir=$(cd "$dir" && pwd)
+fi
+if [[ "$cmd" == gateway-kill ]]; then
+  stop_pidfile "$dir/run/client.rgw.a.pid"
+  exit 0
+fi
+[[ "$cmd" == start || "$cmd" == gateway-start ]] || { echo "rgw.sh: unknown command '$cmd' (start|stop|gateway-kill|gateway-start)" >&2; exit 2; }
 
 # --- starting --------------------------------------------------------------------------------------
 
@@ -90,34 +101,36 @@ for bin in ceph-mon ceph-osd radosgw ceph-authtool monmaptool ceph radosgw-admin
   }
 done
 
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-[[ -z "$(ls -A "$dir")" ]] || { echo "rgw.sh: $dir is not empty" >&2; exit 2; }
-touch "$dir/$MARKER"
-mkdir -p "$dir"/{run,log,mon,osd,rgw}
-conf="$dir/ceph.conf"
-step=setup   # what is being started, for the failure message
-step_log=""  # that step's log
+if [[ "$cmd" == start ]]; then
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  [[ -z "$(ls -A "$dir")" ]] || { echo "rgw.sh: $dir is not empty" >&2; exit 2; }
+  touch "$dir/$MARKER"
+  mkdir -p "$dir"/{run,log,mon,osd,rgw}
+  step=setup   # what is being started, for the failure message
+  step_log=""  # that step's log
 
-# Any failure from here on (a failed command, a timeout, SIGINT/SIGTERM) stops what was started.
-finished=0
-interrupted=0
-on_exit() {
-  local rc=$?
-  ((finished)) && return
-  if ((interrupted)); then
-    echo "rgw.sh: start interrupted during: $step" >&2
-  else
-    echo "rgw.sh: start failed during: $step (exit $rc)" >&2
-  fi
-  if [[ -n "$step_log" && -s "$step_log" ]]; then
-    echo "--- last lines of ${step_log#"$dir"/} (in $dir, removed):" >&2
-    tail -n 25 "$step_log" >&2
-  fi
-  stop
-}
-trap on_exit EXIT
-trap 'interrupted=1; exit 130' INT TERM
+  # Any failure from here on (a failed command, a timeout, SIGINT/SIGTERM) stops what was started.
+  finished=0
+  interrupted=0
+  on_exit() {
+    local rc=$?
+    ((finished)) && return
+    if ((interrupted)); then
+      echo "rgw.sh: start interrupted during: $step" >&2
+    else
+      echo "rgw.sh: start failed during: $step (exit $rc)" >&2
+    fi
+    if [[ -n "$step_log" && -s "$step_log" ]]; then
+      echo "--- last lines of ${step_log#"$dir"/} (in $dir, removed):" >&2
+      tail -n 25 "$step_log" >&2
+    fi
+    stop
+  }
+  trap on_exit EXIT
+  trap 'interrupted=1; exit 130' INT TERM
+fi
+conf="$dir/ceph.conf"
 
 fail() { echo "rgw.sh: $*" >&2; exit 1; }
 
@@ -222,6 +235,36 @@ urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
 PY
 }
 
+# radosgw on $rgw_port, retried on a taken port unless $1 is "fixed"; returns once it answers.
+start_gateway() {
+  local attempt rc
+  step="S3 gateway (radosgw)"
+  step_log="$dir/log/rgw.log"
+  for attempt in 1 2 3; do
+    [[ "${1:-}" == fixed ]] || rgw_port=$(free_port "${RGW_PORT:-0}")
+    # It daemonizes before binding: a taken port shows only in its log, and it exits without a pid file.
+    give_up="failed to bind address 127.0.0.1:$rgw_port"
+    timeout "$WAIT" radosgw -c "$conf" -n client.rgw.a "${crc[@]}" --client-mount-timeout=10 \
+      --rgw-frontends="beast endpoint=127.0.0.1:$rgw_port" 2>>"$dir/log/rgw-start.log" \
+      || fail "radosgw did not start"
+    rc=0; wait_until "$dir/run/client.rgw.a.pid" s3_answers || rc=$?
+    ((rc == 0)) && return 0
+    if ((rc == 2 && attempt < 3)) && [[ "${1:-}" != fixed ]] && grep -qF -- "$give_up" "$step_log"; then
+      stop_pidfile "$dir/run/client.rgw.a.pid"
+      continue
+    fi
+    fail "radosgw is not answering on port $rgw_port ($( ((rc == 2)) && echo 'it exited' || echo "after $WAIT s"))"
+  done
+}
+
+if [[ "$cmd" == gateway-start ]]; then
+  rgw_port=$(<"$dir/rgw.port")
+  # The log of the last run says "failed to bind" only if this run fails to: start it afresh.
+  : >"$dir/log/rgw.log"
+  start_gateway fixed
+  exit 0
+fi
+
 started_at=$SECONDS
 fsid=$(cat /proc/sys/kernel/random/uuid)
 
@@ -258,23 +301,8 @@ rc=0; wait_until "$dir/run/osd.$osd_id.pid" osd_up || rc=$?
 ((rc == 0)) || fail "the OSD is not up ($( ((rc == 2)) && echo 'it exited' || echo "after $WAIT s"))"
 
 # The S3 gateway. Its port is given on the command line so it is picked just before the bind.
-step="S3 gateway (radosgw)"
-step_log="$dir/log/rgw.log"
-for attempt in 1 2 3; do
-  rgw_port=$(free_port "${RGW_PORT:-0}")
-  # It daemonizes before binding: a taken port shows only in its log, and it exits without a pid file.
-  give_up="failed to bind address 127.0.0.1:$rgw_port"
-  timeout "$WAIT" radosgw -c "$conf" -n client.rgw.a "${crc[@]}" --client-mount-timeout=10 \
-    --rgw-frontends="beast endpoint=127.0.0.1:$rgw_port" 2>>"$dir/log/rgw-start.log" \
-    || fail "radosgw did not start"
-  rc=0; wait_until "$dir/run/client.rgw.a.pid" s3_answers || rc=$?
-  ((rc == 0)) && break
-  if ((rc == 2 && attempt < 3)) && grep -qF -- "$give_up" "$step_log"; then
-    stop_pidfile "$dir/run/client.rgw.a.pid"
-    continue
-  fi
-  fail "radosgw is not answering on port $rgw_port ($( ((rc == 2)) && echo 'it exited' || echo "after $WAIT s"))"
-done
+start_gateway
+echo "$rgw_port" >"$dir/rgw.port"
 
 step="creating the S3 user (radosgw-admin)"
 step_log="$dir/log/user.log"
