@@ -40,7 +40,10 @@ function rgw(command: 'start' | 'stop' | 'gateway-kill' | 'gateway-start', dir: 
 
 /** Without radosgw: skipped with the reason, except in CI, which installs it and must run this. */
 function describeWithRgw(name: string, fn: () => void): void {
-  if (hasRadosgw) return describe(name, fn);
+  if (hasRadosgw) {
+    describe(name, fn);
+    return;
+  }
   const reason = 'radosgw is not installed (Debian/Ubuntu: apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common)';
   if (process.env.CI === 'true') {
     describe(name, () => {
