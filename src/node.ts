@@ -17,7 +17,6 @@ import { recordPolicyChange, type AuditActor } from './service/audit.js';
 import { fsck } from './service/fsck.js';
 import { runRetention, type RetentionDeps, type RetentionReport } from './service/retention.js';
 import type { Metrics } from './http/metrics.js';
-import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from './core/url-signing.js';
 import type { ArtifactRepository } from './db/repository.js';
 import { createSqliteRepository } from './db/sqlite.js';
 import { createApp } from './http/app.js';
@@ -26,7 +25,8 @@ import { createAuthenticator } from './http/auth.js';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import { DOCS_ASSET_NAMES, type DocsAssets } from './http/routes/docs.js';
 import { UI_ASSET_TYPES, type UiAssets } from './http/routes/ui.js';
-import { mintToken, parseJwtSecrets, type TokenClaims } from './http/tokens.js';
+import { resolveKeys, type ResolvedKeys } from './http/keys.js';
+import { mintToken, type TokenClaims } from './http/tokens.js';
 import { createArtifactService, type ArtifactService, type LinkSettings, type ServiceObserver } from './service/artifact-service.js';
 
 /** The drivers a Node process runs on, chosen from config. The only place (with the CLI) that picks them. */
@@ -183,47 +183,26 @@ process.on('exit', () => {
 const DEV_KID = 'dev';
 
 /**
- * The signing keys in force. Production refuses to start without configured keys. Development
- * keeps one random secret in {dataDir}/dev-jwt-secret so the printed token survives restarts;
- * test mode uses a fresh secret per process.
+ * Development keeps one random secret in {dataDir}/dev-jwt-secret so the printed token survives
+ * restarts; test mode uses a fresh secret per process.
  */
-/** Link keys: configured ones, else derived from the JWT HS256 secrets; none with JWKS-only auth. */
-async function resolveUrlSigner(config: Config, jwtSecrets: UrlSigningKey[]): Promise<UrlSigner | undefined> {
-  const configured = parseJwtSecrets(config.urlSigningKeys);
-  if (config.env === 'production') {
-    const weak = configured.find((k) => k.secret.length < 32);
-    if (weak) throw new Error(`Refusing to start in production: the URL signing key of kid "${weak.kid}" is shorter than 32 characters.`);
-  }
-  const keys = configured.length > 0 ? configured : await deriveUrlSigningKeys(jwtSecrets);
-  return keys.length > 0 ? createUrlSigner(keys) : undefined;
+function devSecretOf(config: Config): { kid: string; secret: string } {
+  if (config.env === 'test') return { kid: DEV_KID, secret: randomBytes(32).toString('base64url') };
+  const file = resolve(config.dataDir, 'dev-jwt-secret');
+  if (existsSync(file)) return { kid: DEV_KID, secret: readFileSync(file, 'utf8').trim() };
+  mkdirSync(resolve(config.dataDir), { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return { kid: DEV_KID, secret };
 }
 
-export function resolveHmacSecrets(config: Config): { secrets: { kid: string; secret: string }[]; devSecret?: { kid: string; secret: string } } {
-  const configured = parseJwtSecrets(config.jwtSecrets);
-  if (config.env === 'production') {
-    if (configured.length === 0 && !config.jwksFile && !config.jwksUrl) {
-      throw new Error('Refusing to start in production without keys: set ARTIFACT_STORE_JWT_SECRETS (kid:secret,...), ARTIFACT_STORE_JWKS_FILE or ARTIFACT_STORE_JWKS_URL.');
-    }
-    const weak = configured.find((s) => s.secret.length < 32);
-    if (weak) throw new Error(`Refusing to start in production: the JWT secret of kid "${weak.kid}" is shorter than 32 characters.`);
-    return { secrets: configured };
-  }
-  if (configured.length > 0) return { secrets: configured, devSecret: configured[0] };
-  let secret: string;
-  if (config.env === 'test') {
-    secret = randomBytes(32).toString('base64url');
-  } else {
-    const file = resolve(config.dataDir, 'dev-jwt-secret');
-    if (existsSync(file)) {
-      secret = readFileSync(file, 'utf8').trim();
-    } else {
-      mkdirSync(resolve(config.dataDir), { recursive: true });
-      secret = randomBytes(32).toString('base64url');
-      writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-    }
-  }
-  const dev = { kid: DEV_KID, secret };
-  return { secrets: [dev], devSecret: dev };
+/** The signing keys in force on Node (the rules are resolveKeys'; the dev secret is a file here). */
+export function resolveNodeKeys(config: Config): Promise<ResolvedKeys> {
+  return resolveKeys(config, {
+    hasJwks: Boolean(config.jwksFile || config.jwksUrl),
+    devSecret: () => devSecretOf(config),
+    howToSetKeys: 'set ARTIFACT_STORE_JWT_SECRETS (kid:secret,...), ARTIFACT_STORE_JWKS_FILE or ARTIFACT_STORE_JWKS_URL.',
+  });
 }
 
 export interface RunningServer {
@@ -244,9 +223,8 @@ export interface RunningServer {
 /** Starts the HTTP service on the configured drivers. */
 export async function startServer(config: Config, options: { logger?: Logger } = {}): Promise<RunningServer> {
   const logger = options.logger ?? createJsonLogger(config.logLevel, batchedLines((chunk) => process.stdout.write(chunk)));
-  const { secrets, devSecret } = resolveHmacSecrets(config);
+  const { hmacSecrets: secrets, devSecret, urlSigner } = await resolveNodeKeys(config);
   const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
-  const urlSigner = await resolveUrlSigner(config, secrets);
   let metrics: Metrics | undefined;
   const observer: ServiceObserver = { stored: (n) => metrics?.observer.stored(n), served: (n) => metrics?.observer.served(n), evicted: (n) => metrics?.observer.evicted(n) };
   const { repo, blobs, service } = await openNodeDrivers(config, { signer: urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds }, observer);

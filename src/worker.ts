@@ -13,14 +13,13 @@ import { digestStreamSha256 } from './blob/digest-stream-hash.js';
 import { createR2BlobStore, type R2BucketLike } from './blob/r2.js';
 import { s3Presigner } from './blob/s3-presign.js';
 import { basePolicy, ENV_NAMES, loadConfig, policiesOf, readTenantPolicies, type Config } from './core/config.js';
-import { createUrlSigner, deriveUrlSigningKeys } from './core/url-signing.js';
 import { createD1Repository, type D1DatabaseLike } from './db/d1.js';
 import { createApp } from './http/app.js';
 import { createAuthenticator } from './http/auth.js';
 import type { JSONWebKeySet } from 'jose';
 import { createJsonLogger, type Logger } from './http/logger.js';
 import type { EventStreamSettings } from './http/routes/events.js';
-import { parseJwtSecrets } from './http/tokens.js';
+import { resolveKeys } from './http/keys.js';
 import { createArtifactService, type ServiceLimits } from './service/artifact-service.js';
 import { runRetention, type RetentionReport } from './service/retention.js';
 import { createRateLimiter, rateLimitsOf, type RateLimitBinding } from './http/rate-limit.js';
@@ -98,18 +97,11 @@ function stringVars(env: WorkerEnv): Record<string, string> {
   return out;
 }
 
-function workerConfig(env: WorkerEnv, hasJwks: boolean): Config {
+function workerConfig(env: WorkerEnv): Config {
   const vars = stringVars(env);
   const set = NODE_ONLY.map((key) => ENV_NAMES[key]).filter((name) => vars[name]);
   if (set.length > 0) throw new Error(`Invalid configuration: ${set.join(', ')} do not apply on Workers (D1 and R2 are bindings, R2's S3 API is set with R2_*, JWKS comes from ARTIFACT_STORE_JWKS_URL, the schedule is the cron trigger).`);
-  const config = loadConfig(vars, { env: 'production' });
-  const secrets = parseJwtSecrets(config.jwtSecrets);
-  if (secrets.length === 0 && !config.jwksUrl && !hasJwks) {
-    throw new Error('Invalid configuration: no keys. Set the secret ARTIFACT_STORE_JWT_SECRETS (kid:secret,..., `wrangler secret put`; .dev.vars for `npm run dev:worker`) or the var ARTIFACT_STORE_JWKS_URL.');
-  }
-  const weak = secrets.find((s) => s.secret.length < 32);
-  if (weak) throw new Error(`Invalid configuration: the JWT secret of kid "${weak.kid}" is shorter than 32 characters.`);
-  return config;
+  return loadConfig(vars, { env: 'production' });
 }
 
 function r2Presigner(env: WorkerEnv) {
@@ -157,11 +149,12 @@ function workerRateLimiter(env: WorkerEnv, config: Config, policies: (tenantId: 
 
 /** The service on one env's bindings: what `fetch` and `scheduled` run, and what the workerd tests drive. */
 export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides = {}) {
-  const config = workerConfig(env, overrides.jwks !== undefined);
+  const config = workerConfig(env);
   const logger = overrides.logger ?? createJsonLogger(config.logLevel, (line) => console.log(line));
-  const secrets = parseJwtSecrets(config.jwtSecrets);
-  const linkKeys = parseJwtSecrets(config.urlSigningKeys);
-  const urlSigner = createUrlSigner(linkKeys.length > 0 ? linkKeys : await deriveUrlSigningKeys(secrets));
+  const { hmacSecrets: secrets, urlSigner } = await resolveKeys(config, {
+    hasJwks: overrides.jwks !== undefined || Boolean(config.jwksUrl),
+    howToSetKeys: 'set the secret ARTIFACT_STORE_JWT_SECRETS (kid:secret,..., `wrangler secret put`; .dev.vars for `npm run dev:worker`) or the var ARTIFACT_STORE_JWKS_URL.',
+  });
   const repo = createD1Repository({ db: env.DB, clock: overrides.now ? 'caller' : 'database' });
   const blobs = createR2BlobStore({ bucket: env.BLOBS, hash: digestStreamSha256, prefix: config.s3Prefix, presigner: r2Presigner(env) });
   const policies = policiesOf(config);

@@ -251,6 +251,11 @@ describe('production start-up', () => {
     await expect(startServer(config)).rejects.toThrow(/k1.*shorter than 32/);
   });
 
+  it('refuses a short URL signing key, with the same rule as the Worker', async () => {
+    const config = loadConfig({ ARTIFACT_STORE_JWT_SECRETS: `k1:${'p'.repeat(40)}`, ARTIFACT_STORE_URL_SIGNING_KEYS: 'l1:too-short' }, { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' });
+    await expect(startServer(config)).rejects.toThrow(/URL signing key of kid "l1" is shorter than 32/);
+  });
+
   it('starts with a strong secret, prints no dev token, and accepts tokens signed with it', async () => {
     const secret = 'p'.repeat(40);
     const config = loadConfig({ ARTIFACT_STORE_JWT_SECRETS: `prod1:${secret}` }, { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' });

@@ -20,7 +20,7 @@ import { loadConfig } from '../core/config.js';
 import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
 import { mintToken, PERMS, type Perm } from '../http/tokens.js';
-import { resolveHmacSecrets } from '../node.js';
+import { resolveNodeKeys } from '../node.js';
 
 import { CliError, EXIT, type ClientCommand } from './cli-error.js';
 
@@ -396,13 +396,9 @@ Examples:
       } catch (err) {
         throw new CliError((err as Error).message.replace(/\n\s*/g, ' '), EXIT.usage);
       }
-      const { secrets, devSecret } = (() => {
-        try {
-          return resolveHmacSecrets(config);
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
-      })();
+      const { hmacSecrets: secrets, devSecret } = await resolveNodeKeys(config).catch((err: Error) => {
+        throw new CliError(err.message);
+      });
       const key = devSecret ?? secrets[0];
       if (!key) throw new CliError('No signing secret: set ARTIFACT_STORE_JWT_SECRETS (kid:secret).', EXIT.usage);
       const token = await mintToken(key, {

@@ -7,7 +7,8 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from './bindings.js';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { mintToken } from '../../src/http/tokens.js';
-import worker, { type WorkerEnv } from '../../src/worker.js';
+import worker, { createWorkerApp, type WorkerEnv } from '../../src/worker.js';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 const SECRET = { kid: 'k1', secret: 'k1-secret-for-tests-0123456789abcdef' };
 
@@ -172,5 +173,45 @@ describe('the scheduled handler', () => {
     await expect(worker.scheduled(createScheduledController({ cron: '*/15 * * * *' }), broken, createExecutionContext())).rejects.toThrow(/D1 is down/);
     const back = await call(new Request(`https://artifacts.example/v1/artifacts/${ref.id}`, { headers: { Authorization: `Bearer ${token}` } }));
     expect(await back.text()).toBe('survives');
+  });
+});
+
+describe('keys on Workers: the same rules as on Node', () => {
+  const noSecrets = (extra: Record<string, string> = {}): WorkerEnv => ({ ...env, ARTIFACT_STORE_JWT_SECRETS: undefined, ARTIFACT_STORE_URL_SIGNING_KEYS: undefined, ...extra });
+
+  it('JWKS-only auth with no link keys serves requests, with proxy links off (not a misconfigured 503 on every request)', async () => {
+    const e = noSecrets({ ARTIFACT_STORE_JWKS_URL: 'https://keys.example/.well-known/jwks.json' });
+    const health = await call(new Request('https://artifacts.example/healthz'), e);
+    expect(health.status).toBe(200);
+
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'es1', alg: 'ES256', use: 'sig' };
+    const { app } = await createWorkerApp(noSecrets(), { jwks: { keys: [jwk] } });
+    const jwt = await new SignJWT({ tenant: 'acme', perms: ['read', 'write'] }).setProtectedHeader({ alg: 'ES256', kid: 'es1' }).setSubject('u1').setIssuedAt().setExpirationTime('5m').sign(privateKey);
+    const auth = { Authorization: `Bearer ${jwt}` };
+    const put = await app.request('https://artifacts.example/v1/artifacts', { method: 'POST', headers: { ...auth, 'Content-Type': 'text/plain', 'X-Artifact-Session': 's1' }, body: 'signed with ES256' }, e);
+    expect(put.status).toBe(201);
+    const ref = (await put.json()) as { id: string };
+    const link = await app.request(`https://artifacts.example/v1/artifacts/${ref.id}/url`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{}' }, e);
+    expect(link.status).toBe(503);
+    expect(await link.json()).toMatchObject({ code: 'backend_unavailable', message: expect.stringMatching(/ARTIFACT_STORE_URL_SIGNING_KEYS/) });
+  });
+
+  it('refuses a URL signing key shorter than 32 characters, as Node does in production', async () => {
+    const e = { ...env, ARTIFACT_STORE_URL_SIGNING_KEYS: 'l1:too-short' };
+    await expect(createWorkerApp(e)).rejects.toThrow(/URL signing key of kid "l1" is shorter than 32/);
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const res = await call(new Request('https://artifacts.example/healthz'), e);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ code: 'backend_unavailable' });
+      expect(errors).toHaveBeenCalledWith(expect.stringMatching(/URL signing key of kid "l1"/));
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it('refuses to start with no keys at all, saying how to set them on Workers', async () => {
+    await expect(createWorkerApp(noSecrets())).rejects.toThrow(/without keys: set the secret ARTIFACT_STORE_JWT_SECRETS/);
   });
 });
