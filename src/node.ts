@@ -169,16 +169,23 @@ export function batchedLines(writeChunk: (chunk: string) => void, maxPending = 1
     writeChunk(chunk);
   };
   return (line) => {
-    flushOnExit.add(flush);
+    flushBeforeExit(flush);
     if (pending.push(line) === 1) setImmediate(flush);
     else if (pending.length >= maxPending) flush();
   };
 }
 
 const flushOnExit = new Set<() => void>();
-process.on('exit', () => {
-  for (const flush of flushOnExit) flush();
-});
+let exitHooked = false;
+/** The exit handler is added by the first line logged, not by importing this module. */
+function flushBeforeExit(flush: () => void): void {
+  flushOnExit.add(flush);
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const f of flushOnExit) f();
+  });
+}
 
 const DEV_KID = 'dev';
 

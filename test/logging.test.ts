@@ -58,6 +58,21 @@ ${ending}`;
     expect(await runChild('process.exit(3);')).toEqual({ stdout: 'first\nlast\n', code: 3 });
   });
 
+  it('importing artifact-store/node registers no process handlers; the first logged line adds the exit flush', async () => {
+    const node = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node.ts', import.meta.url))).href);
+    const events = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'uncaughtException', 'unhandledRejection'];
+    const code = `const count = () => ${JSON.stringify(events)}.map((e) => process.listenerCount(e)).join(',');
+const before = count();
+const { batchedLines } = await import(${node});
+const imported = count();
+batchedLines(() => {})('a line');
+console.log(JSON.stringify({ before, imported, logged: count() }));`;
+    const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (err, stdout) => (err ? reject(err) : resolve(stdout))));
+    const { before, imported, logged } = JSON.parse(out.trim().split('\n').pop()!) as Record<string, string>;
+    expect(imported).toBe(before);
+    expect(logged).not.toBe(before);
+  });
+
   it('writes pending lines when the process dies of an uncaught exception', async () => {
     const r = await runChild(`throw new Error('boom');`);
     expect(r.stdout).toBe('first\nlast\n');
