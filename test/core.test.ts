@@ -421,6 +421,17 @@ describe('loadConfig', () => {
     });
   });
 
+  it('refuses an ARTIFACT_STORE_* variable it does not know, naming it and the closest setting', () => {
+    expect(() => loadConfig({ ARTIFACT_STORE_MAX_TTL: '60' })).toThrow('Invalid configuration:\n  ARTIFACT_STORE_MAX_TTL: not a setting. Did you mean "ARTIFACT_STORE_MAX_TTL_SECONDS"?');
+    expect(() => loadConfig({ ARTIFACT_STORE_XYZZY: '1', ARTIFACT_STORE_PORT: 'eighty' })).toThrow(/ARTIFACT_STORE_XYZZY: not a setting\.\n {2}ARTIFACT_STORE_PORT: /);
+    // The CLI's client commands and the dev-worker script read these; they are not service settings.
+    expect(loadConfig({ ARTIFACT_STORE_URL: 'http://x', ARTIFACT_STORE_TOKEN: 't', ARTIFACT_STORE_SESSION: 's', ARTIFACT_STORE_CONFIG: 'c.json', ARTIFACT_STORE_DEV_VARS: '.dev.vars', ARTIFACT_STORE_DEV_STATE: 'st' }).port).toBe(8787);
+  });
+
+  it('refuses an unknown key in tenant policies, naming the tenant, the key and the closest one', () => {
+    expect(() => loadConfig({ ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ acme: { maxSessionByte: 10 } }) })).toThrow('ARTIFACT_STORE_TENANT_POLICIES: tenant "acme": unknown key "maxSessionByte". Did you mean "maxSessionBytes"?');
+  });
+
   it('empty variables count as unset; NODE_ENV=production implies production', () => {
     expect(loadConfig({ ARTIFACT_STORE_PORT: '' }).port).toBe(8787);
     expect(loadConfig({ NODE_ENV: 'production' }).env).toBe('production');

@@ -92,3 +92,9 @@ describe('clampObservation', () => {
     await expect(clampObservation({}, { config: { maxObservationChars: 10 } })).rejects.toThrow(/maxObservationChars/);
   });
 });
+
+describe('guardrail config', () => {
+  it('refuses an unknown key by name, suggesting the closest known one', async () => {
+    await expect(clampObservation({ a: 1 }, { config: { maxObservationChar: 100 } as never })).rejects.toThrow('Invalid guardrail config at (root): unknown key "maxObservationChar". Did you mean "maxObservationChars"?');
+  });
+});

@@ -225,6 +225,7 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
     expect((await bridge.listResourceTemplates()).map((t) => t.uriTemplate)).toEqual(['file:///{a}', 'file:///{b}']);
     const capped = new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }), config: { maxPages: 2 } });
     expect(await codeOf(capped.listResources())).toBe('page_limit');
+    expect(() => new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }), config: { maxPage: 2 } as never })).toThrow('Invalid resource bridge config at (root): unknown key "maxPage". Did you mean "maxPages"?');
   });
 
   it('stops with cursor_loop when the server hands out a cursor twice', async () => {

@@ -139,6 +139,14 @@ describe('layer 4: per-tool fields', () => {
     await expect(transformToolResult('t', {}, { config: { tools: { t: { fields: [{ path: 'a..b' }] } } } })).rejects.toThrow(/tools\.t: Invalid field path "a\.\.b"/);
     await expect(transformToolResult('t', {}, { config: { maxInlineChars: -1 } })).rejects.toThrow(/maxInlineChars/);
   });
+
+  it('refuses an unknown key by name, suggesting the closest known one, at any depth', async () => {
+    // Before, a misspelt key was accepted and silently ignored.
+    await expect(transformToolResult('t', {}, { config: { maxInlineChar: 5 } as never })).rejects.toThrow('Invalid transform config at (root): unknown key "maxInlineChar". Did you mean "maxInlineChars"?');
+    await expect(transformToolResult('t', {}, { config: { tools: { t: { fields: [{ path: 'a', mimetype: 'application/pdf' }] } } } as never })).rejects.toThrow(/at tools\.t\.fields\.0: unknown key "mimetype"\. Did you mean "mimeType"\?/);
+    await expect(transformToolResult('t', {}, { config: { tools: { t: { blocks: { sumary: 'x' } } } } as never })).rejects.toThrow(/unknown key "sumary"\. Did you mean "summary"\?/);
+    await expect(transformToolResult('t', {}, { config: { zzzqqq: 1 } as never })).rejects.toThrow(/unknown key "zzzqqq"\.$/);
+  });
 });
 
 describe('layer 1: resource_link', () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CLEANUP_STRATEGIES, createPolicies, NO_RATE_LIMITS, policyProblems, PRODUCTION_RATE_LIMITS, TenantPoliciesSchema, type Policy, type RateLimitPolicy, type TenantPolicies } from './policy.js';
+import { CLEANUP_STRATEGIES, createPolicies, NO_RATE_LIMITS, policyProblems, PRODUCTION_RATE_LIMITS, PolicyOverrideSchema, TenantPoliciesSchema, type Policy, type RateLimitPolicy, type TenantPolicies } from './policy.js';
+import { closestName, didYouMean } from './suggest.js';
 
 const MiB = 1024 * 1024;
 
@@ -213,6 +214,10 @@ export function readTenantPolicies(value: string | undefined): TenantPolicies {
   const parsed = TenantPoliciesSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0]!;
+      throw new Error(`tenant ${JSON.stringify(String(issue.path[0]))}: unknown key ${JSON.stringify(key)}.${didYouMean(key, Object.keys(PolicyOverrideSchema.shape))}`);
+    }
     throw new Error(`${issue.path.join('.') || 'value'}: ${issue.message}`);
   }
   return parsed.data;
@@ -249,9 +254,22 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     }
     if (Boolean(c.s3AccessKeyId) !== Boolean(c.s3SecretAccessKey)) ctx.addIssue({ code: 'custom', path: ['s3AccessKeyId'], message: 'set both the access key id and the secret access key, or neither' });
   }).safeParse({ ...fromEnv, ...overrides });
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${ENV_NAMES[i.path[0] as keyof Config] ?? String(i.path[0])}: ${i.message}`);
+  const known = new Set<string>([...Object.values(ENV_NAMES), ...OTHER_ENV_NAMES]);
+  const unknown = Object.keys(env).filter((name) => name.startsWith(PREFIX) && !known.has(name));
+  if (!parsed.success || unknown.length > 0) {
+    const lines = [
+      ...unknown.map((name) => {
+        const near = closestName(name.slice(PREFIX.length), [...known].map((k) => k.slice(PREFIX.length)));
+        return `  ${name}: not a setting.${near ? ` Did you mean "${PREFIX}${near}"?` : ''}`;
+      }),
+      ...(parsed.success ? [] : parsed.error.issues.map((i) => `  ${ENV_NAMES[i.path[0] as keyof Config] ?? String(i.path[0])}: ${i.message}`)),
+    ];
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return parsed.data;
 }
+
+const PREFIX = 'ARTIFACT_STORE_';
+
+/** ARTIFACT_STORE_* variables that are not service settings: the CLI's client commands and scripts/dev-worker.ts read them. */
+const OTHER_ENV_NAMES = ['ARTIFACT_STORE_URL', 'ARTIFACT_STORE_TOKEN', 'ARTIFACT_STORE_SESSION', 'ARTIFACT_STORE_CONFIG', 'ARTIFACT_STORE_DEV_VARS', 'ARTIFACT_STORE_DEV_STATE'];

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ArtifactStore } from '../client/artifact-store.js';
 import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
+import { didYouMean } from '../core/suggest.js';
 import { parseFieldPath } from './paths.js';
 
 const MiB = 1024 * 1024;
 
 /** One base64 field of a tool's JSON output (layer 4). */
-export const FieldSpecSchema = z.object({
+export const FieldSpecSchema = z.strictObject({
   /** Dot path with `[N]` / `[*]`, relative to the tool's JSON (structuredContent, a JSON text block, or a native result). */
   path: z.string().min(1),
   /** The stored type; default: from magic bytes, else a data: URL's type, else application/octet-stream. */
@@ -24,14 +25,14 @@ export const FieldSpecSchema = z.object({
 export type FieldSpec = z.infer<typeof FieldSpecSchema>;
 
 /** How one tool's typed blocks (image, audio, embedded blob) are named and summarised. */
-export const BlockSpecSchema = z.object({
+export const BlockSpecSchema = z.strictObject({
   contentType: z.string().min(1).max(64).optional(),
   filename: z.string().min(1).max(512).optional(),
   summary: z.string().min(1).max(1000).optional(),
 });
 export type BlockSpec = z.infer<typeof BlockSpecSchema>;
 
-export const ToolSpecSchema = z.object({
+export const ToolSpecSchema = z.strictObject({
   fields: z.array(FieldSpecSchema).optional(),
   blocks: BlockSpecSchema.optional(),
   /** Apply only when the MCP server's name contains this (case-insensitive); any server when unset. */
@@ -46,7 +47,7 @@ export const count = z.number().int().nonnegative();
 export const maxDepthSchema = count.min(1).max(5000).default(1000);
 
 /** Everything about the transformer that is data (validated); functions live in TransformOptions. */
-export const TransformConfigSchema = z.object({
+export const TransformConfigSchema = z.strictObject({
   /** Per-tool specs (layer 4), by tool name; merged after the presets, so they win. */
   tools: z.record(z.string(), z.union([ToolSpecSchema, z.array(ToolSpecSchema)])).default({}),
   /** Which shipped presets apply: "all" (default), "none", or a list of names. */
@@ -118,8 +119,41 @@ export interface TransformOptions {
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  throw new TypeError(`Invalid ${what} config at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const issue = firstIssue(parsed.error.issues);
+  const at = issue.path.join('.') || '(root)';
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0]!;
+    throw new TypeError(`Invalid ${what} config at ${at}: unknown key ${JSON.stringify(key)}.${didYouMean(key, keysOf(schema))}`);
+  }
+  throw new TypeError(`Invalid ${what} config at ${at}: ${issue.message}`);
+}
+
+/** The innermost issue: a union's own issue says only that no branch matched. */
+function firstIssue(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[] = []): z.core.$ZodIssue {
+  const issue = issues[0]!;
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    // The branch that got furthest into the value (the longest path) says the most.
+    const best = issue.errors.map((branch) => firstIssue(branch, path)).sort((a, b) => b.path.length - a.path.length)[0];
+    if (best) return best;
+  }
+  return { ...issue, path };
+}
+
+/** Every object key a schema knows, at any depth: where a misspelt key's likely meaning is found. */
+function keysOf(schema: z.ZodType, out = new Set<string>()): Set<string> {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
+  const children: unknown[] = [];
+  if (def.shape) {
+    for (const [key, value] of Object.entries(def.shape as Record<string, unknown>)) {
+      out.add(key);
+      children.push(value);
+    }
+  }
+  for (const k of ['innerType', 'element', 'valueType']) if (def[k]) children.push(def[k]);
+  if (Array.isArray(def.options)) children.push(...def.options);
+  for (const child of children) keysOf(child as z.ZodType, out);
+  return out;
 }
 
 /** Validates the data part of a config; a bad key fails with a message naming it. */

@@ -9,7 +9,7 @@ import { formatCount, humanSize, modelRef } from './summary.js';
 import { measureChars, truncateToFit } from './truncate.js';
 
 
-export const GuardrailConfigSchema = z.object({
+export const GuardrailConfigSchema = z.strictObject({
   /** The whole observation's budget, in characters of JSON (a string observation: its length). */
   maxObservationChars: count.min(64).default(50_000),
   /** Strings longer than this are cut first when truncating. */

@@ -21,7 +21,7 @@ import { transformToolResult } from './transform.js';
  * planner tools a model can call.
  */
 
-export const ResourceBridgeConfigSchema = z.object({
+export const ResourceBridgeConfigSchema = z.strictObject({
   /** Text contents shorter than this stay inline; longer ones become text artifacts. */
   inlineTextIfUnderChars: count.default(10_000),
   /** Pages followed per listing before it stops with `page_limit`. */
