@@ -13,7 +13,7 @@ import { discoverArtifactStore, isArtifactStore } from '../src/client/discover.j
 import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { createNoOpArtifactStore, NOOP_WARNING } from '../src/client/noop-store.js';
-import { rejection } from './blob-store.contract.js';
+import { rejection } from './helpers/artifact-errors.js';
 import { sha256Hex } from '../src/core/hash.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';

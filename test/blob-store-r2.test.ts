@@ -8,7 +8,9 @@ import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSha256 } from '../src/blob/node-hash.js';
 import { createR2BlobStore, type R2BucketLike } from '../src/blob/r2.js';
-import { bytesStream, describeBlobStoreContract, expectArtifactError, readAll, sha256Of } from './blob-store.contract.js';
+import { describeBlobStoreContract } from './blob-store.contract.js';
+import { expectArtifactError } from './helpers/artifact-errors.js';
+import { bytesStream, readAll, sha256Of } from './helpers/streams.js';
 import type { ObjectPresigner } from '../src/blob/s3-presign.js';
 
 let mf: Miniflare;

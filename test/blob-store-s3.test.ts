@@ -9,7 +9,9 @@ import { nodeSha256 } from '../src/blob/node-hash.js';
 import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
-import { bytesStream, describeBlobStoreContract, expectArtifactError, failingStream, readAll, sha256Of } from './blob-store.contract.js';
+import { describeBlobStoreContract } from './blob-store.contract.js';
+import { expectArtifactError } from './helpers/artifact-errors.js';
+import { bytesStream, failingStream, readAll, sha256Of } from './helpers/streams.js';
 import { createTestBucket, describeS3, s3TestTarget } from './helpers/s3.js';
 
 const MiB = 1024 * 1024;

@@ -8,16 +8,9 @@ import { createFsBlobStore } from '../src/blob/fs.js';
 import { ingest } from '../src/blob/ingest.js';
 import { createMemoryBlobStore } from '../src/blob/memory.js';
 import { nodeSha256 } from '../src/blob/node-hash.js';
-import {
-  bytesStream,
-  describeBlobStoreContract,
-  expectArtifactError,
-  failingStream,
-  iteratorStream,
-  readAll,
-  settle,
-  sha256Of,
-} from './blob-store.contract.js';
+import { describeBlobStoreContract } from './blob-store.contract.js';
+import { expectArtifactError } from './helpers/artifact-errors.js';
+import { bytesStream, failingStream, iteratorStream, readAll, settle, sha256Of } from './helpers/streams.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rejection } from './blob-store.contract.js';
+import { rejection } from './helpers/artifact-errors.js';
 import { createD1Repository, type D1DatabaseLike, type D1QueryableLike } from '../src/db/d1.js';
 import { commitPutPlan, PUT_OK } from '../src/db/d1-plans.js';
 import type { ArtifactRepository, CommitPutInput, QuotaLimits } from '../src/db/repository.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createHttpArtifactStore, type HttpArtifactStoreOptions } from '../src/client/http-store.js';
 import { loadConfig } from '../src/core/config.js';
-import { rejection } from './blob-store.contract.js';
+import { rejection } from './helpers/artifact-errors.js';
 import { sha256Hex } from '../src/core/hash.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { describeArtifactStoreContract } from './artifact-store.contract.js';

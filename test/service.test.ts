@@ -14,7 +14,8 @@ import type { ArtifactRef, ArtifactScope } from '../src/core/schemas.js';
 import type { ArtifactRepository } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService, type Access, type ArtifactService, type ServiceLimits } from '../src/service/artifact-service.js';
-import { bytesStream, expectArtifactError, failingStream, readAll, sha256Of } from './blob-store.contract.js';
+import { expectArtifactError } from './helpers/artifact-errors.js';
+import { bytesStream, failingStream, readAll, sha256Of } from './helpers/streams.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();

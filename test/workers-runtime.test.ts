@@ -9,7 +9,7 @@ import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../src/core/errors.js';
-import { sha256Of } from './blob-store.contract.js';
+import { sha256Of } from './helpers/streams.js';
 import { ROOT } from './helpers/cli-server.js';
 
 let mf: Miniflare;
