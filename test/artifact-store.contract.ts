@@ -187,7 +187,7 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
 
     describe('ranges', () => {
       it('getStream returns the asked byte range (inclusive ends), clamped to the size', async (ctx) => {
-        if (!store.capabilities.ranges) ctx.skip();
+        if (!store.capabilities.ranges) return ctx.skip('this store declares no ranges capability');
         const data = bytesOf(11, 10_000);
         const ref = await store.putBytes(data);
         expect(await readAll(await store.getStream(ref.id, { range: { start: 100, end: 199 } }))).toEqual(data.subarray(100, 200));
@@ -196,7 +196,7 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
 
       it('a range starting past the end is invalid_range', async (ctx) => {
-        if (!store.capabilities.ranges) ctx.skip();
+        if (!store.capabilities.ranges) return ctx.skip('this store declares no ranges capability');
         const ref = await store.putBytes(bytesOf(12, 10));
         await expectArtifactError(store.getStream(ref.id, { range: { start: 10, end: 20 } }), 'invalid_range');
       });
@@ -348,7 +348,7 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
     describe('session isolation', () => {
       it('another session cannot see, read, list or delete this session’s artifact', async (ctx) => {
         const other = subject.otherSession;
-        if (!other) return ctx.skip();
+        if (!other) return ctx.skip('this store has no second session to compare with (one store, one scope)');
         const ref = await store.putText('secret of session A', { filename: 'a.txt' });
         expect(await other.getRef(ref.id)).toBeNull();
         expect(await other.get(ref.id)).toBeNull();
@@ -361,7 +361,7 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
 
       it('the same bytes put by two sessions: each sees its own filename; deletes are per session', async (ctx) => {
         const other = subject.otherSession;
-        if (!other) return ctx.skip();
+        if (!other) return ctx.skip('this store has no second session to compare with (one store, one scope)');
         const a = await store.putText('shared bytes', { filename: 'a.txt', meta: { by: 'A' } });
         const b = await other.putText('shared bytes', { filename: 'b.txt', meta: { by: 'B' } });
         expect(b.id).toBe(a.id);
