@@ -1,5 +1,6 @@
 /** Stream and byte helpers for tests. */
 import { createHash } from 'node:crypto';
+import { concatBytes } from '../../src/core/bytes.js';
 
 const KiB = 1024;
 
@@ -61,21 +62,13 @@ export function failingStream(chunks: Uint8Array[], error: Error): ReadableStrea
 
 export async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
-  let size = 0;
   const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     parts.push(value);
-    size += value.byteLength;
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.byteLength;
-  }
-  return out;
+  return parts.length === 1 ? parts[0]!.slice() : concatBytes(parts);
 }
 
 /** Hashes a stream without holding it in memory. */
