@@ -65,6 +65,10 @@ export function createSmallBlobCache(maxBytes: number) {
       }
       return copy;
     },
+    /** Whether the blob is held, without counting as a read. */
+    has(sha256: string): boolean {
+      return entries.has(sha256);
+    },
     set(sha256: string, bytes: Uint8Array): void {
       if (bytes.byteLength > maxBytes || entries.has(sha256)) return;
       insert(sha256, bytes.byteLength, bytes);
