@@ -19,7 +19,8 @@ import { createHttpArtifactStore } from '../client/http-store.js';
 import { loadConfig } from '../core/config.js';
 import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
-import { mintToken, PERMS, type Perm } from '../http/tokens.js';
+import { PERMS, type Perm } from '../core/perms.js';
+import { mintToken } from '../http/tokens.js';
 import { resolveNodeKeys } from '../node.js';
 
 import { CliError, EXIT, type ClientCommand } from './cli-error.js';

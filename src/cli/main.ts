@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, policiesOf, type ConfigInput } from '../core/config.js';
 import { createSqliteRepository } from '../db/sqlite.js';
-import { PERMS, type Perm } from '../http/tokens.js';
+import { PERMS, type Perm } from '../core/perms.js';
 import { openNodeDrivers, retentionDepsOf, startServer } from '../node.js';
 import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
 import { usageReport, type UsageReport } from '../service/usage.js';

@@ -1,4 +1,5 @@
 import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+import type { ArtifactEvent } from '../core/events.js';
 
 /** What a store can do beyond the required methods; the contract suite tests what is declared. */
 export interface ArtifactStoreCapabilities {
@@ -62,16 +63,7 @@ export interface ArtifactStore {
   events?(options?: EventsOptions): AsyncIterable<ArtifactEvent>;
 }
 
-export type ArtifactEventType = 'artifact.stored' | 'artifact.deleted' | 'artifact.evicted' | 'artifact.expired';
-
-export interface ArtifactEvent {
-  /** Position in the stream: pass it as `lastEventId` to resume after this event. */
-  id: string;
-  type: ArtifactEventType;
-  /** The reference as it was at the change (for removals: as it was just before). */
-  ref: ArtifactRef;
-  at: string;
-}
+export type { ArtifactEvent, ArtifactEventType } from '../core/events.js';
 
 export interface EventsOptions {
   /** Resume after this event (from a previous ArtifactEvent.id); default: only new events. */

@@ -5,7 +5,7 @@ import { sha256Hex } from '../core/hash.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
-import { decodeCursor, encodeCursor } from '../service/cursor.js';
+import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from './store-scope.js';
 

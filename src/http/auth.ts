@@ -10,7 +10,8 @@ import { sha256Hex } from '../core/hash.js';
 import { readFilterOf } from '../core/scope.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { Access } from '../service/artifact-service.js';
-import { PERMS, TokenClaimsSchema, type Perm } from './tokens.js';
+import { PERMS, type Perm } from '../core/perms.js';
+import { TokenClaimsSchema } from './tokens.js';
 
 /**
  * An authenticated caller: a tenant, the scope it is bound to, and what it may do. `operator` comes

@@ -1,8 +1,7 @@
 import { SignJWT } from 'jose/jwt/sign';
 import { z } from 'zod';
+import { PERMS } from '../core/perms.js';
 
-export const PERMS = ['read', 'write', 'admin'] as const;
-export type Perm = (typeof PERMS)[number];
 
 /** The JWT claims artifact-store reads. `exp` is required; `perms` defaults to read-only. */
 export const TokenClaimsSchema = z.object({

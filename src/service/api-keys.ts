@@ -1,6 +1,6 @@
 import { sha256Hex } from '../core/hash.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import type { Perm } from '../http/tokens.js';
+import type { Perm } from '../core/perms.js';
 
 const ALPHANUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 

@@ -10,7 +10,7 @@ import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, 
 import type { BlobStore } from '../blob/blob-store.js';
 import type { ArtifactRepository, QuotaLimits, RefRow, ScopeFilter } from '../db/repository.js';
 import type { Policy } from '../core/policy.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { rowToRef } from './refs.js';
 import { createSmallBlobCache } from './small-blob-cache.js';
 import { createTouchBatcher } from './touch.js';

@@ -1,4 +1,4 @@
-import type { ArtifactEvent } from '../client/artifact-store.js';
+import type { ArtifactEvent } from '../core/events.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import { rowToRef } from './refs.js';
 
