@@ -9,3 +9,21 @@ export function concatBytes(chunks: readonly Uint8Array[], size = chunks.reduce(
   }
   return out;
 }
+
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB'] as const;
+
+/**
+ * A byte count as a person reads it, the one rule for every size shown to people and models:
+ * under 1024 → "N B"; otherwise 1024-based (IEC) units KiB, MiB, GiB, TiB, with one decimal under 10
+ * and a whole number from 10 up. 1023 → "1023 B", 1024 → "1.0 KiB", 49356 → "48 KiB", 5 TiB → "5.0 TiB".
+ */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${BYTE_UNITS[unit]}`;
+}
