@@ -25,7 +25,7 @@ export {
   type TransformOptions,
 } from './config.js';
 export { clampObservation, GuardrailConfigSchema, type ClampOptions, type ClampResult, type GuardrailConfig, type GuardrailConfigInput, type ObservationClampedEvent } from './guardrail.js';
-export { wrapMcpClient, type WrapMcpClientOptions } from './client.js';
+export { wrapMcpClient, type WrapMcpClientOptions } from './wrap-client.js';
 export {
   ResourceBridge,
   ResourceBridgeConfigSchema,

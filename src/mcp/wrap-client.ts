@@ -1,3 +1,4 @@
+/** wrapMcpClient: an MCP SDK Client whose callTool results come back through transformToolResult. */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ArtifactRef } from '../core/schemas.js';
 import type { TransformOptions } from './config.js';
