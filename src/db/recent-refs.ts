@@ -1,5 +1,12 @@
 import type Database from 'better-sqlite3';
 
+export interface RecentRefs<Row> {
+  get(key: string): Row | undefined;
+  set(key: string, row: Row): void;
+  /** After any write through this connection (data_version does not move for those). */
+  clear(): void;
+}
+
 /**
  * Recent answers of the reference lookup every download makes, kept only while the database is
  * unchanged. SQLite's `PRAGMA data_version` moves whenever another connection (a second instance,
@@ -11,7 +18,7 @@ import type Database from 'better-sqlite3';
  * transaction; a commit by another process is seen from the next turn on (under full load, a turn
  * lasts a few milliseconds). Expiry is still checked by the caller against the row on every hit.
  */
-export function createRecentRefs<Row>(sqlite: Database.Database, maxEntries: number) {
+export function createRecentRefs<Row>(sqlite: Database.Database, maxEntries: number): RecentRefs<Row> {
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   let seenVersion = dataVersion.get();
   let checkedThisTurn = false;
@@ -37,7 +44,6 @@ export function createRecentRefs<Row>(sqlite: Database.Database, maxEntries: num
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
       entries.set(key, row);
     },
-    /** After any write through this connection (data_version does not move for those). */
     clear(): void {
       entries.clear();
     },

@@ -84,7 +84,10 @@ export interface EvictedRef {
   traceId: string;
 }
 
-/** One row of the outbox. `ref` is the reference as it was at the change (null for rows written before refs were kept). */
+/**
+ * One row of the outbox. `ref` is the reference as it was at the change (null for rows written
+ * before refs were kept).
+ */
 export interface OutboxEvent {
   seq: number;
   tenantId: string;
@@ -176,12 +179,51 @@ export interface ApiKeyRecord {
   revokedAt: number | null;
 }
 
+/** Narrows `ReferenceRepository.usage`: within a tenant, session or trace; at most `limit` rows. */
+export interface UsageOptions {
+  tenantId?: string;
+  sessionId?: string;
+  traceId?: string;
+  limit: number;
+}
+
+/** Totals for metrics: live references and their bytes; blobs and theirs. */
+export interface StoredTotals {
+  refs: number;
+  refBytes: number;
+  blobs: number;
+  blobBytes: number;
+}
+
+/** References removed by a retention step, and the bytes they held. */
+export interface RemovedTally {
+  refs: number;
+  bytes: number;
+}
+
+/** One retention run's report, as kept. */
+export interface RetentionRun {
+  id: number;
+  trigger: string;
+  startedAt: number;
+  finishedAt: number;
+  report: Record<string, unknown>;
+}
+
+/** A blob row as fsck sees it: how many artifacts hold it, and whether a live pin protects it. */
+export interface BlobRow {
+  sha256: string;
+  sizeBytes: number;
+  pinned: boolean;
+  artifacts: number;
+}
+
 /**
- * Metadata persistence. Async so that both SQLite (one transaction) and D1 (one batch) fit.
+ * References: the put that records them (enforcing quotas), lookups, listings and live usage.
  * Every read filters by tenant, scope and expiry in one query: out of scope and missing are the
  * same empty answer.
  */
-export interface ArtifactRepository {
+export interface ReferenceRepository {
   /**
    * Records a committed blob, the tenant's artifact and the scope's reference, enforces `quota`
    * (evicting with `artifact.evicted`, or throwing quota_exceeded) and appends `artifact.stored`,
@@ -200,29 +242,74 @@ export interface ArtifactRepository {
   deleteRefs(tenantId: string, artifactId: string, filter: ScopeFilter, now: number): Promise<number>;
   /** Newest first, stable under concurrent inserts: ordered by (createdAt, refId) descending. */
   list(tenantId: string, filter: ListFilter): Promise<RefRow[]>;
+  /**
+   * Live usage, biggest first: per tenant, or per session / trace (within `tenantId` when given).
+   * `value` is the tenant, session or trace id.
+   */
+  usage(kind: 'tenant' | 'session' | 'trace', now: number, options: UsageOptions): Promise<ScopeUsage[]>;
+  /** Totals for metrics: live references and their bytes; blobs and theirs. */
+  storedTotals(now: number): Promise<StoredTotals>;
+}
 
-  createApiKey(record: Omit<ApiKeyRecord, 'revokedAt'> & { secretHash: string }): Promise<void>;
-  /** A live (not revoked) key by id, with its secret hash. */
+/** Direct uploads in flight. */
+export interface UploadRepository {
   createUpload(upload: UploadRecord): Promise<void>;
   /** An upload of this tenant, expired or not. */
   findUpload(tenantId: string, id: string): Promise<UploadRecord | undefined>;
   deleteUpload(id: string): Promise<void>;
+  /** Up to `limit` direct uploads that expired before `before`. */
+  expiredUploads(before: number, limit: number): Promise<UploadRecord[]>;
+}
+
+/** API keys: stored with their secret's hash, never the secret. */
+export interface ApiKeyRepository {
+  createApiKey(record: Omit<ApiKeyRecord, 'revokedAt'> & { secretHash: string }): Promise<void>;
+  /** A live (not revoked) key by id, with its secret hash. */
   findApiKey(id: string): Promise<(ApiKeyRecord & { secretHash: string }) | undefined>;
   revokeApiKey(id: string, at: number): Promise<boolean>;
   listApiKeys(tenantId?: string): Promise<ApiKeyRecord[]>;
+}
 
-  // Retention. Each call is one bounded transaction, so a run over any number of rows holds the
-  // write lock briefly and works in bounded memory.
-  /** Removes up to `limit` references expired at `now`, with `artifact.expired`; artifacts go with their last reference. */
-  expireRefs(now: number, limit: number): Promise<{ refs: number; bytes: number; byTenant: Record<string, { refs: number; bytes: number }> }>;
-  /** Sessions or traces whose live references exceed `minCount` or `minBytes`, after `after` (keyset), up to `limit`. */
-  scopesOver(kind: 'session' | 'trace', now: number, minCount: number, minBytes: number, after: { tenantId: string; value: string } | undefined, limit: number): Promise<ScopeUsage[]>;
+/**
+ * Retention. Each call is one bounded transaction, so a run over any number of rows holds the write
+ * lock briefly and works in bounded memory.
+ */
+export interface RetentionRepository {
+  /**
+   * Removes up to `limit` references expired at `now`, with `artifact.expired`; artifacts go with
+   * their last reference.
+   */
+  expireRefs(now: number, limit: number): Promise<RemovedTally & { byTenant: Record<string, RemovedTally> }>;
+  /**
+   * Sessions or traces whose live references exceed `minCount` or `minBytes`, after `after`
+   * (keyset), up to `limit`.
+   */
+  scopesOver(
+    kind: 'session' | 'trace',
+    now: number,
+    minCount: number,
+    minBytes: number,
+    after: { tenantId: string; value: string } | undefined,
+    limit: number,
+  ): Promise<ScopeUsage[]>;
   /** Brings one session or trace within `quota` (lru / fifo; `none` evicts nothing), with `artifact.evicted`. */
-  enforceScope(tenantId: string, kind: 'session' | 'trace', value: string, quota: QuotaLimits, now: number): Promise<EvictedRef[]>;
+  enforceScope(
+    tenantId: string,
+    kind: 'session' | 'trace',
+    value: string,
+    quota: QuotaLimits,
+    now: number,
+  ): Promise<EvictedRef[]>;
   /** Drops up to `limit` artifacts that no reference holds (normally none: they go with their last reference). */
   dropUnreferencedArtifacts(limit: number): Promise<number>;
-  /** Up to `limit` direct uploads that expired before `before`. */
-  expiredUploads(before: number, limit: number): Promise<UploadRecord[]>;
+  /** Keeps a retention run's report. */
+  recordRetentionRun(run: Omit<RetentionRun, 'id'>): Promise<void>;
+  /** The newest `limit` retention runs, newest first. */
+  retentionRuns(limit: number): Promise<RetentionRun[]>;
+}
+
+/** Blob rows: the pins puts take, garbage collection of bytes nothing holds, and fsck. */
+export interface BlobRepository {
   /**
    * Pins a blob for one put, before its bytes are committed: garbage collection and purge leave it
    * alone while the pin lives (until `until`, or until the put's commitPut removes it). Returns the
@@ -239,30 +326,20 @@ export interface ArtifactRepository {
    * pinned them past `now`, created before `createdBefore`; or marked by a run that started before
    * `staleBefore` and never finished. Marked with `now`.
    */
-  doomBlobs(now: number, createdBefore: number, staleBefore: number, after: string, limit: number): Promise<{ sha256: string; sizeBytes: number }[]>;
+  doomBlobs(
+    now: number,
+    createdBefore: number,
+    staleBefore: number,
+    after: string,
+    limit: number,
+  ): Promise<{ sha256: string; sizeBytes: number }[]>;
   /** Removes the rows of collected blobs still marked with `doomedAt`; clears the mark of `failed` ones. */
   forgetBlobs(collected: string[], failed: string[], doomedAt: number): Promise<void>;
-  /**
-   * Events of a tenant after `afterSeq`, oldest first (the outbox, which every process writes to);
-   * `undefined`: every tenant's (operators).
-   */
-  readEvents(tenantId: string | undefined, afterSeq: number, limit: number): Promise<OutboxEvent[]>;
-  /** The newest event's seq (0 when there is none). */
-  lastEventSeq(): Promise<number>;
-  /** Drops up to `limit` events older than `before`; resuming from before then starts at the oldest kept. */
-  trimEvents(before: number, limit: number): Promise<number>;
-  /**
-   * Live usage, biggest first: per tenant, or per session / trace (within `tenantId` when given).
-   * `value` is the tenant, session or trace id.
-   */
-  usage(kind: 'tenant' | 'session' | 'trace', now: number, options: { tenantId?: string; sessionId?: string; traceId?: string; limit: number }): Promise<ScopeUsage[]>;
   /** Marks one blob for collection now, if no artifact holds it and no put has pinned it (purge). */
   doomBlobNow(sha256: string, now: number): Promise<boolean>;
-  /** Totals for metrics: live references and their bytes; blobs and theirs. */
-  storedTotals(now: number): Promise<{ refs: number; refBytes: number; blobs: number; blobBytes: number }>;
   // fsck
   /** Blob rows after `after` (by sha256), with how many artifacts hold each. */
-  blobRows(after: string, limit: number, now: number): Promise<{ sha256: string; sizeBytes: number; pinned: boolean; artifacts: number }[]>;
+  blobRows(after: string, limit: number, now: number): Promise<BlobRow[]>;
   /** Which of these sha256s have a blob row. */
   knownBlobs(sha256s: string[]): Promise<Set<string>>;
   /** Artifacts (tenant, id) that hold these bytes, up to `limit`. */
@@ -275,20 +352,40 @@ export interface ArtifactRepository {
   unfinishedBlobRows(now: number, after: string, limit: number): Promise<string[]>;
   /** Deletes a blob row that no artifact holds and no put has pinned past `now`; false otherwise. */
   deleteIdleBlobRow(sha256: string, now: number): Promise<boolean>;
+}
+
+/** The outbox of events (which every process writes to) and the audit trail that feeds it. */
+export interface OutboxRepository {
+  /**
+   * Events of a tenant after `afterSeq`, oldest first (the outbox, which every process writes to);
+   * `undefined`: every tenant's (operators).
+   */
+  readEvents(tenantId: string | undefined, afterSeq: number, limit: number): Promise<OutboxEvent[]>;
+  /** The newest event's seq (0 when there is none). */
+  lastEventSeq(): Promise<number>;
+  /** Drops up to `limit` events older than `before`; resuming from before then starts at the oldest kept. */
+  trimEvents(before: number, limit: number): Promise<number>;
   /** Records an admin or operator action and appends its `audit.recorded` event, atomically. */
   recordAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry>;
   /** Audit entries, newest first. */
   listAudit(filter: AuditFilter): Promise<AuditEntry[]>;
   /** Drops up to `limit` audit entries older than `before`. */
   trimAudit(before: number, limit: number): Promise<number>;
-  /** Keeps a retention run's report. */
-  recordRetentionRun(run: { trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }): Promise<void>;
-  /** The newest `limit` retention runs, newest first. */
-  retentionRuns(limit: number): Promise<{ id: number; trigger: string; startedAt: number; finishedAt: number; report: Record<string, unknown> }[]>;
+}
 
+/**
+ * Metadata persistence: every concern above, on one database. Async so that both SQLite (one
+ * transaction) and D1 (one batch) fit.
+ */
+export interface ArtifactRepository
+  extends ReferenceRepository,
+    UploadRepository,
+    ApiKeyRepository,
+    RetentionRepository,
+    BlobRepository,
+    OutboxRepository {
   /** A consistent copy of the whole database, taken while it is in use (SQLite online backup). */
   backupTo?(path: string): Promise<void>;
-
   /** Cheap liveness probe for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,4 @@
-import type { ArtifactRepository } from './repository.js';
-
-type UsageOptions = Parameters<ArtifactRepository['usage']>[2];
+import type { UsageOptions } from './repository.js';
 
 /**
  * The live-usage query of `ArtifactRepository.usage`, the same text for SQLite and D1: per tenant,

@@ -1,0 +1,105 @@
+/**
+ * Blob rows on SQLite: the pins puts take before committing bytes, garbage collection of bytes that
+ * nothing holds (against puts committing the same bytes), and the rows fsck reads.
+ */
+import { eq, lt } from 'drizzle-orm';
+import type { BlobRepository } from '../repository.js';
+import { blobPins } from '../schema.js';
+import type { SqliteContext } from './connection.js';
+
+/** No live pin: no put is between knowing these bytes' hash and committing its metadata. */
+const UNPINNED = 'NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.until >= @now)';
+/** No artifact holds the blob @sha256. */
+const UNHELD = 'NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)';
+
+export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobRepository {
+  const selectBlob = sqlite.prepare('SELECT doomed_at AS doomedAt FROM blobs WHERE sha256 = @sha256');
+  const upsertBlobRow = sqlite.prepare(`
+    INSERT INTO blobs (sha256, size_bytes, created_at, doomed_at) VALUES (@sha256, 0, @now, NULL)
+    ON CONFLICT (sha256) DO UPDATE SET doomed_at = NULL`);
+  const insertPin = sqlite.prepare('INSERT INTO blob_pins (sha256, until) VALUES (@sha256, @until)');
+  const doomBatch = sqlite.prepare(`
+    UPDATE blobs SET doomed_at = @now WHERE sha256 IN (
+      SELECT b.sha256 FROM blobs b
+      WHERE b.sha256 > @after
+        AND ((b.doomed_at IS NULL AND ${UNPINNED} AND b.created_at < @createdBefore) OR b.doomed_at < @staleBefore)
+        AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
+      ORDER BY b.sha256 LIMIT @limit)
+    RETURNING sha256, size_bytes AS sizeBytes`);
+  const unfinishedRows = sqlite.prepare(
+    `SELECT b.sha256 FROM blobs AS b WHERE b.sha256 > @after AND b.size_bytes = 0 AND b.doomed_at IS NULL AND ${UNPINNED}
+          AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256) ORDER BY b.sha256 LIMIT @limit`,
+  );
+  const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
+  const undoomBlob = sqlite.prepare('UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
+
+  return {
+    async pinBlob(sha256, until, now, staleBefore) {
+      return writing(() =>
+        sqlite.transaction((): number | 'collecting' => {
+          const row = selectBlob.get({ sha256 }) as { doomedAt: number | null } | undefined;
+          if (row?.doomedAt != null && row.doomedAt >= staleBefore) return 'collecting' as const;
+          upsertBlobRow.run({ sha256, now });
+          return Number(insertPin.run({ sha256, until }).lastInsertRowid);
+        }).immediate(),
+      );
+    },
+
+    async releasePin(pinId) {
+      writing(() => db.delete(blobPins).where(eq(blobPins.id, pinId)).run());
+    },
+
+    async dropExpiredPins(now) {
+      return writing(() => db.delete(blobPins).where(lt(blobPins.until, now)).run().changes);
+    },
+
+    async doomBlobs(now, createdBefore, staleBefore, after, limit) {
+      return writing(() => doomBatch.all({ now, createdBefore, staleBefore, after, limit }) as { sha256: string; sizeBytes: number }[]);
+    },
+
+    async forgetBlobs(collected, failed, doomedAt) {
+      writing(() =>
+        sqlite.transaction(() => {
+          for (const sha256 of collected) forgetBlob.run({ sha256, doomedAt });
+          for (const sha256 of failed) undoomBlob.run({ sha256, doomedAt });
+        }).immediate(),
+      );
+    },
+
+    async doomBlobNow(sha256, now) {
+      const doom = sqlite.prepare(`UPDATE blobs AS b SET doomed_at = @now WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND ${UNHELD}`);
+      return writing(() => doom.run({ sha256, now }).changes > 0);
+    },
+
+    async blobRows(after, limit, now) {
+      const rows = sqlite
+        .prepare(
+          `SELECT b.sha256, b.size_bytes AS sizeBytes, NOT ${UNPINNED} AS pinned, (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
+           FROM blobs b WHERE b.sha256 > @after ORDER BY b.sha256 LIMIT @limit`,
+        )
+        .all({ after, limit, now }) as { sha256: string; sizeBytes: number; pinned: number; artifacts: number }[];
+      return rows.map((r) => ({ ...r, pinned: r.pinned === 1 }));
+    },
+
+    async knownBlobs(sha256s) {
+      const known = new Set<string>();
+      const stmt = sqlite.prepare('SELECT 1 FROM blobs WHERE sha256 = ?').pluck();
+      for (const sha of sha256s) if (stmt.get(sha) !== undefined) known.add(sha);
+      return known;
+    },
+
+    async artifactsOfBlob(sha256, limit) {
+      const stmt = sqlite.prepare('SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = ? ORDER BY tenant_id, id LIMIT ?');
+      return stmt.all(sha256, limit) as { tenantId: string; id: string }[];
+    },
+
+    async unfinishedBlobRows(now, after, limit) {
+      return (unfinishedRows.all({ now, after, limit }) as { sha256: string }[]).map((r) => r.sha256);
+    },
+
+    async deleteIdleBlobRow(sha256, now) {
+      const drop = sqlite.prepare(`DELETE FROM blobs AS b WHERE b.sha256 = @sha256 AND ${UNPINNED} AND ${UNHELD}`);
+      return writing(() => drop.run({ sha256, now }).changes > 0);
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Opens the SQLite database the repository's parts share: better-sqlite3 in WAL mode with a busy
+ * timeout (so the service, the CLI and a second instance can share one file), migrated, with drizzle
+ * over it and the wrapper every write goes through.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { createRecentRefs, type RecentRefs } from '../recent-refs.js';
+import * as schema from '../schema.js';
+import { createRemoval, type Removal } from './removal.js';
+import type { RawRefRow } from './rows.js';
+
+export interface SqliteRepositoryOptions {
+  /** A file path, or ':memory:'. */
+  path: string;
+  /** How long a writer waits for another process's lock before failing (ms). */
+  busyTimeoutMs?: number;
+}
+
+export const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), '../../../migrations');
+
+/** What each part of the SQLite repository builds its methods from. */
+export interface SqliteContext {
+  sqlite: Database.Database;
+  db: BetterSQLite3Database<typeof schema>;
+  /** Recent answers of findRef, valid while the database is unchanged. */
+  recentRefs: RecentRefs<RawRefRow>;
+  /** Runs a write on this connection, then drops cached lookups it may have changed. */
+  writing<T>(write: () => T): T;
+  /** Removal of references with their events, shared by deletes, quotas and retention. */
+  removal: Removal;
+}
+
+/**
+ * Runs the migrations when several processes may open a new file at the same moment (the service,
+ * the CLI, a second instance). drizzle decides what to apply before it takes the write lock, so two
+ * processes can both try; the loser sees "already exists" or a busy lock, waits, and retries, and by
+ * then the migrations table says everything is applied.
+ */
+function migrateShared(db: BetterSQLite3Database<typeof schema>): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      return;
+    } catch (err) {
+      const text = `${String(err)} ${String((err as { cause?: unknown }).cause ?? '')}`;
+      if (attempt >= 10 || !/already exists|SQLITE_BUSY|database is locked/i.test(text)) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50 * attempt);
+    }
+  }
+}
+
+export function openSqlite(options: SqliteRepositoryOptions): SqliteContext {
+  if (options.path !== ':memory:') mkdirSync(dirname(resolve(options.path)), { recursive: true });
+  const sqlite = new Database(options.path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  // FULL: a put that answered 201 survives a power loss too (WAL is fsynced at each commit).
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  const db: BetterSQLite3Database<typeof schema> = drizzle(sqlite, { schema });
+  migrateShared(db);
+
+  const recentRefs = createRecentRefs<RawRefRow>(sqlite, 10_000);
+  const writing = <T>(write: () => T): T => {
+    try {
+      return write();
+    } finally {
+      recentRefs.clear();
+    }
+  };
+  return { sqlite, db, recentRefs, writing, removal: createRemoval(sqlite) };
+}

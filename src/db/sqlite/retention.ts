@@ -1,0 +1,80 @@
+/**
+ * Retention on SQLite: expiry, bringing sessions and traces within their quotas, orphaned artifacts,
+ * and the reports of past runs. Each write is one bounded immediate transaction.
+ */
+import type Database from 'better-sqlite3';
+import { desc } from 'drizzle-orm';
+import type { RetentionRepository, ScopeUsage } from '../repository.js';
+import { retentionRuns } from '../schema.js';
+import { tallyByTenant } from '../usage-sql.js';
+import type { SqliteContext } from './connection.js';
+import { SCOPE_COLUMNS, type ScopeKind } from './removal.js';
+import { REMOVED_COLUMNS, type RemovedRow } from './rows.js';
+
+export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext): RetentionRepository {
+  const expireBatch = sqlite.prepare(`
+    DELETE FROM artifact_refs WHERE ref_id IN (SELECT ref_id FROM artifact_refs WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)
+    RETURNING ${REMOVED_COLUMNS}`);
+  const scopesOverStatements = Object.fromEntries(
+    (Object.keys(SCOPE_COLUMNS) as ScopeKind[]).map((kind) => {
+      const column = SCOPE_COLUMNS[kind];
+      const stmt = sqlite.prepare(`
+        SELECT tenant_id AS tenantId, ${column} AS value, count(*) AS count, total(size_bytes) AS bytes
+        FROM artifact_refs
+        WHERE ${column} != '' AND expires_at > @now AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${column} > @afterValue))
+        GROUP BY tenant_id, ${column}
+        HAVING count(*) > @minCount OR total(size_bytes) > @minBytes
+        ORDER BY tenant_id, ${column}
+        LIMIT @limit`);
+      return [kind, stmt];
+    }),
+  ) as Record<ScopeKind, Database.Statement>;
+  const unreferencedArtifacts = sqlite.prepare(`
+    DELETE FROM artifacts WHERE rowid IN (
+      SELECT a.rowid FROM artifacts a WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`);
+
+  return {
+    async expireRefs(now, limit) {
+      return writing(() =>
+        sqlite.transaction(() => {
+          const gone = expireBatch.all({ now, limit }) as RemovedRow[];
+          removal.recordRemoved(gone, 'artifact.expired', now);
+          return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0), byTenant: tallyByTenant(gone) };
+        }).immediate(),
+      );
+    },
+
+    async scopesOver(kind, now, minCount, minBytes, after, limit) {
+      const params = { now, minCount, minBytes, afterTenant: after?.tenantId ?? '', afterValue: after?.value ?? '', limit };
+      return scopesOverStatements[kind].all(params) as ScopeUsage[];
+    },
+
+    async enforceScope(tenantId, kind, value, quota, now) {
+      if (quota.strategy === 'none') return [];
+      const [maxBytes, maxCount] =
+        kind === 'session' ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0] : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
+      if (maxBytes === 0 && maxCount === 0) return [];
+      const strategy = quota.strategy;
+      return writing(() =>
+        sqlite.transaction(() => {
+          const params = { tenantId, value, now, keep: -1, maxBytes, maxCount };
+          const evicted = removal.evictStatement(kind, strategy).all(params) as RemovedRow[];
+          removal.recordRemoved(evicted, 'artifact.evicted', now);
+          return evicted;
+        }).immediate(),
+      );
+    },
+
+    async dropUnreferencedArtifacts(limit) {
+      return writing(() => unreferencedArtifacts.run({ limit }).changes);
+    },
+
+    async recordRetentionRun(run) {
+      db.insert(retentionRuns).values(run).run();
+    },
+
+    async retentionRuns(limit) {
+      return db.select().from(retentionRuns).orderBy(desc(retentionRuns.startedAt), desc(retentionRuns.id)).limit(limit).all();
+    },
+  };
+}
