@@ -9,7 +9,7 @@
  * - toContent / artifactLink: helpers for MCP servers.
  * - createArtifactMcpServer: stored artifacts as MCP resources (artifact://{id}) and tools.
  */
-export { transformToolResult, artifactUri, type TransformResult, type TransformStats } from './transform.js';
+export { transformToolResult, artifactUri, type TransformResult, type TransformStats } from './transform/index.js';
 export {
   resolveTransformConfig,
   TransformConfigSchema,

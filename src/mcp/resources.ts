@@ -13,7 +13,7 @@ import type { ArtifactStore } from '../client/artifact-store.js';
 import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
 import { count, parseConfig } from './config.js';
 import { clampObservation, type GuardrailConfigInput } from './guardrail.js';
-import { transformToolResult } from './transform.js';
+import { transformToolResult } from './transform/index.js';
 
 /**
  * The client side of MCP resources: list and read any server's resources, with blob contents

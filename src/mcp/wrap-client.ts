@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ArtifactRef } from '../core/schemas.js';
 import type { TransformOptions } from './config.js';
 import type { ResourceBridge } from './resources.js';
-import { transformToolResult, type TransformStats } from './transform.js';
+import { transformToolResult, type TransformStats } from './transform/index.js';
 
 export interface WrapMcpClientOptions extends Omit<TransformOptions, 'readResource'> {
   /**

@@ -1,0 +1,86 @@
+/**
+ * The typed blocks layer: a CallToolResult's image and audio blocks, and embedded resources holding a
+ * blob (or text over inlineTextIfUnderChars), become artifacts: a text block with the summary and a
+ * resource_link to artifact://{id} take their place.
+ */
+import type { BlockSpec } from '../config.js';
+import type { WorkValue } from '../json.js';
+import { isPlainObject } from '../paths.js';
+import { nameFromUri, previewText } from './names.js';
+import { storeBase64, storeText, type Outcome } from './payloads.js';
+import type { TransformRun } from './run.js';
+
+/** A block of a CallToolResult, loosely typed: results come from servers we do not control. */
+export type Block = Record<string, WorkValue>;
+
+export const ARTIFACT_URI = 'artifact://';
+export const artifactUri = (id: string): string => `${ARTIFACT_URI}${id}`;
+
+export const textBlock = (text: string): Block => ({ type: 'text', text });
+
+/** The blocks that replace a payload block: summary text (+ preview) and a link to the artifact. */
+export function blocksFor(outcome: Outcome, original: Block, extraText = ''): Block[] {
+  const annotations: Block = isPlainObject(original.annotations) ? { annotations: original.annotations } : {};
+  if (!outcome.ok) return [{ type: 'text', text: outcome.summary + extraText, ...annotations }];
+  const text: Block = { type: 'text', text: outcome.summary + extraText, ...annotations };
+  if (!outcome.stored) return [text];
+  const ref = outcome.ref;
+  const link: Block = { type: 'resource_link', uri: artifactUri(ref.id), name: ref.filename ?? ref.id, mimeType: ref.mimeType, size: ref.sizeBytes, ...annotations };
+  return [text, link];
+}
+
+/** How the first spec that has one names and summarises this tool's blocks. */
+function blockSpec(run: TransformRun): BlockSpec | undefined {
+  for (const spec of run.specs) if (spec.blocks) return spec.blocks;
+  return undefined;
+}
+
+/** Image and audio blocks always become artifacts. */
+export async function processMediaBlock(run: TransformRun, block: Block): Promise<Block[]> {
+  const kind = block.type as 'image' | 'audio';
+  if (typeof block.data !== 'string') {
+    run.warn(`${kind} block without base64 data`);
+    return [textBlock(`The ${kind} block from ${run.toolName} had no base64 data and was dropped.`)];
+  }
+  const declaredMime = typeof block.mimeType === 'string' ? block.mimeType : undefined;
+  const outcome = await storeBase64(run, block.data, {
+    layer: 'blocks',
+    where: `${kind} block`,
+    spec: blockSpec(run),
+    vars: {},
+    ...(declaredMime ? { declaredMime } : {}),
+  });
+  return blocksFor(outcome, block);
+}
+
+/** Embedded resources: a blob is stored; text stays inline under inlineTextIfUnderChars. */
+export async function processEmbeddedResource(run: TransformRun, block: Block): Promise<Block[]> {
+  const resource = block.resource;
+  if (!isPlainObject(resource)) return [block];
+  const uri = typeof resource.uri === 'string' ? resource.uri : undefined;
+  const declaredMime = typeof resource.mimeType === 'string' ? resource.mimeType : undefined;
+  const name = uri ? nameFromUri(uri) : undefined;
+  const vars = { ...(uri ? { uri } : {}), ...(name ? { name } : {}) };
+  if (typeof resource.blob === 'string') {
+    const outcome = await storeBase64(run, resource.blob, {
+      layer: 'blocks',
+      where: uri ? `resource ${uri}` : 'embedded resource',
+      spec: blockSpec(run),
+      vars,
+      ...(declaredMime ? { declaredMime } : {}),
+      ...(name ? { name } : {}),
+    });
+    return blocksFor(outcome, block);
+  }
+  if (typeof resource.text === 'string' && resource.text.length >= run.config.inlineTextIfUnderChars) {
+    const outcome = await storeText(run, resource.text, declaredMime ?? 'text/plain; charset=utf-8', {
+      layer: 'blocks',
+      where: uri ? `resource ${uri}` : 'embedded resource',
+      spec: blockSpec(run),
+      vars,
+      ...(name ? { name } : {}),
+    });
+    return blocksFor(outcome, block, `\n\nPreview:\n${previewText(resource.text, run.config.previewChars)}`);
+  }
+  return [block];
+}
