@@ -7,7 +7,7 @@ import { parseFieldPath } from './paths.js';
 
 const MiB = 1024 * 1024;
 
-/** One base64 field of a tool's JSON output (layer 4). */
+/** One base64 field of a tool's JSON output (the per-tool fields layer). */
 export const FieldSpecSchema = z.strictObject({
   /** Dot path with `[N]` / `[*]`, relative to the tool's JSON (structuredContent, a JSON text block, or a native result). */
   path: z.string().min(1),
@@ -48,15 +48,15 @@ export const maxDepthSchema = count.min(1).max(5000).default(1000);
 
 /** Everything about the transformer that is data (validated); functions live in TransformOptions. */
 export const TransformConfigSchema = z.strictObject({
-  /** Per-tool specs (layer 4), by tool name; merged after the presets, so they win. */
+  /** Specs for the per-tool fields layer, by tool name; merged after the presets, so they win. */
   tools: z.record(z.string(), z.union([ToolSpecSchema, z.array(ToolSpecSchema)])).default({}),
   /** Which shipped presets apply: "all" (default), "none", or a list of names. */
   presets: z.union([z.literal('all'), z.literal('none'), z.array(z.enum(['tableau', 'github', 'playwright', 'mapbox']))]).default('all'),
-  /** Layer 3 on or off. */
+  /** The heuristic layer on or off. */
   heuristics: z.boolean().default(true),
   /** Strings shorter than this are never probed for base64. */
   minBase64Chars: count.min(8).default(256),
-  /** Layer 0: any string or subtree serialized longer than this becomes an artifact + preview. */
+  /** The size net: any string or subtree serialized longer than this becomes an artifact + preview. */
   maxInlineChars: count.min(64).default(10_000),
   /** Embedded text resources (and resources read by the auto-read policy) stay inline below this. */
   inlineTextIfUnderChars: count.default(10_000),
@@ -66,7 +66,7 @@ export const TransformConfigSchema = z.strictObject({
   maxArtifactBytes: count.min(1).default(50 * MiB),
   /** Decoded payloads above this are streamed into the store in chunks instead of decoded whole. */
   streamDecodeAboveBytes: count.min(1).default(8 * MiB),
-  /** Layer 1: read a resource_link whose declared size is under this many bytes (0 = never). */
+  /** Resource links: read a resource_link whose declared size is under this many bytes (0 = never). */
   autoReadIfSizeUnderBytes: count.default(0),
   maxDepth: maxDepthSchema,
   /** TTL (seconds) of the references the transformer creates; the store's default when unset. */
@@ -85,7 +85,7 @@ export interface TransformEvent {
 
 export type Layer = 'custom' | 'fields' | 'links' | 'blocks' | 'heuristic' | 'size';
 
-/** What a custom transformer (layer 5) gets; puts through `store` are recorded in `artifacts`. */
+/** What a custom transformer gets; puts through `store` are recorded in `artifacts`. */
 export interface CustomTransformContext {
   toolName: string;
   namespace: string;
@@ -101,7 +101,7 @@ export interface TransformOptions {
   /** Where bytes go; without one, a NoOp store (warns once, refs marked not stored). */
   store?: ArtifactStore;
   config?: TransformConfigInput;
-  /** Layer 5: the escape hatch. */
+  /** The custom transform layer: the escape hatch. */
   transform?: CustomTransformer;
   /** The scope the references are put under (a tenant-wide store's session, for example). */
   scope?: Partial<ArtifactScope>;

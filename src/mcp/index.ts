@@ -1,8 +1,8 @@
 /**
  * The MCP layer: raw tool results in, what the model should see out. Works with any ArtifactStore.
  *
- * - transformToolResult: the layered transformer (custom → per-tool fields → resource_link → typed
- *   blocks → heuristic → size net).
+ * - transformToolResult: the layered transformer (custom transform → per-tool fields → resource links
+ *   → typed blocks → heuristic → size net; see transform/index.ts).
  * - clampObservation: the last-line guardrail for any tool's observation.
  * - wrapMcpClient: an SDK Client whose callTool results come back transformed.
  * - ResourceBridge: list, read (into the store), cache and subscribe to any server's resources.

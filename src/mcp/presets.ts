@@ -1,13 +1,14 @@
 import type { BlockSpec, ToolSpec, TransformConfig } from './config.js';
 
 /**
- * Layer 4 presets for MCP servers whose tools return binary. Each preset names the source its
- * shape was taken from (repository, file, tool); the shapes were checked against those sources in
- * November 2026. test/mcp-presets.test.ts holds a fixture in each shape.
+ * Presets for the per-tool fields layer, for MCP servers whose tools return binary. Each preset
+ * names the source its shape was taken from (repository, file, tool); the shapes were checked
+ * against those sources in November 2026. test/mcp-presets.test.ts holds a fixture in each shape.
  *
- * A preset only names and summarises what the other layers would store anyway, or points layer 4
- * at a base64 field that has no magic bytes to find it by (XML, text). Shapes that carry no bytes
- * (a resource_link, a path on the server's disk, a URL) pass through: layer 1 keeps links lazy.
+ * A preset only names and summarises what the other layers would store anyway, or points the
+ * per-tool fields layer at a base64 field that has no magic bytes to find it by (XML, text). Shapes
+ * that carry no bytes (a resource_link, a path on the server's disk, a URL) pass through: resource
+ * links stay lazy.
  * Presets match on the tool name alone, so a server that reuses a name (`get_file_contents` on a
  * GitLab server) gets the same specs; config `tools` entries win over them.
  */
@@ -82,9 +83,9 @@ export const PRESETS: Record<PresetName, Record<string, ToolSpec[]>> = {
    *   ("successfully downloaded binary file (SHA: …)") then an embedded resource
    *   `{ uri: "repo://owner/repo/sha/{sha}/contents/{path}", mimeType, blob }`. The type is sniffed
    *   by the server; text files come as `resource.text` and stay inline while small. Files of 1 MiB
-   *   or more come as a `resource_link` (name, title, size, no type): kept lazy by layer 1. With
-   *   embedded resources turned off, a binary file is an image block whatever its type, with
-   *   `_meta.uri`: the default summary applies, as there is no name to fill the template.
+   *   or more come as a `resource_link` (name, title, size, no type): kept lazy by the resource
+   *   links layer. With embedded resources turned off, a binary file is an image block whatever its
+   *   type, with `_meta.uri`: the default summary applies, as there is no name to fill the template.
    * - Releases before June 2025 (the same file then; issue #372 quotes it) returned go-github's
    *   RepositoryContent as JSON text: `content` is base64 wrapped with "\n" every 60 characters,
    *   `encoding: "base64"`, beside name, path, sha, size and the URLs. The field spec also takes

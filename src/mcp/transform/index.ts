@@ -47,14 +47,17 @@ export interface TransformResult<T = unknown> {
  * "too large" and quota refusals reject, so no payload is dropped silently.
  *
  * @example
- * const { result, artifacts, stats } = await transformToolResult('download_workbook', raw, { store, serverName: 'tableau' });
+ * const { result, artifacts, stats } =
+ *   await transformToolResult('download_workbook', raw, { store, serverName: 'tableau' });
  */
 export async function transformToolResult<T = unknown>(toolName: string, result: unknown, options: TransformOptions = {}): Promise<TransformResult<T>> {
   const run = new TransformRun(toolName, options);
   const { maxDepth } = run.config;
   const { value, report } = toJsonSafe(result, maxDepth);
   if (report.circular > 0) run.warn(`${report.circular} circular reference(s) replaced by a marker`);
-  if (report.depthLimited > 0) run.warn(`${report.depthLimited} subtree(s) nested deeper than ${maxDepth} levels replaced by a marker`);
+  if (report.depthLimited > 0) {
+    run.warn(`${report.depthLimited} subtree(s) nested deeper than ${maxDepth} levels replaced by a marker`);
+  }
   run.stats.charsBefore = jsonSize(value);
 
   let output: WorkValue;

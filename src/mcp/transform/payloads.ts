@@ -168,7 +168,9 @@ async function put(
   const summary =
     (spec?.summary ? renderTemplate(spec.summary, vars) : undefined) ??
     defaultSummary({ layer: ctx.layer, where: ctx.where, label, ref, toolName, sourceNamed, chars: text?.chars });
-  return { ok: true, ref, stored, summary: stored ? summary : `${summary} Not stored: no artifact store is configured, so these bytes cannot be downloaded.` };
+  if (stored) return { ok: true, ref, stored, summary };
+  const unstored = `${summary} Not stored: no artifact store is configured, so these bytes cannot be downloaded.`;
+  return { ok: true, ref, stored, summary: unstored };
 }
 
 function tooLarge(run: TransformRun, ctx: PayloadContext, sizeBytes: number, detected: DetectedType | undefined): Outcome {
@@ -189,7 +191,9 @@ export function corrupt(run: TransformRun, ctx: PayloadContext, err: unknown, ch
   run.stats.notStored++;
   const reason = err instanceof CorruptBase64Error ? err.message : String(err);
   run.warn(`${run.toolName}: corrupt base64 at ${ctx.where ?? 'result'}: ${reason}`);
-  const summary = `The base64 payload from ${run.toolName}${ctx.where ? ` (${ctx.where})` : ''} could not be decoded: ${reason}. It was left out rather than passed on as garbage.`;
+  const summary =
+    `The base64 payload from ${run.toolName}${ctx.where ? ` (${ctx.where})` : ''} could not be decoded: ${reason}. ` +
+    'It was left out rather than passed on as garbage.';
   return { ok: false, error: 'corrupt_base64', summary, details: { chars } };
 }
 

@@ -19,7 +19,7 @@ export function toolSpecsFor(toolName: string, serverName: string | undefined, c
   return specs.filter((s) => !s.server || !serverName || serverName.toLowerCase().includes(s.server.toLowerCase()));
 }
 
-/** Replaces each named field that holds base64 (or raw bytes) by its placeholder; anything else is left to later layers. */
+/** Replaces each named field that holds base64 (or raw bytes) by its placeholder; later layers see the rest. */
 export async function applyFieldSpecs(run: TransformRun, holder: Record<string, WorkValue>): Promise<void> {
   for (const spec of run.specs) {
     for (const field of spec.fields ?? []) {

@@ -25,7 +25,8 @@ export async function processResourceLink(run: TransformRun, block: Block): Prom
     } catch (err) {
       const reason = (err as Error)?.message ?? String(err);
       run.warn(`auto-read of ${uri} failed: ${reason}`);
-      return [block, textBlock(`${linkLine(name, mime, size, uri)} Reading it failed (${reason}); the link is kept. ${readHint(uri)}`)];
+      const text = `${linkLine(name, mime, size, uri)} Reading it failed (${reason}); the link is kept. ${readHint(uri)}`;
+      return [block, textBlock(text)];
     }
   }
   return [block, textBlock(`${linkLine(name, mime, size, uri)} It was not read. ${readHint(uri)}`)];
