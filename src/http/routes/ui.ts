@@ -2,19 +2,47 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../context.js';
 
 /**
- * The artifact browser's files (page, script, stylesheet, and the SSE parser it imports), read by
- * the runtime entry point: the Node one reads src/ui/ from disk.
+ * The artifact browser's files (page, script modules, stylesheet, and the SSE parser they import),
+ * read by the runtime entry point: the Node one reads src/ui/ from disk.
  */
 export interface UiAssets {
   get(name: string): Promise<Uint8Array | null>;
 }
 
-/** Every file /ui serves, with its type; anything else is a 404. */
+/**
+ * The page's script modules, src/ui/*.js (no bundler): app.js is the entry index.html loads, and it
+ * imports the rest. A module missing here is a 404, and the page stops loading.
+ */
+const UI_SCRIPTS = [
+  'app.js',
+  'api.js',
+  'artifacts.js',
+  'dom.js',
+  'format.js',
+  'live-list.js',
+  'page.js',
+  'preview.js',
+  'retention-chart.js',
+  'session-choice.js',
+  'sign-in.js',
+  'sign-out.js',
+  'state.js',
+  'table.js',
+  'upload.js',
+  'usage.js',
+];
+
+const JS = 'text/javascript; charset=utf-8';
+
+/**
+ * Every file /ui serves, with its type; anything else is a 404. Names only, one path segment each:
+ * a request can never name a file outside this list.
+ */
 export const UI_ASSET_TYPES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
-  'eventsource-parser.js': 'text/javascript; charset=utf-8',
+  ...Object.fromEntries(UI_SCRIPTS.map((name) => [name, JS])),
+  'eventsource-parser.js': JS,
 };
 
 /**

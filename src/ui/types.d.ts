@@ -1,0 +1,68 @@
+/**
+ * The shapes the artifact browser reads from /v1, as the page sees them. Types only: no script loads
+ * this file.
+ */
+
+export interface Scope {
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  traceId?: string;
+}
+
+export interface ArtifactRef {
+  id: string;
+  mimeType: string;
+  sizeBytes: number;
+  sha256: string;
+  filename?: string | null;
+  namespace?: string | null;
+  scope: Scope;
+  source?: { tool?: string } | null;
+  createdAt: string;
+  expiresAt?: string | null;
+}
+
+/** How a reference ended (deleted, evicted, expired) and when. */
+export interface Gone {
+  type: string;
+  at: string;
+}
+
+/** One row of the list: a reference, whether it is gone, and whether it should flash as new. */
+export interface Entry {
+  ref: ArtifactRef;
+  gone?: Gone;
+  fresh?: boolean;
+}
+
+/** A signed link (POST /v1/artifacts/{id}/url): no token in it. */
+export interface Link {
+  url: string;
+  fetchMode: 'direct' | 'proxy';
+  urlExpiresAt: string;
+}
+
+export interface UsageRow {
+  tenantId: string;
+  bytes: number;
+  count: number;
+}
+
+export interface RetentionRun {
+  startedAt: string;
+  trigger: string;
+  durationMs: number;
+  expiredRefs: number;
+  evictedRefs: number;
+  blobsCollected: number;
+  bytesFreed: number;
+}
+
+/** GET /v1/usage. */
+export interface UsageReport {
+  at: string;
+  tenants: (UsageRow & { limitBytes: number | null })[];
+  sessions: (UsageRow & { sessionId: string; limitBytes: number; limitCount: number })[];
+  retentionRuns: RetentionRun[];
+}
