@@ -25,7 +25,7 @@ describe('examples/agent-loop.ts', () => {
     expect(steps[0]!.before).toBeGreaterThan(200_000);
     expect(steps[0]!.after).toBeLessThan(1024);
     for (const step of steps) expect(step.after).toBeLessThan(step.before);
-    expect(stdout).toMatch(/Downloaded workbook 'Sales Dashboard' as PDF \([\d.]+ KB\)\. Artifact tableau\.download_workbook_[0-9a-f]{24}/);
+    expect(stdout).toMatch(/Downloaded workbook 'Sales Dashboard' as PDF \([\d.]+ KiB\)\. Artifact tableau\.download_workbook_[0-9a-f]{24}/);
     expect(stdout).toMatch(/"uri": "artifact:\/\/everything\.get-tiny-image_[0-9a-f]{24}"/);
     expect(stdout).toMatch(/The store holds 3 artifact\(s\): .*application\/pdf.*image\/png|The store holds 3 artifact\(s\): .*image\/png.*application\/pdf/);
     expect(stdout).not.toMatch(/JVBERi0|iVBORw0KGgo/);

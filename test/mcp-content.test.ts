@@ -907,7 +907,7 @@ describe('toContent: size limits', () => {
     const from = vi.spyOn(Buffer, 'from');
     const err = await failure(toContent(text));
     expect(err.code).toBe('payload_too_large');
-    expect(err.message).toContain('60 MB');
+    expect(err.message).toContain('60 MiB');
     expect(err.details).toEqual({ limitBytes: 50 * MiB });
     expect(allocUnsafe).not.toHaveBeenCalled();
     expect(from.mock.calls.filter((c) => (c as unknown[])[1] === 'base64')).toEqual([]);
@@ -962,8 +962,8 @@ describe('toContent: size limits', () => {
       const err = await failure(toContent({ path: 'huge.bin' }, { basePath: base }));
       expect(err.code).toBe('payload_too_large');
       expect(err.details).toEqual({ limitBytes: 50 * MiB });
-      expect(err.message).toContain('3 GB');
-      expect(err.message).toContain('50 MB');
+      expect(err.message).toContain('3.0 GiB');
+      expect(err.message).toContain('50 MiB');
       expect(performance.now() - started).toBeLessThan(2000);
     } finally {
       await rm(huge, { force: true });
@@ -979,7 +979,7 @@ describe('toContent: size limits', () => {
     const block = await toContent(overWarn, { onWarning: (m) => warnings.push(m) });
     expect(block.type).toBe('image');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('10 MB');
+    expect(warnings[0]).toContain('10 MiB');
 
     const atMax = Buffer.alloc(50 * MiB, 0x20);
     expect((await toContent(atMax, { onWarning: () => {} })).type).toBe('resource');

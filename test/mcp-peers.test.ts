@@ -17,8 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
+import { formatBytes } from '../src/core/bytes.js';
 import type { ArtifactRef } from '../src/core/schemas.js';
-import { humanSize, wrapMcpClient, type TransformStats } from '../src/mcp/index.js';
+import { wrapMcpClient, type TransformStats } from '../src/mcp/index.js';
 import { connectOrExplain, countingStore, embeddedStore, fromBase64, jsonChars, plainClient, recordRawResults, sha256, stdioPeer, type RawCall } from './helpers/mcp-peers.js';
 import * as payloads from './helpers/payloads.js';
 
@@ -127,7 +128,7 @@ describe('server-everything over stdio', () => {
     expect(artifactLinks(content)).toEqual([{ type: 'resource_link', uri: `artifact://${ref.id}`, name: ref.filename, mimeType: 'image/png', size: png.length }]);
     const summary = content.find((b) => b.type === 'text' && b.text.includes(ref.id));
     expect(summary?.text).toContain('PNG');
-    expect(summary?.text).toContain(humanSize(png.length));
+    expect(summary?.text).toContain(formatBytes(png.length));
     expect(JSON.stringify(observation)).not.toContain(rawImage.data.slice(0, 64));
 
     expect(jsonChars(observation)).toBeLessThan(jsonChars(raw) / 5);
@@ -479,7 +480,7 @@ describe('the incident: a Tableau-shaped server returning the workbook PDF as ba
     expect(doc.name).toBe('Sales Dashboard');
     expect(doc.format).toBe('pdf');
     expect(doc.content.artifact).toMatchObject({ id: ref.id, mimeType: 'application/pdf', sizeBytes: pdf.length, sha256: ref.sha256 });
-    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${humanSize(pdf.length)}). Artifact ${ref.id}`);
+    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`);
 
     const observationChars = jsonChars(observation);
     expect(observationChars).toBeLessThan(1024);

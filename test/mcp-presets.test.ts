@@ -8,8 +8,9 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import type { ArtifactRef } from '../src/core/schemas.js';
+import { formatBytes } from '../src/core/bytes.js';
 import { ToolSpecSchema } from '../src/mcp/config.js';
-import { humanSize, transformToolResult, type TransformResult } from '../src/mcp/index.js';
+import { transformToolResult, type TransformResult } from '../src/mcp/index.js';
 import { parseFieldPath } from '../src/mcp/paths.js';
 import { PRESETS } from '../src/mcp/presets.js';
 import * as payloads from './helpers/payloads.js';
@@ -64,7 +65,7 @@ describe('tableau', () => {
     const doc = docOf(run.result);
     expect(doc).toMatchObject({ name: 'Sales Dashboard', format: 'pdf' });
     expect(doc.content.artifact).toMatchObject({ id: ref!.id, mimeType: 'application/pdf', filename: 'Sales Dashboard.pdf' });
-    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${humanSize(pdf.length)}). Artifact ${ref!.id}`);
+    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref!.id}`);
     expect(run.stats.byLayer.fields).toBe(1);
   });
 
@@ -81,7 +82,7 @@ describe('tableau', () => {
     const doc = docOf(run.result);
     expect(doc.view_name).toBe('Revenue by Region');
     expect(doc.generated_at).toBe('2025-12-22T10:30:00Z');
-    expect(doc.pdf_data.summary).toBe(`Exported view 'Revenue by Region' as PDF (${humanSize(pdf.length)}). Artifact ${ref.id}`);
+    expect(doc.pdf_data.summary).toBe(`Exported view 'Revenue by Region' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`);
     expect(run.stats.byLayer.fields).toBe(1);
   });
 
@@ -104,7 +105,7 @@ describe('tableau', () => {
       expect((run.result as any).isError).toBe(false);
       const blocks = contentOf(run);
       expect(blocks).toHaveLength(2);
-      expectStoredBlock(blocks, 0, ref, `Rendered the Tableau ${what} (PNG image, ${humanSize(png.length)}). Artifact ${ref.id}`);
+      expectStoredBlock(blocks, 0, ref, `Rendered the Tableau ${what} (PNG image, ${formatBytes(png.length)}). Artifact ${ref.id}`);
       expect(run.stats.byLayer.blocks).toBe(1);
     });
   }
@@ -129,7 +130,7 @@ describe('tableau', () => {
     expect((await bytesOf(store, ref)).equals(svg)).toBe(true);
     const blocks = contentOf(run);
     expect(blocks[0]).toEqual(raw.content[0]);
-    expectStoredBlock(blocks, 1, ref, `Rendered the Tableau view (SVG image, ${humanSize(svg.length)}). Artifact ${ref.id}`);
+    expectStoredBlock(blocks, 1, ref, `Rendered the Tableau view (SVG image, ${formatBytes(svg.length)}). Artifact ${ref.id}`);
     expect(run.stats.charsAfter).toBeLessThan(run.stats.charsBefore);
   });
 
@@ -184,7 +185,7 @@ describe('tableau', () => {
     expect((await bytesOf(store, ref)).equals(twb)).toBe(true);
     const doc = docOf(run.result);
     expect(doc).toMatchObject({ filename: 'Superstore.twb', mimeType: 'application/xml', encoding: 'base64' });
-    expect(doc.data.summary).toBe(`Downloaded workbook 'Superstore.twb' (${humanSize(twb.length)}). Artifact ${ref.id}`);
+    expect(doc.data.summary).toBe(`Downloaded workbook 'Superstore.twb' (${formatBytes(twb.length)}). Artifact ${ref.id}`);
   });
 });
 
@@ -213,7 +214,7 @@ describe('github get_file_contents', () => {
       const blocks = contentOf(run);
       expect(blocks).toHaveLength(3);
       expect(blocks[0]).toEqual(status);
-      expectStoredBlock(blocks, 1, ref, `Downloaded '${name}' (${type}, ${humanSize(bytes.length)}) from ${uri(path)}. Artifact ${ref.id}`);
+      expectStoredBlock(blocks, 1, ref, `Downloaded '${name}' (${type}, ${formatBytes(bytes.length)}) from ${uri(path)}. Artifact ${ref.id}`);
     }
   });
 
@@ -230,7 +231,7 @@ describe('github get_file_contents', () => {
     const ref = run.artifacts[0]!;
     expect(ref).toMatchObject({ mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', filename: 'q3.xlsx', source: { declaredMimeType: 'application/zip' } });
     expect((await bytesOf(store, ref)).equals(xlsx)).toBe(true);
-    expect(contentOf(run)[1].text).toBe(`Downloaded 'q3.xlsx' (Excel workbook, ${humanSize(xlsx.length)}) from ${uri('data/q3.xlsx')}. Artifact ${ref.id}`);
+    expect(contentOf(run)[1].text).toBe(`Downloaded 'q3.xlsx' (Excel workbook, ${formatBytes(xlsx.length)}) from ${uri('data/q3.xlsx')}. Artifact ${ref.id}`);
   });
 
   it('github-mcp-server, text file: a small text resource stays inline, untouched', async () => {
@@ -260,7 +261,7 @@ describe('github get_file_contents', () => {
     expect(ref).toMatchObject({ mimeType: 'text/plain; charset=utf-8', filename: 'build.log', sizeBytes: log.length });
     expect((await bytesOf(store, ref)).toString('utf8')).toBe(log);
     const text = contentOf(run)[1].text as string;
-    expect(text.startsWith(`Downloaded 'build.log' (text, ${humanSize(log.length)}) from ${uri('logs/build.log')}. Artifact ${ref.id}\n\nPreview:\n0: build step ok`)).toBe(true);
+    expect(text.startsWith(`Downloaded 'build.log' (text, ${formatBytes(log.length)}) from ${uri('logs/build.log')}. Artifact ${ref.id}\n\nPreview:\n0: build step ok`)).toBe(true);
   });
 
   it('github-mcp-server, file of 1 MiB or more: the resource_link stays a lazy link with a read hint', async () => {
@@ -274,7 +275,7 @@ describe('github get_file_contents', () => {
     expect(run.artifacts).toEqual([]);
     const blocks = contentOf(run);
     expect(blocks.slice(0, 2)).toEqual([status, link]);
-    expect(blocks[2].text).toContain(`Resource 'big.bin' (5 MB) is available at ${uri('big.bin')}.`);
+    expect(blocks[2].text).toContain(`Resource 'big.bin' (5.0 MiB) is available at ${uri('big.bin')}.`);
     expect(blocks[2].text).toContain(`read the resource ${uri('big.bin')} (MCP resources/read)`);
   });
 
@@ -292,7 +293,7 @@ describe('github get_file_contents', () => {
     const ref = run.artifacts[0]!;
     expect(ref).toMatchObject({ mimeType: 'application/pdf', filename: 'get_file_contents.pdf' });
     expect((await bytesOf(store, ref)).equals(pdf)).toBe(true);
-    expect(contentOf(run)[1].text).toBe(`PDF (${humanSize(pdf.length)}) from get_file_contents, stored as artifact ${ref.id}.`);
+    expect(contentOf(run)[1].text).toBe(`PDF (${formatBytes(pdf.length)}) from get_file_contents, stored as artifact ${ref.id}.`);
   });
 
   /** go-github's RepositoryContent, as the first github-mcp-server releases marshalled it. */
@@ -327,7 +328,7 @@ describe('github get_file_contents', () => {
     const doc = docOf(run.result);
     const { content: _content, ...rest } = file;
     expect(doc).toMatchObject(rest);
-    expect(doc.content.summary).toBe(`Downloaded 'docs/logo.png' (${humanSize(png.length)}). Artifact ${ref.id}`);
+    expect(doc.content.summary).toBe(`Downloaded 'docs/logo.png' (${formatBytes(png.length)}). Artifact ${ref.id}`);
     expect(run.stats.byLayer.fields).toBe(1);
   });
 
@@ -339,7 +340,7 @@ describe('github get_file_contents', () => {
     // No magic bytes, but valid UTF-8: stored as text, so a browser shows it.
     expect(ref).toMatchObject({ filename: 'greet.ts', sizeBytes: source.length, mimeType: 'text/plain; charset=utf-8' });
     expect((await bytesOf(store, ref)).equals(source)).toBe(true);
-    expect(docOf(run.result).content.summary).toBe(`Downloaded 'src/greet.ts' (${humanSize(source.length)}). Artifact ${ref.id}`);
+    expect(docOf(run.result).content.summary).toBe(`Downloaded 'src/greet.ts' (${formatBytes(source.length)}). Artifact ${ref.id}`);
   });
 
   it('@modelcontextprotocol/server-github: already-decoded text under encoding "base64" is left alone', async () => {
@@ -379,7 +380,7 @@ describe('playwright browser_take_screenshot', () => {
       const blocks = contentOf(run);
       expect(blocks).toHaveLength(3);
       expect(blocks[0]).toEqual(text);
-      expectStoredBlock(blocks, 1, ref, summaryOf(`Took a screenshot (${label}, ${humanSize(bytes.length)}). Artifact ${ref.id}`, label));
+      expectStoredBlock(blocks, 1, ref, summaryOf(`Took a screenshot (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}`, label));
     });
   }
 
@@ -410,7 +411,7 @@ describe('mapbox static_map_image_tool', () => {
       expect((await bytesOf(store, ref)).equals(bytes)).toBe(true);
       const blocks = contentOf(run);
       expect(blocks[0]).toEqual(link);
-      expectStoredBlock(blocks, 1, ref, summaryOf(`Rendered a static map (${label}, ${humanSize(bytes.length)}). Artifact ${ref.id}`, label));
+      expectStoredBlock(blocks, 1, ref, summaryOf(`Rendered a static map (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}`, label));
       expect((run.result as any)._meta).toEqual(raw._meta);
       expect((run.result as any).isError).toBe(false);
     });
@@ -455,12 +456,12 @@ describe('preset selection', () => {
     const ref = incident.artifacts[0]!;
     expect(ref).toMatchObject({ mimeType: 'application/pdf', filename: 'Sales Dashboard.pdf', namespace: 'tableau.download_workbook' });
     expect((await bytesOf(store, ref)).equals(pdf)).toBe(true);
-    expect(docOf(incident.result).content.summary).toBe(`PDF 'Sales Dashboard.pdf' (${humanSize(pdf.length)}) from download_workbook (content), stored as artifact ${ref.id}.`);
+    expect(docOf(incident.result).content.summary).toBe(`PDF 'Sales Dashboard.pdf' (${formatBytes(pdf.length)}) from download_workbook (content), stored as artifact ${ref.id}.`);
     expect(incident.stats.byLayer).toMatchObject({ fields: 0, heuristic: 1 });
 
     const shot = await transformToolResult('browser_take_screenshot', { content: [{ type: 'text', text: '### Result' }, { type: 'image', data: b64(png), mimeType: 'image/png' }] }, { store, serverName: 'playwright', config });
     expect(shot.artifacts[0]).toMatchObject({ mimeType: 'image/png', filename: 'browser_take_screenshot.png' });
-    expect(contentOf(shot)[1].text).toBe(`PNG image (${humanSize(png.length)}) from browser_take_screenshot, stored as artifact ${shot.artifacts[0]!.id}.`);
+    expect(contentOf(shot)[1].text).toBe(`PNG image (${formatBytes(png.length)}) from browser_take_screenshot, stored as artifact ${shot.artifacts[0]!.id}.`);
 
     // Old GitHub JSON: a PNG is found by its magic bytes; base64 text has none and stays as it was.
     const file = { type: 'file', encoding: 'base64', name: 'logo.png', path: 'docs/logo.png', content: `${payloads.wrapped60(png)}\n` };
@@ -488,7 +489,7 @@ describe('preset selection', () => {
     const config = { tools: { browser_take_screenshot: { blocks: { filename: 'home.{ext}', summary: 'Home page ({size_human}): {artifact_id}' } } } };
     const run = await transformToolResult('browser_take_screenshot', raw, { store: memoryStore(), config });
     expect(run.artifacts[0]!.filename).toBe('home.png');
-    expect(contentOf(run)[0].text).toBe(`Home page (${humanSize(png.length)}): ${run.artifacts[0]!.id}`);
+    expect(contentOf(run)[0].text).toBe(`Home page (${formatBytes(png.length)}): ${run.artifacts[0]!.id}`);
   });
 
   it('every preset is a valid tool spec with parseable field paths', () => {

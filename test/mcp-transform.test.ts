@@ -8,10 +8,11 @@ import type { ArtifactStore } from '../src/client/artifact-store.js';
 import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { createNoOpArtifactStore, NOOP_WARNING } from '../src/client/noop-store.js';
+import { formatBytes } from '../src/core/bytes.js';
 import { ArtifactError } from '../src/core/errors.js';
 import type { ArtifactRef } from '../src/core/schemas.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
-import { humanSize, transformToolResult, type TransformEvent } from '../src/mcp/index.js';
+import { transformToolResult, type TransformEvent } from '../src/mcp/index.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import * as payloads from './helpers/payloads.js';
 
@@ -55,14 +56,14 @@ describe('the incident: a base64 PDF inside JSON text (Tableau download_workbook
     expect(doc.name).toBe('Sales Dashboard');
     expect(doc.format).toBe('pdf');
     expect(doc.content.artifact.id).toBe(ref.id);
-    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${humanSize(pdf.length)}). Artifact ${ref.id}`);
+    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`);
     expect(JSON.stringify(result).length).toBeLessThan(1024);
     expect(stats.charsBefore).toBeGreaterThan(pdf.length * 1.3);
     expect(stats.charsAfter).toBe(JSON.stringify(result).length);
     expect(stats.byLayer.fields).toBe(1);
   });
 
-  it('finds the same payload by magic bytes with no preset (layer 3)', async () => {
+  it('finds the same payload by magic bytes with no preset (the heuristic)', async () => {
     const store = memoryStore();
     const pdf = await payloads.pdf(2);
     const { result, artifacts } = await transformToolResult('export_report', textResult({ report: { file: b64(pdf), title: 'Q3' } }), { store, config: { presets: 'none' } });
@@ -77,7 +78,7 @@ describe('the incident: a base64 PDF inside JSON text (Tableau download_workbook
   });
 });
 
-describe('layer 5: the custom transformer', () => {
+describe('the custom transform', () => {
   it('has the last word when it returns a value: no other layer runs', async () => {
     const store = memoryStore();
     const pdf = await payloads.pdf(1);
@@ -102,7 +103,7 @@ describe('layer 5: the custom transformer', () => {
   });
 });
 
-describe('layer 4: per-tool fields', () => {
+describe('per-tool fields', () => {
   it('follows [*] paths and fills templates from sibling fields', async () => {
     const store = memoryStore();
     const files = [payloads.png(600, 1), payloads.png(600, 2)];
@@ -149,7 +150,7 @@ describe('layer 4: per-tool fields', () => {
   });
 });
 
-describe('layer 1: resource_link', () => {
+describe('resource links', () => {
   const link = { type: 'resource_link', uri: 'file:///reports/q3.pdf', name: 'q3.pdf', mimeType: 'application/pdf', size: 52_000 };
 
   it('keeps the link lazy, with a hint, by default', async () => {
@@ -159,7 +160,7 @@ describe('layer 1: resource_link', () => {
     expect(artifacts).toEqual([]);
     const content = (result as any).content;
     expect(content[0]).toEqual(link);
-    expect(content[1].text).toContain("Resource 'q3.pdf' (PDF, 50.8 KB) is available at file:///reports/q3.pdf");
+    expect(content[1].text).toContain("Resource 'q3.pdf' (PDF, 51 KiB) is available at file:///reports/q3.pdf");
     expect(content[1].text).toContain('resources/read');
   });
 
@@ -189,7 +190,7 @@ describe('layer 1: resource_link', () => {
   });
 });
 
-describe('layer 2: typed blocks', () => {
+describe('typed blocks', () => {
   it('stores image, audio and embedded blobs; each becomes a summary and a link', async () => {
     const store = memoryStore();
     const png = payloads.png(300);
@@ -211,7 +212,7 @@ describe('layer 2: typed blocks', () => {
     const content = (result as any).content;
     expect(content.map((b: any) => b.type)).toEqual(['text', 'text', 'resource_link', 'text', 'resource_link', 'text', 'resource_link']);
     expect(content[1].text).toBe(`PNG image (${png.length} B) from mixed, stored as artifact ${artifacts[0]!.id}.`);
-    expect(content[5].text).toBe(`Excel workbook 'q3.xlsx' (${humanSize(xlsx.length)}) from mixed, stored as artifact ${artifacts[2]!.id}.`);
+    expect(content[5].text).toBe(`Excel workbook 'q3.xlsx' (${formatBytes(xlsx.length)}) from mixed, stored as artifact ${artifacts[2]!.id}.`);
     expect(content[2]).toEqual({ type: 'resource_link', uri: `artifact://${artifacts[0]!.id}`, name: 'mixed.png', mimeType: 'image/png', size: png.length });
     for (const [i, bytes] of [png, wav, xlsx].entries()) expect((await bytesOf(store, artifacts[i]!)).equals(bytes)).toBe(true);
   });
@@ -238,7 +239,7 @@ describe('layer 2: typed blocks', () => {
   });
 });
 
-describe('layer 3: the heuristic', () => {
+describe('the heuristic', () => {
   const formats: [string, () => Promise<Buffer> | Buffer, string][] = [
     ['PDF', () => payloads.pdf(1), 'application/pdf'],
     ['PNG', () => payloads.png(400), 'image/png'],
@@ -310,14 +311,14 @@ describe('layer 3: the heuristic', () => {
   });
 });
 
-describe('layer 0: the size net', () => {
+describe('the size net', () => {
   it('stores long text blocks with a preview and a link', async () => {
     const store = memoryStore();
     const log = Array.from({ length: 3000 }, (_, i) => `${i}: GET /api/items 200`).join('\n');
     const { result, artifacts } = await transformToolResult('logs', { content: [{ type: 'text', text: log }] }, { store });
     expect(artifacts[0]).toMatchObject({ mimeType: 'text/plain; charset=utf-8', sizeBytes: log.length });
     const content = (result as any).content;
-    expect(content[0].text).toMatch(/^Large text \([\d,]+ chars, [\d.]+ KB\) from logs, stored as artifact logs_[0-9a-f]{24}\.\n\nPreview:\n0: GET/);
+    expect(content[0].text).toMatch(/^Large text \([\d,]+ chars, [\d.]+ KiB\) from logs, stored as artifact logs_[0-9a-f]{24}\.\n\nPreview:\n0: GET/);
     expect(content[0].text.length).toBeLessThan(1000);
     expect(content[1].uri).toBe(`artifact://${artifacts[0]!.id}`);
     expect((await bytesOf(store, artifacts[0]!)).toString()).toBe(log);

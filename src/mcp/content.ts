@@ -2,10 +2,10 @@ import mime from 'mime';
 import type { AudioContent, EmbeddedResource, ImageContent, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { cleanBase64, CorruptBase64Error, decodeClean, type CleanBase64 } from './detect.js';
 import { encodeBase64 } from '../core/base64.js';
+import { formatBytes } from '../core/bytes.js';
 import { ArtifactError, errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import type { ArtifactRef } from '../core/schemas.js';
-import { humanSize } from './summary.js';
 import { fileTypeFromBuffer } from 'file-type';
 
 /**
@@ -66,7 +66,7 @@ export async function toContent(input: ContentInput, options: ToContentOptions =
 
   const refuseOverMax = (size: number) => {
     if (size > maxBytes) {
-      throw tooLarge(`${what} is ${humanSize(size)}, over the ${humanSize(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`, maxBytes);
+      throw tooLarge(`${what} is ${formatBytes(size)}, over the ${formatBytes(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`, maxBytes);
     }
   };
   // The decoded size of base64 is known from its length: a payload over the limit is refused
@@ -100,7 +100,7 @@ export async function toContent(input: ContentInput, options: ToContentOptions =
 
   if (bytes.byteLength === 0) throw errors.badRequest(`${what} is empty: an MCP content block needs at least one byte.`);
   refuseOverMax(bytes.byteLength);
-  if (bytes.byteLength > warnAbove && fileUri === undefined) warn(`${what} is ${humanSize(bytes.byteLength)} (over ${humanSize(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`);
+  if (bytes.byteLength > warnAbove && fileUri === undefined) warn(`${what} is ${formatBytes(bytes.byteLength)} (over ${formatBytes(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`);
 
   const magic = declared ? undefined : await fileTypeFromBuffer(bytes).catch(() => undefined);
   const mimeType = declared ?? magic?.mime ?? extensionMime ?? 'application/octet-stream';
@@ -213,9 +213,9 @@ async function readUnderBase(
   const info = await stat(real);
   if (!info.isFile()) throw errors.badRequest(`${path} is not a regular file (a directory or device?) — pass a file path.`);
   if (info.size > maxBytes) {
-    throw tooLarge(`File ${path} is ${humanSize(info.size)}, over the ${humanSize(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`, maxBytes);
+    throw tooLarge(`File ${path} is ${formatBytes(info.size)}, over the ${formatBytes(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`, maxBytes);
   }
-  if (info.size > warnAbove) warn(`File ${path} is ${humanSize(info.size)} (over ${humanSize(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`);
+  if (info.size > warnAbove) warn(`File ${path} is ${formatBytes(info.size)} (over ${formatBytes(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`);
   let buf: Buffer;
   try {
     buf = await readFile(real);

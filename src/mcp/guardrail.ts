@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { ArtifactStore } from '../client/artifact-store.js';
 import { isNoOpArtifactStore, isUnstoredRef } from '../client/noop-store.js';
+import { formatBytes } from '../core/bytes.js';
 import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
 import { count, maxDepthSchema, parseConfig } from './config.js';
 import { BinaryValue, toJsonSafe, type JsonValue, type WorkValue } from './json.js';
 import { isPlainObject } from './paths.js';
-import { formatCount, humanSize, modelRef } from './summary.js';
+import { formatCount, modelRef } from './summary.js';
 import { measureChars, truncateToFit } from './truncate.js';
 
 
@@ -95,7 +96,7 @@ export async function clampObservation<T = unknown>(observation: unknown, option
       ...(options.scope ? { scope: options.scope } : {}),
     });
     const summary =
-      `The ${options.tool ? `${options.tool} ` : ''}output (${formatCount(originalSize)} chars, ${humanSize(artifact.sizeBytes)}) was over the ` +
+      `The ${options.tool ? `${options.tool} ` : ''}output (${formatCount(originalSize)} chars, ${formatBytes(artifact.sizeBytes)}) was over the ` +
       `${formatCount(config.maxObservationChars)}-char budget, so it was stored whole as artifact ${artifact.id}. The preview keeps its structure.` +
       (isUnstoredRef(artifact) ? ' Not stored: the store keeps nothing.' : '');
     const preview = truncateToFit(safe, (v) => measureChars(v, config.previewChars) <= config.previewChars, { fieldChars: Math.min(config.maxFieldChars, 200), arrayItems: 5 });
@@ -114,7 +115,7 @@ async function settleBytes(value: WorkValue, store: ArtifactStore | undefined, o
     if (v instanceof BinaryValue) {
       if (!store) return `[binary data: ${v.bytes.byteLength} bytes, not shown]`;
       const ref = await store.putBytes(v.bytes, { namespace: options.namespace ?? 'observation', ...(options.scope ? { scope: options.scope } : {}) });
-      return { artifact: modelRef(ref) as JsonValue, summary: `Binary data (${humanSize(ref.sizeBytes)}) stored as artifact ${ref.id}.` };
+      return { artifact: modelRef(ref) as JsonValue, summary: `Binary data (${formatBytes(ref.sizeBytes)}) stored as artifact ${ref.id}.` };
     }
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) if (hasBytes(v[i]!)) v[i] = (await settle(v[i]!)) as WorkValue;

@@ -42,4 +42,5 @@ export {
 export { createArtifactMcpServer, RESOURCE_NOT_FOUND, type ArtifactMcpServer, type ArtifactMcpServerOptions } from './server.js';
 export { toContent, artifactLink, type BinaryContent, type ContentInput, type ToContentOptions } from './content.js';
 export { PRESETS, type PresetName } from './presets.js';
-export { humanSize } from './summary.js';
+/** @deprecated The name this package first gave formatBytes (core/bytes.ts), whose rule every size shown follows. */
+export { formatBytes as humanSize } from '../core/bytes.js';

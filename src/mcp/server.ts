@@ -16,10 +16,11 @@ import {
 import { z } from 'zod';
 import type { ArtifactEvent, ArtifactStore } from '../client/artifact-store.js';
 import { encodeBase64 } from '../core/base64.js';
+import { formatBytes } from '../core/bytes.js';
 import { isArtifactError } from '../core/errors.js';
 import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef } from '../core/schemas.js';
-import { humanSize, modelRef } from './summary.js';
+import { modelRef } from './summary.js';
 
 /** MCP's "resource not found" error code (the spec's -32002). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -70,7 +71,7 @@ function resourceOf(ref: ArtifactRef): Resource {
     title: ref.filename ?? ref.id,
     mimeType: ref.mimeType,
     size: ref.sizeBytes,
-    description: `${humanSize(ref.sizeBytes)} ${ref.mimeType}, stored ${ref.createdAt}${ref.expiresAt ? `, expires ${ref.expiresAt}` : ''}${ref.source?.tool ? `, from ${String(ref.source.tool)}` : ''}`,
+    description: `${formatBytes(ref.sizeBytes)} ${ref.mimeType}, stored ${ref.createdAt}${ref.expiresAt ? `, expires ${ref.expiresAt}` : ''}${ref.source?.tool ? `, from ${String(ref.source.tool)}` : ''}`,
     _meta: { sha256: ref.sha256, namespace: ref.namespace },
   };
 }
@@ -154,7 +155,7 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
     const ref = await store.getRef(id);
     if (!ref) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It may have expired or been deleted; list what is there with resources/list.`);
     if (ref.sizeBytes > maxReadBytes) {
-      throw new McpError(ErrorCode.InvalidRequest, `${uri} is ${humanSize(ref.sizeBytes)}, over the ${humanSize(maxReadBytes)} this server returns inline. Call the artifact_url tool for a download link instead.`);
+      throw new McpError(ErrorCode.InvalidRequest, `${uri} is ${formatBytes(ref.sizeBytes)}, over the ${formatBytes(maxReadBytes)} this server returns inline. Call the artifact_url tool for a download link instead.`);
     }
     const bytes = await store.get(id);
     if (!bytes) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It was removed while being read.`);
@@ -194,7 +195,7 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
       if (!store.url || !store.capabilities.signedUrls) return fail('This artifact store cannot sign download URLs (it has no public URL configured).');
       try {
         const link = await store.url(args.data.id, { ...(args.data.mode ? { mode: args.data.mode } : {}), ...(args.data.expiresIn ? { expiresIn: args.data.expiresIn } : {}) });
-        return { content: [{ type: 'text', text: `Download link for ${args.data.id} (${humanSize(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}` }], structuredContent: { ...link } };
+        return { content: [{ type: 'text', text: `Download link for ${args.data.id} (${formatBytes(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}` }], structuredContent: { ...link } };
       } catch (err) {
         if (isArtifactError(err) && err.code === 'not_found') return fail(`No artifact ${args.data.id} here. List what is there with resources/list.`);
         // Tool failures belong in the result, where the model can read them.

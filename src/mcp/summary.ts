@@ -1,4 +1,7 @@
-/** One-line summaries a person would write: "Downloaded workbook 'Sales' as PDF (2.3 MB)." */
+/**
+ * One-line summaries a person would write: "Downloaded workbook 'Sales' as PDF (2.3 MiB)." Byte sizes
+ * in them follow formatBytes (core/bytes.ts).
+ */
 import { isUnstoredRef } from '../client/noop-store.js';
 import type { ArtifactRef } from '../core/schemas.js';
 
@@ -18,19 +21,6 @@ export function modelRef(ref: ArtifactRef): Record<string, unknown> {
     ...(ref.source !== undefined ? { source: ref.source } : {}),
     ...(isUnstoredRef(ref) ? { stored: false } : {}),
   };
-}
-
-/** 2411520 → "2.3 MB" (1024-based, as file managers show sizes). */
-export function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value >= 100 ? Math.round(value) : Number(value.toFixed(1))} ${units[unit]}`;
 }
 
 /** 48210 → "48,210" */

@@ -1,7 +1,8 @@
 /** How a stored payload is named and described: filenames, default summaries, previews and paths. */
+import { formatBytes } from '../../core/bytes.js';
 import type { ArtifactRef } from '../../core/schemas.js';
 import type { Layer } from '../config.js';
-import { formatCount, humanSize } from '../summary.js';
+import { formatCount } from '../summary.js';
 
 const EXT_BY_MIME: Record<string, string> = {
   'text/plain': 'txt',
@@ -66,9 +67,9 @@ export interface SummaryFacts {
   chars?: number;
 }
 
-/** "PDF 'q3.pdf' (50.8 KB) from get_report (files[0].data), stored as artifact …". */
+/** "PDF 'q3.pdf' (50 KiB) from get_report (files[0].data), stored as artifact …". */
 export function defaultSummary({ layer, where, label, ref, toolName, sourceNamed, chars }: SummaryFacts): string {
-  const size = chars !== undefined ? `${formatCount(chars)} chars, ${humanSize(ref.sizeBytes)}` : humanSize(ref.sizeBytes);
+  const size = chars !== undefined ? `${formatCount(chars)} chars, ${formatBytes(ref.sizeBytes)}` : formatBytes(ref.sizeBytes);
   const named = ref.filename && sourceNamed && layer !== 'size' ? ` '${ref.filename}'` : '';
   const from = layer === 'blocks' || layer === 'links' || !where || where === 'result' ? toolName : `${toolName} (${where})`;
   const lead = layer === 'size' ? `Large ${label}` : capitalize(label);

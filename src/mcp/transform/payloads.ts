@@ -4,13 +4,14 @@
  * large, corrupt, refused by the store). A payload met twice in one result is stored once.
  */
 import { isUnstoredRef } from '../../client/noop-store.js';
+import { formatBytes } from '../../core/bytes.js';
 import { isArtifactError } from '../../core/errors.js';
 import type { ArtifactRef, PutOptions } from '../../core/schemas.js';
 import type { BlockSpec, FieldSpec, Layer } from '../config.js';
 import { cleanBase64, CorruptBase64Error, decodeClean, decodeHead, detectBinary, type CleanBase64, type DetectedType } from '../detect.js';
 import type { JsonValue, WorkValue } from '../json.js';
 import { isPlainObject } from '../paths.js';
-import { describeType, humanSize, modelRef, renderTemplate } from '../summary.js';
+import { describeType, modelRef, renderTemplate } from '../summary.js';
 import { baseMime, capitalize, defaultFilename, defaultSummary, extFor } from './names.js';
 import type { TransformRun } from './run.js';
 
@@ -140,7 +141,7 @@ async function put(
     type: text?.shape ?? describeType(mimeType, detected?.ext),
     ext: detected?.ext ?? extFor(mimeType),
     size_bytes: sizeBytes,
-    size_human: humanSize(sizeBytes),
+    size_human: formatBytes(sizeBytes),
     field: ctx.where,
   };
   const templated = spec?.filename ? renderTemplate(spec.filename, vars) : undefined;
@@ -156,7 +157,7 @@ async function put(
     if (isArtifactError(err) && (err.code === 'payload_too_large' || err.code === 'quota_exceeded')) {
       run.stats.notStored++;
       run.warn(`${toolName}: ${err.message}`);
-      const summary = `${capitalize(label)} (${humanSize(sizeBytes)}) from ${toolName} was not stored: ${err.message}`;
+      const summary = `${capitalize(label)} (${formatBytes(sizeBytes)}) from ${toolName} was not stored: ${err.message}`;
       return { ok: false, error: 'not_stored', summary, details: { code: err.code, sizeBytes, mimeType } };
     }
     throw err;
@@ -179,10 +180,10 @@ function tooLarge(run: TransformRun, ctx: PayloadContext, sizeBytes: number, det
   const mime = detected?.mime ?? ctx.declaredMime ?? 'application/octet-stream';
   const label = ctx.spec?.contentType ?? describeType(mime, detected?.ext);
   const limit = run.config.maxArtifactBytes;
-  run.warn(`${toolName}: a ${humanSize(sizeBytes)} payload is over maxArtifactBytes (${humanSize(limit)})`);
+  run.warn(`${toolName}: a ${formatBytes(sizeBytes)} payload is over maxArtifactBytes (${formatBytes(limit)})`);
   const summary =
-    `${capitalize(label)} of ${humanSize(sizeBytes)} from ${toolName}${ctx.where ? ` (${ctx.where})` : ''} was not stored: ` +
-    `it is over the ${humanSize(limit)} artifact limit. Ask the tool for a smaller result, or raise maxArtifactBytes.`;
+    `${capitalize(label)} of ${formatBytes(sizeBytes)} from ${toolName}${ctx.where ? ` (${ctx.where})` : ''} was not stored: ` +
+    `it is over the ${formatBytes(limit)} artifact limit. Ask the tool for a smaller result, or raise maxArtifactBytes.`;
   return { ok: false, error: 'too_large', summary, details: { sizeBytes, limitBytes: limit, mimeType: mime } };
 }
 

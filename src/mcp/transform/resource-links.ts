@@ -3,9 +3,10 @@
  * to read it; it is read (and its contents stored like typed blocks) only when the auto-read policy
  * allows: a declared size under autoReadIfSizeUnderBytes and a way to read resources.
  */
+import { formatBytes } from '../../core/bytes.js';
 import type { WorkValue } from '../json.js';
 import { isPlainObject } from '../paths.js';
-import { describeType, humanSize } from '../summary.js';
+import { describeType } from '../summary.js';
 import { nameFromUri, previewText } from './names.js';
 import { storeBase64, storeText, type PayloadContext } from './payloads.js';
 import type { TransformRun } from './run.js';
@@ -60,7 +61,7 @@ async function blocksForReadResource(run: TransformRun, uri: string, name: strin
 }
 
 function linkLine(name: string | undefined, mime: string | undefined, size: number | undefined, uri: string): string {
-  const facts = [mime ? describeType(mime) : undefined, size !== undefined ? humanSize(size) : undefined].filter(Boolean).join(', ');
+  const facts = [mime ? describeType(mime) : undefined, size !== undefined ? formatBytes(size) : undefined].filter(Boolean).join(', ');
   return `Resource${name ? ` '${name}'` : ''}${facts ? ` (${facts})` : ''} is available at ${uri}.`;
 }
 
