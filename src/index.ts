@@ -6,6 +6,7 @@
  * `artifact-store/node`.
  */
 export * from './client/index.js';
+export { createEmbeddedArtifactStore, type EmbeddedArtifactStoreOptions } from './service/embedded-store.js';
 export { ArtifactRefSchema, ArtifactScopeSchema, ListQuerySchema, PutOptionsSchema } from './core/schemas.js';
 export { errors } from './core/errors.js';
 export { narrowScope } from './core/scope.js';

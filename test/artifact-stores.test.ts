@@ -10,7 +10,7 @@ import { createApp } from '../src/http/app.js';
 import { createAuthenticator } from '../src/http/auth.js';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
 import { discoverArtifactStore, isArtifactStore } from '../src/client/discover.js';
-import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
+import { createEmbeddedArtifactStore } from '../src/service/embedded-store.js';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { createNoOpArtifactStore, NOOP_WARNING } from '../src/client/noop-store.js';
 import { rejection } from './helpers/artifact-errors.js';

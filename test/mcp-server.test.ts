@@ -13,7 +13,7 @@ import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelco
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFsBlobStore } from '../src/blob/fs.js';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
-import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
+import { createEmbeddedArtifactStore } from '../src/service/embedded-store.js';
 import { createHttpArtifactStore } from '../src/client/http-store.js';
 import { createUrlSigner } from '../src/core/url-signing.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';

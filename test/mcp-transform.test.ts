@@ -5,7 +5,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createFsBlobStore } from '../src/blob/fs.js';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
-import { createEmbeddedArtifactStore } from '../src/client/embedded-store.js';
+import { createEmbeddedArtifactStore } from '../src/service/embedded-store.js';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { createNoOpArtifactStore, NOOP_WARNING } from '../src/client/noop-store.js';
 import { formatBytes } from '../src/core/bytes.js';

@@ -8,7 +8,7 @@ import { sha256Hex } from '../core/hash.js';
 import type { ArtifactRef, ByteRange, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
 import { createParser } from 'eventsource-parser';
 import type { ArtifactEvent, ArtifactStore, ArtifactStoreCapabilities, DownloadLink, EventsOptions, GetStreamOptions, UrlOptions } from './artifact-store.js';
-import { rangeHeaderOf } from './store-scope.js';
+import { rangeHeaderOf } from '../core/store-scope.js';
 
 export interface HttpArtifactStoreOptions {
   /** Where the service runs, for example `https://artifacts.example.com` (a path prefix is kept). */

@@ -1,10 +1,10 @@
 /**
  * The SDK: one ArtifactStore interface and its implementations. Web standards only (fetch, Web
- * Streams, Web Crypto), so this entry point runs in Node, browsers and Workers.
+ * Streams, Web Crypto), so this entry point runs in Node, browsers and Workers. The in-process
+ * store over the service (createEmbeddedArtifactStore) is exported by the package root.
  */
 export type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamOptions, UrlOptions } from './artifact-store.js';
 export { createHttpArtifactStore, type HttpArtifactStore, type HttpArtifactStoreOptions, type SpooledBody, type UploadSpool } from './http-store.js';
-export { createEmbeddedArtifactStore, type EmbeddedArtifactStoreOptions } from './embedded-store.js';
 export { createInMemoryArtifactStore, type InMemoryArtifactStore, type InMemoryArtifactStoreOptions } from './memory-store.js';
 export { createNoOpArtifactStore, isNoOpArtifactStore, isUnstoredRef, NOOP_WARNING, type NoOpArtifactStoreOptions } from './noop-store.js';
 export { discoverArtifactStore, isArtifactStore } from './discover.js';

@@ -7,7 +7,7 @@ import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options
 import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
-import { putScopeFor, readAccessOf, resolveByteRange } from './store-scope.js';
+import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
 
 export interface InMemoryArtifactStoreOptions {
   /** Who this store acts for; default `{ tenantId: 'local' }`. */
@@ -67,7 +67,7 @@ const artifactKey = (tenantId: string, id: string) => `${tenantId}\n${id}`;
 const refKey = (s: ArtifactScope, id: string) => `${s.tenantId}\n${id}\n${s.userId ?? ''}\n${s.sessionId ?? ''}\n${s.traceId ?? ''}`;
 
 /**
- * Pure-JS store for tests, demos and browsers: no SQLite, no node: imports. Same ids, validation,
+ * Pure-JS store for tests, demos and browsers: no SQLite, nothing Node-only. Same ids, validation,
  * TTL and session scoping as the service; bytes live as long as the process.
  *
  * @example

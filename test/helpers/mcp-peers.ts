@@ -13,7 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { createFsBlobStore } from '../../src/blob/fs.js';
 import type { ArtifactStore } from '../../src/client/artifact-store.js';
-import { createEmbeddedArtifactStore } from '../../src/client/embedded-store.js';
+import { createEmbeddedArtifactStore } from '../../src/service/embedded-store.js';
 import type { ArtifactScope } from '../../src/core/schemas.js';
 import { createSqliteRepository } from '../../src/db/sqlite.js';
 import { createArtifactService } from '../../src/service/artifact-service.js';

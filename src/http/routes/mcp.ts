@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { createEmbeddedArtifactStore } from '../../client/embedded-store.js';
+import { createEmbeddedArtifactStore } from '../../service/embedded-store.js';
 import type { ArtifactRepository } from '../../db/repository.js';
 import { createArtifactMcpServer } from '../../mcp/server.js';
 import type { ArtifactService } from '../../service/artifact-service.js';

@@ -1,8 +1,9 @@
+/** The artifact service as an ArtifactStore (the SDK's interface), in-process, with no HTTP. */
+import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions, UrlOptions } from '../core/artifact-store.js';
 import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, ArtifactScope, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
-import type { ArtifactService, PutResult } from '../service/artifact-service.js';
-import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions, UrlOptions } from './artifact-store.js';
-import { putScopeFor, readAccessOf, resolveByteRange } from './store-scope.js';
+import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
+import type { ArtifactService, PutResult } from './artifact-service.js';
 
 export interface EmbeddedArtifactStoreOptions {
   service: ArtifactService;

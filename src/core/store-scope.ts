@@ -1,13 +1,23 @@
-import { narrowScope, readFilterOf } from '../core/scope.js';
-import type { ArtifactScope, ByteRange } from '../core/schemas.js';
-import { parseRange } from '../core/range.js';
-import type { Access } from '../service/artifact-service.js';
+/**
+ * Scope and range rules shared by the stores that run in-process (the SDK's in-memory store and the
+ * service's embedded store), so they answer exactly as the HTTP service does.
+ */
+import { narrowScope, readFilterOf } from './scope.js';
+import type { ArtifactScope, ByteRange } from './schemas.js';
+import { parseRange } from './range.js';
+
+/** What a caller may read: its tenant, narrowed to a session and / or trace (the service's Access has this shape). */
+export interface ReadAccess {
+  tenantId: string;
+  filter: { sessionId?: string; traceId?: string };
+}
 
 /** The scope of a put by an in-process store bound to `bound`: the same rule as over HTTP. */
-export const putScopeFor = (bound: ArtifactScope, asked: Partial<ArtifactScope> | undefined): ArtifactScope => narrowScope(bound, asked);
+export const putScopeFor = (bound: ArtifactScope, asked: Partial<ArtifactScope> | undefined): ArtifactScope =>
+  narrowScope(bound, asked);
 
 /** What a store bound to `scope` may read: its tenant, narrowed to its session / trace (as over HTTP). */
-export function readAccessOf(scope: ArtifactScope): Access {
+export function readAccessOf(scope: ArtifactScope): ReadAccess {
   return { tenantId: scope.tenantId, filter: readFilterOf(scope) };
 }
 

@@ -1,0 +1,79 @@
+/**
+ * The ArtifactStore interface every store implements (the SDK's HTTP, in-memory and no-op stores, and
+ * the service's embedded store), with its option types. Public as `artifact-store/client`.
+ */
+import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from './schemas.js';
+import type { ArtifactEvent } from './events.js';
+
+/** What a store can do beyond the required methods; the contract suite tests what is declared. */
+export interface ArtifactStoreCapabilities {
+  /** Bytes survive the process. */
+  persistent: boolean;
+  /** getStream honours a byte range. */
+  ranges: boolean;
+  /** `url()` returns a download URL a browser can fetch without a token. */
+  signedUrls: boolean;
+  /** `events()` streams artifact.* events. */
+  events: boolean;
+}
+
+export interface GetStreamOptions {
+  range?: ByteRange;
+}
+
+export interface DownloadLink {
+  url: string;
+  /** proxy = through the service; direct = from S3 / the CDN. */
+  fetchMode: FetchMode;
+  urlExpiresAt: string;
+  mimeType: string;
+  sizeBytes: number;
+}
+
+export interface UrlOptions {
+  mode?: FetchMode;
+  expiresIn?: number;
+  disposition?: 'inline' | 'attachment';
+}
+
+/**
+ * Where a planner puts binary and oversized tool output. Every implementation (HTTP, embedded,
+ * in-memory, no-op) passes one contract suite (test/artifact-store.contract.ts).
+ */
+export interface ArtifactStore {
+  readonly capabilities: ArtifactStoreCapabilities;
+  putBytes(data: Uint8Array, options?: PutOptions): Promise<ArtifactRef>;
+  putText(text: string, options?: PutOptions): Promise<ArtifactRef>;
+  /** base64, base64url or a `data:` URL. */
+  putBase64(data: string, options?: PutOptions): Promise<ArtifactRef>;
+  putStream(stream: ReadableStream<Uint8Array>, options?: PutOptions): Promise<ArtifactRef>;
+  /** The whole artifact in memory (the explicitly buffered call); null when missing or out of scope. */
+  get(id: string): Promise<Uint8Array | null>;
+  getStream(id: string, options?: GetStreamOptions): Promise<ReadableStream<Uint8Array> | null>;
+  getRef(id: string): Promise<ArtifactRef | null>;
+  exists(id: string): Promise<boolean>;
+  /** True when something was deleted. */
+  delete(id: string): Promise<boolean>;
+  list(query?: ListQuery): Promise<ListPage>;
+  /**
+   * Present when capabilities.signedUrls: a link a browser can GET (and Range) without a token,
+   * until urlExpiresAt. Rejects with not_found when the id is missing or out of scope.
+   */
+  url?(id: string, options?: UrlOptions): Promise<DownloadLink>;
+  /**
+   * Present when capabilities.events: the scope's artifact.* events as they happen, reconnecting
+   * (with Last-Event-ID, so none is missed) until `signal` aborts or the loop breaks.
+   */
+  events?(options?: EventsOptions): AsyncIterable<ArtifactEvent>;
+}
+
+export type { ArtifactEvent, ArtifactEventType } from './events.js';
+
+export interface EventsOptions {
+  /** Resume after this event (from a previous ArtifactEvent.id); default: only new events. */
+  lastEventId?: string;
+  /** Narrow a tenant-wide token's stream to one session or trace. */
+  sessionId?: string;
+  traceId?: string;
+  signal?: AbortSignal;
+}
