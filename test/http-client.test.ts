@@ -451,3 +451,97 @@ describe('HTTP client wire format', () => {
     expect(createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:1' }).capabilities).toEqual({ persistent: true, ranges: true, signedUrls: true, events: true });
   });
 });
+
+describe('HTTP client: answers are checked against their schemas', () => {
+  const id = 'art_0123456789abcdef01234567';
+  const validRef = {
+    id,
+    mimeType: 'text/plain',
+    sizeBytes: 3,
+    sha256: 'a'.repeat(64),
+    namespace: 'art',
+    scope: { tenantId: 't', sessionId: 's-1' },
+    createdAt: '2026-01-01T00:00:00.000Z',
+    expiresAt: '2026-01-01T01:00:00.000Z',
+  };
+
+  /** A store whose fetch answers every request with this status and JSON body (or raw text). */
+  function answering(body: unknown, status = 200) {
+    const calls: string[] = [];
+    const fakeFetch: typeof fetch = async (input, init) => {
+      calls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+      const text = typeof body === 'string' ? body : JSON.stringify(body);
+      return new Response(text, { status, headers: { 'Content-Type': 'application/json' } });
+    };
+    return { calls, store: createHttpArtifactStore({ baseUrl: 'http://artifacts.test', fetch: fakeFetch, retries: 0 }) };
+  }
+
+  it('a valid answer comes back as sent: key order and fields a newer service adds are kept', async () => {
+    const sent = { ...validRef, addedLater: { x: 1 } };
+    const { store } = answering(sent);
+    const ref = await store.getRef(id);
+    expect(ref).toEqual(sent);
+    expect(JSON.stringify(ref)).toBe(JSON.stringify(sent));
+  });
+
+  it('put: a ref without an id is backend_unavailable naming the field', async () => {
+    const { id: _dropped, ...noId } = validRef;
+    const { store, calls } = answering(noId, 201);
+    const err = await rejection(store.putText('abc'));
+    expect(err.code).toBe('backend_unavailable');
+    expect(err.message).toContain('POST /v1/artifacts did not match ArtifactRef');
+    expect(err.message).toContain('field id');
+    expect(calls).toEqual(['POST /v1/artifacts']);
+  });
+
+  it('put: a ref with fields of the wrong type is refused, nested ones too', async () => {
+    const wrongSize = await rejection(answering({ ...validRef, sizeBytes: '3' }, 201).store.putBytes(new Uint8Array([1])));
+    expect(wrongSize).toMatchObject({ code: 'backend_unavailable' });
+    expect(wrongSize.message).toMatch(/field sizeBytes: .*expected number, received string/);
+    const wrongScope = await rejection(answering({ ...validRef, scope: { tenantId: 7 } }, 201).store.putText('x'));
+    expect(wrongScope.message).toContain('field scope.tenantId');
+  });
+
+  it('meta: a malformed ref is an error, not a broken ref; JSON that is not a ref neither', async () => {
+    const badId = await rejection(answering({ ...validRef, id: 42 }).store.getRef(id));
+    expect(badId.code).toBe('backend_unavailable');
+    expect(badId.message).toContain(`GET /v1/artifacts/${id}/meta did not match ArtifactRef`);
+    expect(badId.message).toContain('field id');
+    const array = await rejection(answering([validRef]).store.getRef(id));
+    expect(array.message).toContain('the whole answer');
+    const notJson = await rejection(answering('{"id": ').store.getRef(id));
+    expect(notJson.message).toContain('it is not JSON');
+  });
+
+  it('list: a page without items, or with a malformed item, is refused with its index', async () => {
+    const noItems = await rejection(answering({ refs: [validRef] }).store.list());
+    expect(noItems.code).toBe('backend_unavailable');
+    expect(noItems.message).toContain('GET /v1/artifacts did not match ArtifactList');
+    expect(noItems.message).toContain('field items');
+    const { id: _dropped, ...noId } = validRef;
+    const badItem = await rejection(answering({ items: [validRef, noId] }).store.list());
+    expect(badItem.message).toContain('field items[1].id');
+    const badCursor = await rejection(answering({ items: [], nextCursor: 5 }).store.list());
+    expect(badCursor.message).toContain('field nextCursor');
+    expect(await answering({ items: [validRef], nextCursor: 'c2' }).store.list()).toEqual({ items: [validRef], nextCursor: 'c2' });
+  });
+
+  it('url: a link without its url is refused', async () => {
+    const err = await rejection(answering({ fetchMode: 'proxy', urlExpiresAt: 'x', mimeType: 'text/plain', sizeBytes: 1 }).store.url!(id));
+    expect(err.code).toBe('backend_unavailable');
+    expect(err.message).toContain('did not match DownloadUrl: field url');
+  });
+
+  it('events: an artifact event with a malformed ref ends the stream with the error', async () => {
+    const sse = `id: 1\nevent: artifact.stored\ndata: ${JSON.stringify({ type: 'artifact.stored', ref: { ...validRef, sha256: 'nope' }, at: 'now' })}\n\n`;
+    const fakeFetch: typeof fetch = async () => new Response(sse, { headers: { 'Content-Type': 'text/event-stream' } });
+    const store = createHttpArtifactStore({ baseUrl: 'http://artifacts.test', fetch: fakeFetch, ...fast });
+    const err = await rejection(
+      (async () => {
+        for await (const _ of store.events!()) throw new Error('no event expected');
+      })(),
+    );
+    expect(err.code).toBe('backend_unavailable');
+    expect(err.message).toContain('did not match an artifact event: field ref.sha256');
+  });
+});
