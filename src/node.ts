@@ -304,7 +304,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
 }
 
 export { createFsBlobStore } from './blob/fs.js';
-export { createFileSpool } from './client/file-spool.js';
+export { createFileSpool } from './node/file-spool.js';
 export { nodeSha256 } from './blob/node-hash.js';
 export { createSqliteRepository } from './db/sqlite.js';
 export { loadConfig, type Config } from './core/config.js';

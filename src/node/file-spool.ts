@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import type { UploadSpool } from './http-store.js';
+import type { UploadSpool } from '../client/upload-spool.js';
 
 /**
  * The Node spool for the HTTP store's putStream: the stream goes to a file in a fresh private
