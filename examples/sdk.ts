@@ -1,0 +1,72 @@
+/**
+ * The TypeScript SDK against a running service: store a tool's base64 PDF, read it back whole and
+ * by range, list, get a browser link, follow the event stream, delete.
+ *
+ *   npm start                      # in another terminal: prints ARTIFACT_STORE_TOKEN
+ *   export ARTIFACT_STORE_TOKEN=…
+ *   npx tsx examples/sdk.ts
+ *
+ * ARTIFACT_STORE_URL names another service (default http://127.0.0.1:8787). In your own project the
+ * import is `artifact-store/client`; this file imports the source so it runs from a clone.
+ */
+import { createHttpArtifactStore } from '../src/client/index.js';
+
+/** What a Tableau tool returned: a PDF as one base64 string. */
+const toolOutput = { content: Buffer.from('%PDF-1.4\n% a stand-in for a Tableau export\n').toString('base64') };
+
+// #region quickstart
+// Over HTTP: fetch + Web Streams only, so it runs in Node, browsers and Workers.
+const store = createHttpArtifactStore({
+  baseUrl: process.env.ARTIFACT_STORE_URL ?? 'http://127.0.0.1:8787',
+  token: process.env.ARTIFACT_STORE_TOKEN,        // or () => freshToken()
+  scope: { sessionId: 's-42' },                   // tenant-wide tokens only; session tokens carry their own
+});
+
+const ref = await store.putBase64(toolOutput.content, {   // base64, base64url or a data: URL
+  mimeType: 'application/pdf',
+  filename: 'Sales.pdf',
+  namespace: 'tableau.download_workbook',
+  source: { tool: 'download_workbook' },
+});
+// ref → { id: 'tableau.download_workbook_3f1c…', mimeType, sizeBytes, sha256, filename, scope, expiresAt, … }
+
+const bytes = await store.get(ref.id);              // Uint8Array | null (the explicitly buffered call)
+const stream = await store.getStream(ref.id, { range: { start: 0, end: 1023 } });
+const page = await store.list({ namespace: 'tableau.download_workbook', limit: 50 });
+await store.delete(ref.id);
+// #endregion
+
+console.log(`stored ${ref.id} (${ref.mimeType}, ${ref.sizeBytes} bytes) in session ${ref.scope.sessionId}`);
+console.log(`read back ${bytes?.byteLength} bytes; the range starts with ${new TextDecoder().decode((await new Response(stream).arrayBuffer()).slice(0, 8))}`);
+console.log(`listed: ${page.items.some((r) => r.id === ref.id)}; after the delete get answers ${await store.get(ref.id)}`);
+
+const report = await store.putBase64(toolOutput.content, { mimeType: 'application/pdf', filename: 'Sales.pdf' });
+
+// #region links
+const link = await store.url!(report.id, { mode: 'direct', expiresIn: 600, disposition: 'attachment' });
+// → { url, fetchMode: 'direct' | 'proxy', urlExpiresAt, mimeType, sizeBytes }
+// #endregion
+
+const fetched = await fetch(link.url);
+console.log(`link: ${link.fetchMode}, a browser GET answers ${fetched.status} with ${(await fetched.arrayBuffer()).byteLength} bytes and no token`);
+
+// Something to watch: puts and deletes until the stream below has seen one.
+let seen = false;
+const producer = (async () => {
+  while (!seen) {
+    await new Promise((r) => setTimeout(r, 300));
+    const note = await store.putText(`note ${Date.now()}`, { filename: 'note.txt' });
+    await store.delete(note.id);
+  }
+})();
+
+// #region events
+for await (const event of store.events!()) {
+  console.log(event.type, event.ref.id, event.ref.filename);
+  if (event.type === 'artifact.deleted') break;   // leaving the loop closes the stream
+}
+// #endregion
+seen = true;
+await producer;
+
+await store.delete(report.id);
