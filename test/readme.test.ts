@@ -1,26 +1,20 @@
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
+/**
+ * The README as a newcomer meets it: the curl walkthrough runs as written against a real server, and
+ * the SDK and MCP examples it shows (regions of examples/sdk.ts and examples/mcp-tool-results.ts, as
+ * test/docs.test.ts checks) run and do what the README says.
+ */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/core/config.js';
-import { createHttpArtifactStore } from '../src/client/index.js';
 import { startServer, type RunningServer } from '../src/node.js';
+import { runBash, runBlock, runExample } from './doc-blocks.js';
 
-// The README's curl walkthrough, run as written against a real server. CI installs curl (.ci/run);
-// elsewhere a machine without curl skips, by that name.
+// CI installs curl (.ci/run); elsewhere a machine without curl skips, by that name.
 const hasCurl = spawnSync('curl', ['--version']).status === 0;
 if (process.env.CI && !hasCurl) throw new Error('curl is required in CI for the README walkthrough');
-
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-
-function shellBlockStartingWith(prefix: string): string {
-  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  const block = blocks.find((b) => b.startsWith(prefix));
-  if (!block) throw new Error(`README has no sh block starting with ${prefix}`);
-  return block;
-}
 
 /** The first JSON object in text where several answers are printed back to back. */
 function firstJsonObject(text: string): Record<string, unknown> {
@@ -57,12 +51,12 @@ afterAll(async () => {
 
 describe('README examples', () => {
   it.skipIf(!hasCurl)(`the curl walkthrough works as written${hasCurl ? '' : ' (skipped: curl not installed)'}`, async () => {
-    const block = shellBlockStartingWith('export ARTIFACT_STORE_TOKEN=');
+    const block = runBlock('README.md', 'curl-walkthrough');
     const script = block
       .replace(/^export ARTIFACT_STORE_TOKEN=.*$/m, `export ARTIFACT_STORE_TOKEN=${server.token}`)
       .replace(/^API=.*$/m, `API=${server.url}`);
     // Asynchronously: the server answering curl runs in this process.
-    const { stdout: out } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], { cwd: workDir, encoding: 'utf8' });
+    const out = await runBash(script, { cwd: workDir });
     expect(out).not.toMatch(/"code":"/);
     const stored = firstJsonObject(out);
     expect(stored).toMatchObject({ mimeType: 'application/pdf', filename: 'Sales.pdf', namespace: 'tableau.download_workbook', scope: { sessionId: 's-42' } });
@@ -73,24 +67,25 @@ describe('README examples', () => {
     expect(readFileSync(join(workDir, 'Downloaded.pdf'))).toEqual(readFileSync(join(workDir, 'Sales.pdf')));
   });
 
-  it('the SDK walkthrough works as written', async () => {
-    const store = createHttpArtifactStore({ baseUrl: server.url, token: server.token, scope: { sessionId: 's-42' } });
-    const toolOutput = { content: Buffer.from('%PDF-1.4\n% from the SDK\n').toString('base64') };
-    const ref = await store.putBase64(toolOutput.content, {
-      mimeType: 'application/pdf',
-      filename: 'Sales.pdf',
-      namespace: 'tableau.download_workbook',
-      source: { tool: 'download_workbook' },
-    });
-    expect(ref.id).toMatch(/^tableau\.download_workbook_[0-9a-f]{24}$/);
-    expect(ref.scope.sessionId).toBe('s-42');
-    const bytes = await store.get(ref.id);
-    expect(new TextDecoder().decode(bytes!)).toBe('%PDF-1.4\n% from the SDK\n');
-    const stream = await store.getStream(ref.id, { range: { start: 0, end: 7 } });
-    expect(new TextDecoder().decode(await new Response(stream).arrayBuffer())).toBe('%PDF-1.4');
-    const page = await store.list({ namespace: 'tableau.download_workbook', limit: 50 });
-    expect(page.items.map((r) => r.id)).toContain(ref.id);
-    expect(await store.delete(ref.id)).toBe(true);
-    expect(await store.get(ref.id)).toBeNull();
-  });
+  it('the SDK example (examples/sdk.ts) stores, reads, lists, links, follows events and deletes', async () => {
+    const out = await runExample('sdk.ts', { ARTIFACT_STORE_URL: server.url, ARTIFACT_STORE_TOKEN: server.token });
+    expect(out).toMatch(/^stored tableau\.download_workbook_[0-9a-f]{24} \(application\/pdf, 43 bytes\) in session s-42$/m);
+    expect(out).toContain('read back 43 bytes; the range starts with %PDF-1.4');
+    expect(out).toContain('listed: true; after the delete get answers null');
+    expect(out).toMatch(/^link: proxy, a browser GET answers 200 with 43 bytes and no token$/m);
+    expect(out).toMatch(/^artifact\.deleted art_[0-9a-f]{24} note\.txt$/m);
+  }, 60_000);
+
+  it('the MCP example (examples/mcp-tool-results.ts) shows the model a ref and a summary instead of the PDF', async () => {
+    const out = await runExample('mcp-tool-results.ts');
+    const [, before, after] = /the server sent ([\d,]+) chars; the model reads ([\d,]+):/.exec(out)!;
+    expect(Number(before!.replaceAll(',', ''))).toBeGreaterThan(400_000);
+    expect(Number(after!.replaceAll(',', ''))).toBeLessThan(1024);
+    expect(out).toMatch(/"summary":"Downloaded workbook 'Sales Dashboard' as PDF \(293 KiB\)\. Artifact tableau\.download_workbook_[0-9a-f]{24}"/);
+    expect(out).toMatch(/"filename":"Sales Dashboard\.pdf"/);
+    expect(out).toContain('same observation both ways: true');
+    expect(out).toMatch(/"summary":"Exported 'q3\.csv' \([\d.]+ KiB\)\. Artifact export_report_[0-9a-f]{24}"/);
+    expect(out).toMatch(/clampObservation: [\d,]+ → \d+ chars, clamped: true/);
+    expect(out).not.toMatch(/JVBERi0/);
+  }, 60_000);
 });

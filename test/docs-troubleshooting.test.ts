@@ -1,0 +1,159 @@
+/**
+ * docs/troubleshooting.md, reproduced: each entry marked "(checked)" is caused here the way a reader
+ * meets it, and the message the page quotes is the one that comes out.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/core/config.js';
+import { startServer, type RunningServer } from '../src/node.js';
+import { readDoc, ROOT } from './doc-blocks.js';
+import { startCliServer } from './helpers/cli-server.js';
+
+const page = readDoc('docs/troubleshooting.md');
+const CLI = join(ROOT, 'bin', 'artifact-store.js');
+const scratch: string[] = [];
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+function scratchDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'docs-trouble-'));
+  scratch.push(dir);
+  return dir;
+}
+
+/** The CLI from `cwd`, with only the given ARTIFACT_STORE_* variables; resolves with its exit. */
+async function cli(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], { cwd, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** The text of the page's `> \`…\`` quote right after the heading, with … matching anything. */
+function quoted(heading: string): RegExp {
+  const section = page.slice(page.indexOf(`## ${heading}`));
+  const quote = /^> `(.+)`/m.exec(section)![1]!;
+  return new RegExp(quote.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/…/g, '.*?'));
+}
+
+describe('docs/troubleshooting.md', () => {
+  it('a second service on a taken port exits with EADDRINUSE', async () => {
+    const first = await startCliServer(join(scratchDir(), 'data'));
+    try {
+      const port = new URL(first.url).port;
+      const second = await cli(['serve', '--port', port, '--data-dir', join(scratchDir(), 'data')], ROOT);
+      expect(second.code).toBe(1);
+      expect(second.stderr.replace(`:${port}`, ':8787')).toMatch(quoted('The port is in use (EADDRINUSE)'));
+    } finally {
+      first.kill();
+      await first.exited;
+    }
+  }, 60_000);
+
+  it("a token minted in another folder fails with the page's message", async () => {
+    const here = scratchDir();
+    const server: RunningServer = await startServer(loadConfig({}, { port: 0, dataDir: join(here, 'data'), logLevel: 'silent', env: 'development' }));
+    try {
+      const elsewhere = await cli(['token'], scratchDir());
+      const res = await fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${elsewhere.stdout.trim()}` } });
+      expect(res.status).toBe(401);
+      expect(await res.text()).toMatch(quoted('The token signature is invalid'));
+      // The fix the page gives: the same folder, or --data-dir.
+      for (const ok of [await cli(['token'], here), await cli(['token', '--data-dir', join(here, 'data')], scratchDir())]) {
+        const res2 = await fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${ok.stdout.trim()}` } });
+        expect(res2.status).toBe(200);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('importing artifact-store/client without dist/ names dist/client/index.js', async () => {
+    const project = scratchDir();
+    const pkg = join(project, 'node_modules', 'artifact-store');
+    mkdirSync(pkg, { recursive: true });
+    copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
+    writeFileSync(join(project, 'package.json'), '{"type":"module"}');
+    const run = await new Promise<string>((ok) => {
+      const proc = spawn(process.execPath, ['--input-type=module', '-e', "await import('artifact-store/client')"], { cwd: project });
+      let err = '';
+      proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+      proc.on('exit', () => ok(err));
+    });
+    expect(run.replace(`${project}/node_modules/`, '…/')).toMatch(quoted('Cannot find artifact-store/client from a clone'));
+    const exports = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports as Record<string, { import: string }>;
+    for (const entry of Object.values(exports)) expect(entry.import).toMatch(/^\.\/dist\//);
+  }, 30_000);
+
+  it('blobs stored after a backup are orphan_bytes after a restore, and --repair removes them past the grace period', async () => {
+    const cwd = scratchDir();
+    const data = join(cwd, 'data');
+    const server = await startServer(loadConfig({}, { port: 0, dataDir: data, logLevel: 'silent', env: 'development' }));
+    const put = async (byte: number) => {
+      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${server.token}` }, body: new Uint8Array(1024).fill(byte) });
+      expect(res.status).toBe(201);
+    };
+    await put(1);
+    await put(2);
+    expect((await cli(['backup', 'backup'], cwd)).code).toBe(0);
+    await put(3);
+    await server.close();
+
+    copyFileSync(join(cwd, 'backup', 'artifacts.db'), join(data, 'artifacts.db'));
+    cpSync(join(cwd, 'backup', 'blobs'), join(data, 'blobs'), { recursive: true });
+    const found = await cli(['fsck'], cwd);
+    expect(found.code).toBe(1);
+    const lines = found.stdout.split('\n');
+    expect(lines[0]).toBe('fsck: 2 blob rows, 3 stored blobs checked; 1 problems, 1 unresolved');
+    expect(lines[1]).toMatch(/^ {2}orphan_bytes [0-9a-f]{64} — run with --repair to fix$/);
+    expect(page).toContain('`fsck: 2 blob rows, 3 stored blobs checked; 1 problems, 1 unresolved`');
+
+    // The retention run does not collect them: it collects blobs that have a row.
+    expect((await cli(['retention', 'run'], cwd, { ARTIFACT_STORE_GC_GRACE_SECONDS: '0' })).code).toBe(0);
+    expect((await cli(['fsck'], cwd)).stdout).toContain('orphan_bytes');
+
+    const young = await cli(['fsck', '--repair'], cwd);
+    expect(young.code).toBe(1);
+    expect(young.stdout).toContain('— left (within the grace period)');
+    const repaired = await cli(['fsck', '--repair'], cwd, { ARTIFACT_STORE_GC_GRACE_SECONDS: '0' });
+    expect(repaired.stdout).toContain('— repaired');
+    expect(repaired.code).toBe(0);
+    const clean = await cli(['fsck', '--verify'], cwd);
+    expect(clean.stdout).toMatch(/^fsck: 2 blob rows, 2 stored blobs checked; 0 problems, 0 unresolved$/m);
+
+  }, 60_000);
+
+  it('the fs driver answers POST /v1/uploads with 400 direct_uploads_unavailable, in the words the page quotes', async () => {
+    const server = await startServer(loadConfig({}, { port: 0, dataDir: join(scratchDir(), 'data'), logLevel: 'silent', env: 'test' }));
+    try {
+      const res = await fetch(`${server.url}/v1/uploads`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sizeBytes: 3, sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' }),
+      });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { message: string; details: { reason: string } };
+      expect(body.details.reason).toBe('direct_uploads_unavailable');
+      const section = page.slice(page.indexOf('## Direct uploads answer 400 on the fs driver'));
+      const quote = [...section.matchAll(/^> (.+)$/gm)].slice(0, 2).map((m) => m[1]).join(' ');
+      expect(body.message).toBe(quote);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+
+  it('an unknown ARTIFACT_STORE_* variable stops the start, naming the setting meant', async () => {
+    const out = await cli(['serve', '--port', '0', '--data-dir', join(scratchDir(), 'data')], ROOT, { ARTIFACT_STORE_PROT: '1' });
+    expect(out.code).not.toBe(0);
+    expect(out.stderr).toMatch(quoted('The service refuses to start: Invalid configuration'));
+  }, 30_000);
+});

@@ -1,0 +1,344 @@
+/**
+ * The documentation holds up. Every fenced block of README.md, CONTRIBUTING.md and docs/*.md is an
+ * example file's region, a shell block a test runs, or says why it cannot run; every example file is
+ * run by a test; every setting is documented; links between the pages resolve. And the docs' own
+ * shell blocks and examples run here, as written. The troubleshooting claims are
+ * test/docs-troubleshooting.test.ts's.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ENV_NAMES, loadConfig } from '../src/core/config.js';
+import { startServer, type RunningServer } from '../src/node.js';
+import { blocksOf, CLI_SHIM, docFiles, exampleText, readDoc, regionsOf, ROOT, runBash, runBlock, runExample } from './doc-blocks.js';
+import { startCliServer } from './helpers/cli-server.js';
+import { createTestBucket, describeS3, s3TestTarget } from './helpers/s3.js';
+
+const hasCurl = spawnSync('curl', ['--version']).status === 0;
+if (process.env.CI && !hasCurl) throw new Error('curl is required in CI for the documentation walkthroughs');
+
+/** How many blocks may say they cannot run: raise it only for a block that truly cannot. */
+const MAX_NOT_RUN = 8;
+
+const allBlocks = docFiles().flatMap((doc) => blocksOf(doc));
+
+describe('every code block is an example region, a block a test runs, or says why not', () => {
+  for (const block of allBlocks) {
+    const where = `${block.doc}:${block.line}`;
+    it(`${where} ${block.marker ? JSON.stringify(block.marker) : '(no marker)'}`, () => {
+      const m = block.marker;
+      if (!m) throw new Error(`${where}: put <!-- example: … -->, <!-- run: … --> or <!-- not run: reason --> on the line before the block`);
+      if (m.kind === 'unknown') throw new Error(`${where}: unknown marker <!-- ${m.text} -->`);
+      if (m.kind === 'not-run') expect(m.reason, `${where}: a not-run block needs a reason`).not.toBe('');
+      if (m.kind === 'example') {
+        expect(m.file, `${where}: examples live in examples/`).toMatch(/^examples\/[\w.-]+\.ts$/);
+        expect(block.body, `${where} must be byte for byte ${m.file}${m.region ? `#${m.region}` : ''}`).toBe(exampleText(m.file, m.region));
+      }
+      if (m.kind === 'run') {
+        expect(['sh', 'bash'], `${where}: only shell blocks are run by tests`).toContain(block.lang);
+        const test = join(ROOT, m.test);
+        expect(existsSync(test), `${where}: ${m.test} does not exist`).toBe(true);
+        // The test looks the block up by its id (runBlock), or runs the example file it names.
+        expect(readFileSync(test, 'utf8'), `${where}: ${m.test} never mentions '${m.id}'`).toContain(`'${m.id}'`);
+      }
+    });
+  }
+
+  it(`at most ${MAX_NOT_RUN} blocks are not run`, () => {
+    const notRun = allBlocks.filter((b) => b.marker?.kind === 'not-run').map((b) => `${b.doc}:${b.line}`);
+    expect(notRun.length, notRun.join('\n')).toBeLessThanOrEqual(MAX_NOT_RUN);
+  });
+});
+
+describe('examples', () => {
+  const files = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.ts'));
+  const tests = readdirSync(join(ROOT, 'test'))
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => readFileSync(join(ROOT, 'test', f), 'utf8'))
+    .join('\n');
+
+  it.each(files)('examples/%s is run by a test, and its regions are balanced', (file) => {
+    const runs = tests.includes(`runExample('${file}'`) || tests.includes(`'examples', '${file}'`);
+    expect(runs, `no test runs examples/${file} (runExample('${file}', …) in a test file)`).toBe(true);
+    const text = readFileSync(join(ROOT, 'examples', file), 'utf8');
+    expect(text.match(/^\s*\/\/ #region /gm)?.length ?? 0).toBe(text.match(/^\s*\/\/ #endregion\s*$/gm)?.length ?? 0);
+    for (const region of regionsOf(`examples/${file}`)) exampleText(`examples/${file}`, region);
+  });
+});
+
+describe('the README is a front page', () => {
+  const readme = readDoc('README.md');
+  it('is 200 to 300 lines long', () => {
+    const lines = readme.split('\n').length;
+    expect(lines).toBeGreaterThanOrEqual(200);
+    expect(lines).toBeLessThanOrEqual(300);
+  });
+  it('tells no history and links nothing outside the repository', () => {
+    expect(readme).not.toMatch(/\b(issue|wave|round)\s*#?\d/i);
+    expect(readme).not.toMatch(/\bwave\b|was added in|\.\.\/shared/i);
+  });
+});
+
+it('docs/configuration.md names every ARTIFACT_STORE_* setting', () => {
+  const doc = readDoc('docs/configuration.md');
+  const missing = Object.values(ENV_NAMES).filter((name) => !doc.includes(`\`${name}\``));
+  expect(missing).toEqual([]);
+});
+
+it('every file path the pages name in backticks exists', () => {
+  const missing = docFiles().flatMap((doc) =>
+    [...readDoc(doc).matchAll(/`((?:src|test|scripts|examples|bench|infra|migrations|docs|\.ci)\/[\w./-]+)`/g)]
+      .map((m) => m[1]!)
+      .filter((path) => !existsSync(join(ROOT, path)))
+      .map((path) => `${doc}: ${path}`),
+  );
+  expect(missing).toEqual([]);
+});
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+
+function anchorsOf(doc: string): Set<string> {
+  const text = readDoc(doc).replace(/^```[\s\S]*?^```/gm, '');
+  return new Set([...text.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1]!)));
+}
+
+/** Written separately from the other pages; until it lands, links to it are the one exception. */
+const ARCHITECTURE = 'docs/architecture.md';
+const architectureWritten = existsSync(join(ROOT, ARCHITECTURE));
+if (!architectureWritten) it.todo(`${ARCHITECTURE} exists (README.md, CONTRIBUTING.md and docs/ link to it)`);
+
+it('relative links between the pages resolve, down to the heading', () => {
+  const broken: string[] = [];
+  for (const doc of docFiles()) {
+    const text = readDoc(doc).replace(/^```[\s\S]*?^```/gm, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [path, anchor] = target!.split('#') as [string, string | undefined];
+      const file = path === '' ? doc : join(doc, '..', path);
+      if (file === ARCHITECTURE && !architectureWritten) continue;
+      if (!existsSync(join(ROOT, file))) broken.push(`${doc}: ${target} (no ${file})`);
+      else if (anchor && file.endsWith('.md') && !anchorsOf(file).has(anchor)) broken.push(`${doc}: ${target} (no heading #${anchor})`);
+    }
+  }
+  expect(broken).toEqual([]);
+});
+
+// ---- The docs' own blocks, run as written ----
+
+let server: RunningServer | undefined;
+const scratch: string[] = [];
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A scratch folder with ./data, and the service on it (development: its dev secret in ./data). */
+async function serveIn(overrides: Parameters<typeof loadConfig>[1] = {}): Promise<{ cwd: string; server: RunningServer }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'docs-'));
+  scratch.push(cwd);
+  server = await startServer(loadConfig({}, { port: 0, dataDir: join(cwd, 'data'), logLevel: 'silent', env: 'development', ...overrides }));
+  return { cwd, server };
+}
+
+async function put(s: RunningServer, token: string, body: Uint8Array<ArrayBuffer> | string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${s.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', ...headers }, body });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string; sizeBytes: number };
+}
+
+/** The whole-line comments of a shell block: the output it shows. */
+function shownOutput(block: string): string {
+  return block
+    .split('\n')
+    .filter((l) => l === '#' || l.startsWith('# '))
+    .map((l) => l.slice(2))
+    .join('\n');
+}
+
+/** Times, dates and durations vary from run to run. */
+const steady = (text: string) =>
+  text
+    .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>')
+    .replace(/\d{4}-\d\d-\d\d/g, '<date>')
+    .replace(/\(\d+ ms\)/g, '(<ms>)')
+    .trim();
+
+describe('docs/cli.md', () => {
+  it('the CLI walkthrough works as written, and the token it mints is accepted', async () => {
+    const { cwd, server: s } = await serveIn();
+    const script = runBlock('docs/cli.md', 'cli-walkthrough').replace(/^export ARTIFACT_STORE_URL=.*$/m, `export ARTIFACT_STORE_URL=${s.url} ARTIFACT_STORE_TOKEN=${s.token}`);
+    const out = await runBash(CLI_SHIM + script, { cwd });
+    expect(JSON.parse(out.slice(0, out.indexOf('\n}') + 2))).toMatchObject({ filename: 'report.pdf', mimeType: 'application/pdf', scope: { sessionId: 's-42' } });
+    expect(out).toMatch(/^art_[0-9a-f]{24}\s+rows\.json\s+application\/json/m);
+    expect(readFileSync(join(cwd, 'copy.pdf'))).toEqual(readFileSync(join(cwd, 'report.pdf')));
+    expect(out).toMatch(new RegExp(`^${s.url}/v1/download/art_[0-9a-f]{24}\\?tenant=dev&`, 'm'));
+    expect(out).toMatch(/^deleted art_[0-9a-f]{24}$/m);
+    const [token, uiLink] = out.trim().split('\n').slice(-2);
+    expect(uiLink).toMatch(new RegExp(`^${s.url}/ui#token=ey`));
+    const res = await fetch(`${s.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+  }, 120_000);
+});
+
+describe('docs/operations.md', () => {
+  it('the retention run prints what the page shows', async () => {
+    const { cwd, server: s } = await serveIn();
+    for (const n of [1, 2, 3]) await put(s, s.token, new Uint8Array(1024).fill(n), { 'X-Artifact-Ttl': '1' });
+    await new Promise((r) => setTimeout(r, 1100));
+    const block = runBlock('docs/operations.md', 'retention-run');
+    expect(steady(await runBash(CLI_SHIM + block, { cwd }))).toBe(steady(shownOutput(block)));
+  }, 60_000);
+
+  it('the usage report prints what the page shows', async () => {
+    const { cwd, server: s } = await serveIn();
+    const token = await s.mintToken({ tenant: 'acme', sub: 'u1', session: 's1', perms: ['read', 'write'] });
+    await put(s, token, new Uint8Array(512 * 1024).fill(7));
+    const block = runBlock('docs/operations.md', 'usage');
+    expect(steady(await runBash(CLI_SHIM + block, { cwd }))).toBe(steady(shownOutput(block)));
+  }, 60_000);
+
+  it('backup while the service runs, then restore after it stopped: fsck --verify is clean', async () => {
+    const { cwd, server: s } = await serveIn();
+    const a = await put(s, s.token, new Uint8Array(1024).fill(1));
+    await put(s, s.token, new Uint8Array(1024).fill(2));
+    const backup = runBlock('docs/operations.md', 'backup');
+    const out = await runBash(CLI_SHIM + backup, { cwd });
+    expect(steady(out.replaceAll(cwd, '/srv/artifacts'))).toBe(steady(shownOutput(backup)));
+    const dir = /^backup in (\S+)$/m.exec(out)![1]!;
+
+    await s.close();
+    server = undefined;
+    rmSync(join(cwd, 'data', 'artifacts.db'));
+    rmSync(join(cwd, 'data', 'blobs'), { recursive: true });
+    const restored = await runBash(CLI_SHIM + runBlock('docs/operations.md', 'restore'), { cwd, env: { DIR: dir } });
+    expect(restored).toMatch(/^fsck: 2 blob rows, 2 stored blobs checked; 0 problems, 0 unresolved$/m);
+
+    // The service comes back on the restored data, and the dev token still works.
+    const again = await serveIn({ dataDir: join(cwd, 'data') });
+    const res = await fetch(`${again.server.url}/v1/artifacts/${a.id}`, { headers: { Authorization: `Bearer ${s.token}` } });
+    expect(res.status).toBe(200);
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(new Uint8Array(1024).fill(1));
+  }, 60_000);
+});
+
+describe('docs/http-api.md', () => {
+  it.skipIf(!hasCurl)(`the event stream shows what the page shows${hasCurl ? '' : ' (skipped: curl not installed)'}`, async () => {
+    const { cwd, server: s } = await serveIn();
+    const block = runBlock('docs/http-api.md', 'events-stream');
+    const proc = spawn('bash', ['-c', block], { cwd, env: { ...process.env, API: s.url, ARTIFACT_STORE_TOKEN: s.token }, detached: true });
+    let out = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    try {
+      for (let i = 0; i < 100 && !out.includes('data\n\n'); i++) await new Promise((r) => setTimeout(r, 50));
+      await put(s, s.token, 'hello', { 'Content-Type': 'text/plain' });
+      for (let i = 0; i < 100 && !/event: artifact\.stored\ndata: .*\nid: \d+\n/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      process.kill(-proc.pid!, 'SIGKILL');
+    }
+    const shown = shownOutput(block)
+      .split('\n')
+      .map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/…/g, '.*?').replace(/^id: \d+$/, 'id: \\d+'))
+      .join('\n');
+    expect(out).toMatch(new RegExp(`^${shown}`));
+  }, 30_000);
+});
+
+describeS3('docs/s3-and-cdn.md', () => {
+  const target = s3TestTarget();
+  it.skipIf(!hasCurl)('a direct upload with curl: begin, PUT straight to S3, complete', async () => {
+    const bucket = await createTestBucket(target!, 'docs');
+    try {
+      const { cwd, server: s } = await serveIn({
+        env: 'test',
+        blobDriver: 's3',
+        s3Bucket: bucket.bucket,
+        s3Region: target!.region,
+        s3Endpoint: target!.endpoint,
+        s3ForcePathStyle: target!.forcePathStyle ? 'true' : 'false',
+        s3AccessKeyId: target!.accessKeyId,
+        s3SecretAccessKey: target!.secretAccessKey,
+      });
+      const bytes = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) % 251);
+      writeFileSync(join(cwd, 'big.zip'), bytes);
+      const out = await runBash(runBlock('docs/s3-and-cdn.md', 'direct-upload'), { cwd, env: { API: s.url, ARTIFACT_STORE_TOKEN: s.token } });
+      const ref = JSON.parse(out.trim().split('\n').pop()!) as { id: string; filename: string; sizeBytes: number };
+      expect(ref).toMatchObject({ filename: 'big.zip', sizeBytes: bytes.byteLength });
+      const res = await fetch(`${s.url}/v1/artifacts/${ref.id}`, { headers: { Authorization: `Bearer ${s.token}` } });
+      expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
+      await s.close();
+      server = undefined;
+    } finally {
+      await bucket.cleanup();
+    }
+  }, 60_000);
+});
+
+describe('the examples the docs show run', () => {
+  it('examples/mcp-resources.ts reads a blob resource into the store, then from the cache', async () => {
+    const out = await runExample('mcp-resources.ts');
+    expect(out).toContain('1 resource(s), 1 template(s)');
+    expect(out).toMatch(/stored files\.resources_read_[0-9a-f]{24} \(application\/pdf, 50009 B\), from the cache: false/);
+    expect(out).toContain('read again: from the cache = true');
+    expect(out).toMatch(/subscribe: \{"subscribed":false,"reason":"files does not offer resource subscriptions/);
+    expect(out).toContain('planner tools: files.resources_list, files.resources_templates_list, files.resources_read');
+    expect(out).not.toMatch(/JVBERi0/);
+  }, 60_000);
+
+  it('examples/mcp-server-content.ts returns typed blocks and a link, and refuses a path outside basePath', async () => {
+    const out = await runExample('mcp-server-content.ts');
+    expect(out).toContain('render_chart: image image/png');
+    expect(out).toMatch(/make_report: text \| resource_link application\/pdf artifact:\/\/art_[0-9a-f]{24}/);
+    expect(out).toMatch(/a path outside basePath: Path \.\.\/outside\.png leaves the base folder/);
+  }, 60_000);
+
+  it('examples/mcp-http.ts lists, reads and links artifacts over /mcp', async () => {
+    const { server: s } = await serveIn({ env: 'test' });
+    const out = await runExample('mcp-http.ts', { ARTIFACT_STORE_URL: s.url, ARTIFACT_STORE_TOKEN: s.token });
+    expect(out).toMatch(/^resources: artifact:\/\/art_[0-9a-f]{24} \(application\/json\)$/m);
+    expect(out).toContain('"text":"{\\"rows\\": [1, 2, 3]}"');
+    expect(out).toMatch(/^artifact_url: Download link for art_[0-9a-f]{24}/m);
+  }, 60_000);
+
+  it('examples/stream-upload.ts stores a 9 MiB stream through its spool', async () => {
+    const { server: s } = await serveIn({ env: 'test' });
+    const out = await runExample('stream-upload.ts', { ARTIFACT_STORE_URL: s.url, ARTIFACT_STORE_TOKEN: s.token });
+    expect(out).toMatch(/^stored big\.zip: 9437184 bytes as art_[0-9a-f]{24}$/m);
+  }, 60_000);
+});
+
+it("README: the sample of npm start's output is what a start prints", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'docs-banner-'));
+  scratch.push(cwd);
+  const dataDir = join(cwd, 'data');
+  mkdirSync(dataDir);
+  const cli = await startCliServer(dataDir);
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const sample = blocksOf('README.md').find((b) => b.marker?.kind === 'not-run' && b.marker.reason.startsWith('output of npm start'))!.body;
+    const pattern = sample
+      .split('\n')
+      .map((l) =>
+        l
+          .replaceAll('http://127.0.0.1:8787', '\u0000')
+          .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          .replace(/…/g, '\\S*')
+          .replaceAll('\u0000', cli.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')),
+      )
+      .join('\n');
+    expect(cli.output().trimStart()).toMatch(new RegExp(`^${pattern}`));
+  } finally {
+    cli.kill();
+    await cli.exited;
+  }
+}, 60_000);
