@@ -17,12 +17,12 @@ import { ResourceBridge, wrapMcpClient, type ResourceBridgeEvent } from '../src/
 // A files server: one quarterly report as a blob resource, and a template for the others.
 const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(50_000, '% Q3 figures\n')]);
 const server = new McpServer({ name: 'files', version: '1.0.0' });
-server.registerResource('q3', 'file:///reports/q3.pdf', { mimeType: 'application/pdf' }, async (uri) => ({
+const readPdf = async (uri: URL) => ({
   contents: [{ uri: uri.href, mimeType: 'application/pdf', blob: pdf.toString('base64') }],
-}));
-server.registerResource('report', new ResourceTemplate('file:///reports/{quarter}.pdf', { list: undefined }), { mimeType: 'application/pdf' }, async (uri) => ({
-  contents: [{ uri: uri.href, mimeType: 'application/pdf', blob: pdf.toString('base64') }],
-}));
+});
+server.registerResource('q3', 'file:///reports/q3.pdf', { mimeType: 'application/pdf' }, readPdf);
+const quarters = new ResourceTemplate('file:///reports/{quarter}.pdf', { list: undefined });
+server.registerResource('report', quarters, { mimeType: 'application/pdf' }, readPdf);
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
 await server.connect(serverSide);
 const client = new Client({ name: 'my-agent', version: '1.0.0' });
@@ -43,10 +43,12 @@ const wrapped = wrapMcpClient(client, { store, resources: bridge, config: { auto
 // #endregion
 
 console.log(`${resources.length} resource(s), ${templates.length} template(s)`);
-console.log(`read file:///reports/q3.pdf: stored ${artifacts.map((a) => `${a.id} (${a.mimeType}, ${a.sizeBytes} B)`).join(', ')}, from the cache: ${fromCache}`);
+const stored = artifacts.map((a) => `${a.id} (${a.mimeType}, ${a.sizeBytes} B)`).join(', ');
+console.log(`read file:///reports/q3.pdf: stored ${stored}, from the cache: ${fromCache}`);
 console.log(`the model sees ${JSON.stringify(content).length} chars: ${JSON.stringify(content)}`);
 console.log(`read again: from the cache = ${(await bridge.readResource('file:///reports/q3.pdf')).fromCache}`);
 console.log(`subscribe: ${JSON.stringify(await bridge.subscribe('file:///reports/q3.pdf'))}`);
 console.log(`planner tools: ${tools.map((t) => t.name).join(', ')}`);
-console.log(`the wrapped client transforms its callTool results: ${wrapped.callTool !== client.callTool}; bridge events so far: ${ui.length}`);
+console.log(`the wrapped client transforms its callTool results: ${wrapped.callTool !== client.callTool}`);
+console.log(`bridge events so far: ${ui.length}`);
 await client.close();

@@ -18,7 +18,8 @@ import { artifactLink, toContent } from '../src/mcp/index.js';
 // The server's working folder, with a chart a renderer wrote (a 1×1 PNG).
 const workDir = mkdtempSync(join(tmpdir(), 'mcp-server-content-'));
 mkdirSync(join(workDir, 'out'));
-writeFileSync(join(workDir, 'out', 'chart.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+writeFileSync(join(workDir, 'out', 'chart.png'), Buffer.from(png, 'base64'));
 const pdf = Buffer.from('%PDF-1.4\n% the report\n');
 const store = createInMemoryArtifactStore({ scope: { tenantId: 'demo', sessionId: 's-42' } });
 const server = new McpServer({ name: 'reports', version: '1.0.0' });

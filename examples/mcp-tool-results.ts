@@ -32,10 +32,12 @@ const chars = (v: unknown) => JSON.stringify(v).length.toLocaleString('en-US');
 
 // #region wrap
 // Any MCP host: the SDK Client in, the same interface out; callTool results come back transformed.
-const tableau = wrapMcpClient(new Client({ name: 'my-agent', version: '1.0.0' }), { store, scope: { sessionId: 's-42' } });
+const client = new Client({ name: 'my-agent', version: '1.0.0' });
+const tableau = wrapMcpClient(client, { store, scope: { sessionId: 's-42' } });
 await tableau.connect(transport);
 const result = await tableau.callTool({ name: 'download_workbook', arguments: { workbookId: 'sales' } });
-// result.content[0].text → {"content":{"artifact":{"id":"tableau.download_workbook_3f1c…","mimeType":"application/pdf",
+// result.content[0].text →
+//   {"content":{"artifact":{"id":"tableau.download_workbook_3f1c…","mimeType":"application/pdf",
 //   "sizeBytes":2411520,"sha256":"3f1c…","filename":"Sales Dashboard.pdf","source":{…}},
 //   "summary":"Downloaded workbook 'Sales Dashboard' as PDF (2.3 MiB). Artifact tableau.download_workbook_3f1c…"},
 //   "name":"Sales Dashboard","format":"pdf"}
@@ -49,30 +51,45 @@ const raw = { content: [{ type: 'text', text: workbookJson() }] };
 
 // #region transform
 // Or one call, for any raw CallToolResult or any native tool's JSON:
-const { result: forModel, artifacts, stats } = await transformToolResult('download_workbook', raw, { store, serverName: 'tableau' });
+const options = { store, serverName: 'tableau' };
+const { result: forModel, artifacts, stats } = await transformToolResult('download_workbook', raw, options);
 // stats → { charsBefore: 3215402, charsAfter: 611, artifacts: 1, bytesStored: 2411520, byLayer: {…}, warnings: [] }
 // #endregion
 
-console.log(`transformToolResult: ${stats.charsBefore.toLocaleString('en-US')} → ${stats.charsAfter.toLocaleString('en-US')} chars, ${stats.artifacts} artifact (${artifacts[0]!.id}), same observation both ways: ${JSON.stringify(forModel) === JSON.stringify(result)}`);
+const sameBothWays = JSON.stringify(forModel) === JSON.stringify(result);
+const count = (n: number) => n.toLocaleString('en-US');
+console.log(`transformToolResult: ${count(stats.charsBefore)} → ${count(stats.charsAfter)} chars`);
+console.log(`  ${stats.artifacts} artifact, ${artifacts[0]!.id}; same observation both ways: ${sameBothWays}`);
 
 // #region config
 const config = {
   tools: {
-    export_report: { fields: [{ path: 'files[*].data', filename: '{name}', summary: "Exported '{name}' ({size_human}). Artifact {artifact_id}" }] },
+    export_report: {
+      fields: [
+        {
+          path: 'files[*].data',
+          filename: '{name}',
+          summary: "Exported '{name}' ({size_human}). Artifact {artifact_id}",
+        },
+      ],
+    },
   },
 };
 // #endregion
 
 const csv = `region,units\n${Array.from({ length: 2000 }, (_, i) => `region-${i},${i * 7}`).join('\n')}\n`;
-const exported = await transformToolResult('export_report', { files: [{ name: 'q3.csv', data: Buffer.from(csv).toString('base64') }] }, { store, config });
+const report = { files: [{ name: 'q3.csv', data: Buffer.from(csv).toString('base64') }] };
+const exported = await transformToolResult('export_report', report, { store, config });
 console.log(`a field spec: ${JSON.stringify(exported.result)}`);
 
 /** A native tool's output: about 1 MB of rows. */
-const queryResult = { rows: Array.from({ length: 9000 }, (_, i) => ({ orderId: `ord-${i}`, units: (i * 7919) % 1000, region: ['EMEA', 'APAC'][i % 2] })) };
+const row = (i: number) => ({ orderId: `ord-${i}`, units: (i * 7919) % 1000, region: ['EMEA', 'APAC'][i % 2] });
+const queryResult = { rows: Array.from({ length: 9000 }, (_, i) => row(i)) };
 
 // #region clamp
 // The last line of defence before anything reaches the model, MCP or not:
-const { observation, clamped } = await clampObservation(queryResult, { store, config: { maxObservationChars: 50_000 } });
+const guardrail = { store, config: { maxObservationChars: 50_000 } };
+const { observation, clamped } = await clampObservation(queryResult, guardrail);
 // #endregion
 
 console.log(`clampObservation: ${chars(queryResult)} → ${chars(observation)} chars, clamped: ${clamped}`);

@@ -37,8 +37,10 @@ await store.delete(ref.id);
 // #endregion
 
 console.log(`stored ${ref.id} (${ref.mimeType}, ${ref.sizeBytes} bytes) in session ${ref.scope.sessionId}`);
-console.log(`read back ${bytes?.byteLength} bytes; the range starts with ${new TextDecoder().decode((await new Response(stream).arrayBuffer()).slice(0, 8))}`);
-console.log(`listed: ${page.items.some((r) => r.id === ref.id)}; after the delete get answers ${await store.get(ref.id)}`);
+const head = new TextDecoder().decode((await new Response(stream).arrayBuffer()).slice(0, 8));
+console.log(`read back ${bytes?.byteLength} bytes; the range starts with ${head}`);
+const listed = page.items.some((r) => r.id === ref.id);
+console.log(`listed: ${listed}; after the delete get answers ${await store.get(ref.id)}`);
 
 const report = await store.putBase64(toolOutput.content, { mimeType: 'application/pdf', filename: 'Sales.pdf' });
 
@@ -48,7 +50,8 @@ const link = await store.url!(report.id, { mode: 'direct', expiresIn: 600, dispo
 // #endregion
 
 const fetched = await fetch(link.url);
-console.log(`link: ${link.fetchMode}, a browser GET answers ${fetched.status} with ${(await fetched.arrayBuffer()).byteLength} bytes and no token`);
+const served = (await fetched.arrayBuffer()).byteLength;
+console.log(`link: ${link.fetchMode}, a browser GET answers ${fetched.status} with ${served} bytes and no token`);
 
 // Something to watch: puts and deletes until the stream below has seen one.
 let seen = false;

@@ -6,12 +6,14 @@
  *   <!-- run: test/docs.test.ts#cli-walkthrough --> that test looks the block up by its id and runs it
  *   <!-- not run: output of npm start -->           it cannot run here, for the reason given
  *
- * Example files mark regions with `// #region name` and `// #endregion` on lines of their own.
+ * Example files mark regions with `// #region name` and `// #endregion` on lines of their own. After
+ * changing an example (or formatting it), `npx tsx test/doc-blocks.ts --write` copies every region
+ * back into the blocks that show it.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -72,7 +74,8 @@ export function blocksOf(doc: string): DocBlock[] {
     while (end < lines.length && lines[end]!.trimEnd() !== fence) end++;
     if (end === lines.length) throw new Error(`${doc}:${i + 1}: a code block that never closes`);
     const marker = i > 0 ? parseMarker(lines[i - 1]!) : undefined;
-    blocks.push({ doc, line: i + 1, lang: open[2]!, body: lines.slice(i + 1, end).join('\n'), ...(marker ? { marker } : {}) });
+    const body = lines.slice(i + 1, end).join('\n');
+    blocks.push({ doc, line: i + 1, lang: open[2]!, body, ...(marker ? { marker } : {}) });
     i = end;
   }
   return blocks;
@@ -122,10 +125,17 @@ export async function runExample(name: string, env: Record<string, string> = {},
  * Bash that makes `npx artifact-store …` run this checkout's CLI from any folder (npx would look for
  * the package elsewhere outside the repository), so a block can run as written in a scratch folder.
  */
-export const CLI_SHIM = `npx() { if [ "$1" = artifact-store ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'artifact-store.js'))} "$@"; else command npx "$@"; fi; }\n`;
+export const CLI_SHIM = `npx() {
+  if [ "$1" = artifact-store ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'artifact-store.js'))} "$@"
+  else command npx "$@"; fi
+}
+`;
 
 /** Runs a bash script (with `set -euo pipefail`) asynchronously: a server answering it may live in this process. */
-export async function runBash(script: string, options: { cwd: string; env?: Record<string, string>; timeout?: number }): Promise<string> {
+export async function runBash(
+  script: string,
+  options: { cwd: string; env?: Record<string, string>; timeout?: number },
+): Promise<string> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
   const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
     cwd: options.cwd,
@@ -134,4 +144,36 @@ export async function runBash(script: string, options: { cwd: string; env?: Reco
     encoding: 'utf8',
   });
   return stdout;
+}
+
+/** Rewrites every `<!-- example: … -->` block of the pages from its region; returns the pages changed. */
+export function writeExampleBlocks(): string[] {
+  const changed: string[] = [];
+  for (const doc of docFiles()) {
+    const before = readDoc(doc);
+    const lines = before.split('\n');
+    const out: string[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      out.push(lines[i]!);
+      const marker = parseMarker(lines[i]!);
+      const fence = /^(`{3,})/.exec(lines[i + 1] ?? '')?.[1];
+      if (marker?.kind !== 'example' || !fence) continue;
+      let end = i + 2;
+      while (end < lines.length && lines[end]!.trimEnd() !== fence) end++;
+      out.push(lines[i + 1]!, ...exampleText(marker.file, marker.region).split('\n'), lines[end]!);
+      i = end;
+    }
+    const after = out.join('\n');
+    if (after !== before) {
+      writeFileSync(join(ROOT, doc), after);
+      changed.push(doc);
+    }
+  }
+  return changed;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--write')) {
+  const changed = writeExampleBlocks();
+  const done = changed.length ? `rewrote the example blocks of ${changed.join(', ')}` : 'every example block matches its region';
+  console.log(done);
 }

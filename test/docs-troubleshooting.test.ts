@@ -27,10 +27,11 @@ function scratchDir(): string {
 }
 
 /** The CLI from `cwd`, with only the given ARTIFACT_STORE_* variables; resolves with its exit. */
-async function cli(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
+  const options = { cwd, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 } as const;
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], { cwd, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], options);
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -61,16 +62,17 @@ describe('docs/troubleshooting.md', () => {
 
   it("a token minted in another folder fails with the page's message", async () => {
     const here = scratchDir();
-    const server: RunningServer = await startServer(loadConfig({}, { port: 0, dataDir: join(here, 'data'), logLevel: 'silent', env: 'development' }));
+    const config = loadConfig({}, { port: 0, dataDir: join(here, 'data'), logLevel: 'silent', env: 'development' });
+    const server: RunningServer = await startServer(config);
     try {
       const elsewhere = await cli(['token'], scratchDir());
-      const res = await fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${elsewhere.stdout.trim()}` } });
+      const list = (token: string) => fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await list(elsewhere.stdout.trim());
       expect(res.status).toBe(401);
       expect(await res.text()).toMatch(quoted('The token signature is invalid'));
       // The fix the page gives: the same folder, or --data-dir.
       for (const ok of [await cli(['token'], here), await cli(['token', '--data-dir', join(here, 'data')], scratchDir())]) {
-        const res2 = await fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${ok.stdout.trim()}` } });
-        expect(res2.status).toBe(200);
+        expect((await list(ok.stdout.trim())).status).toBe(200);
       }
     } finally {
       await server.close();
@@ -84,22 +86,27 @@ describe('docs/troubleshooting.md', () => {
     copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
     writeFileSync(join(project, 'package.json'), '{"type":"module"}');
     const run = await new Promise<string>((ok) => {
-      const proc = spawn(process.execPath, ['--input-type=module', '-e', "await import('artifact-store/client')"], { cwd: project });
+      const args = ['--input-type=module', '-e', "await import('artifact-store/client')"];
+      const proc = spawn(process.execPath, args, { cwd: project });
       let err = '';
       proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
       proc.on('exit', () => ok(err));
     });
     expect(run.replace(`${project}/node_modules/`, '…/')).toMatch(quoted('Cannot find artifact-store/client from a clone'));
-    const exports = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports as Record<string, { import: string }>;
-    for (const entry of Object.values(exports)) expect(entry.import).toMatch(/^\.\/dist\//);
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    for (const entry of Object.values(manifest.exports as Record<string, { import: string }>)) {
+      expect(entry.import).toMatch(/^\.\/dist\//);
+    }
   }, 30_000);
 
-  it('blobs stored after a backup are orphan_bytes after a restore, and --repair removes them past the grace period', async () => {
+  it('blobs stored after a backup are orphan_bytes after a restore; --repair removes them past the grace period', async () => {
     const cwd = scratchDir();
     const data = join(cwd, 'data');
     const server = await startServer(loadConfig({}, { port: 0, dataDir: data, logLevel: 'silent', env: 'development' }));
     const put = async (byte: number) => {
-      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${server.token}` }, body: new Uint8Array(1024).fill(byte) });
+      const body = new Uint8Array(1024).fill(byte);
+      const headers = { Authorization: `Bearer ${server.token}` };
+      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers, body });
       expect(res.status).toBe(201);
     };
     await put(1);
@@ -133,7 +140,8 @@ describe('docs/troubleshooting.md', () => {
   }, 60_000);
 
   it('the fs driver answers POST /v1/uploads with 400 direct_uploads_unavailable, in the words the page quotes', async () => {
-    const server = await startServer(loadConfig({}, { port: 0, dataDir: join(scratchDir(), 'data'), logLevel: 'silent', env: 'test' }));
+    const config = loadConfig({}, { port: 0, dataDir: join(scratchDir(), 'data'), logLevel: 'silent', env: 'test' });
+    const server = await startServer(config);
     try {
       const res = await fetch(`${server.url}/v1/uploads`, {
         method: 'POST',

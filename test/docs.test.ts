@@ -12,7 +12,19 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ENV_NAMES, loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
-import { blocksOf, CLI_SHIM, docFiles, exampleText, readDoc, regionsOf, ROOT, runBash, runBlock, runExample } from './doc-blocks.js';
+import {
+  blocksOf,
+  CLI_SHIM,
+  docFiles,
+  exampleText,
+  readDoc,
+  regionsOf,
+  ROOT,
+  runBash,
+  runBlock,
+  runExample,
+  type DocBlock,
+} from './doc-blocks.js';
 import { startCliServer } from './helpers/cli-server.js';
 import { createTestBucket, describeS3, s3TestTarget } from './helpers/s3.js';
 
@@ -29,12 +41,14 @@ describe('every code block is an example region, a block a test runs, or says wh
     const where = `${block.doc}:${block.line}`;
     it(`${where} ${block.marker ? JSON.stringify(block.marker) : '(no marker)'}`, () => {
       const m = block.marker;
-      if (!m) throw new Error(`${where}: put <!-- example: … -->, <!-- run: … --> or <!-- not run: reason --> on the line before the block`);
+      const markers = '<!-- example: … -->, <!-- run: … --> or <!-- not run: reason -->';
+      if (!m) throw new Error(`${where}: put ${markers} on the line before the block`);
       if (m.kind === 'unknown') throw new Error(`${where}: unknown marker <!-- ${m.text} -->`);
       if (m.kind === 'not-run') expect(m.reason, `${where}: a not-run block needs a reason`).not.toBe('');
       if (m.kind === 'example') {
         expect(m.file, `${where}: examples live in examples/`).toMatch(/^examples\/[\w.-]+\.ts$/);
-        expect(block.body, `${where} must be byte for byte ${m.file}${m.region ? `#${m.region}` : ''}`).toBe(exampleText(m.file, m.region));
+        const source = `${m.file}${m.region ? `#${m.region}` : ''}`;
+        expect(block.body, `${where} must be byte for byte ${source}`).toBe(exampleText(m.file, m.region));
       }
       if (m.kind === 'run') {
         expect(['sh', 'bash'], `${where}: only shell blocks are run by tests`).toContain(block.lang);
@@ -125,7 +139,9 @@ it('relative links between the pages resolve, down to the heading', () => {
       const file = path === '' ? doc : join(doc, '..', path);
       if (file === ARCHITECTURE && !architectureWritten) continue;
       if (!existsSync(join(ROOT, file))) broken.push(`${doc}: ${target} (no ${file})`);
-      else if (anchor && file.endsWith('.md') && !anchorsOf(file).has(anchor)) broken.push(`${doc}: ${target} (no heading #${anchor})`);
+      else if (anchor && file.endsWith('.md') && !anchorsOf(file).has(anchor)) {
+        broken.push(`${doc}: ${target} (no heading #${anchor})`);
+      }
     }
   }
   expect(broken).toEqual([]);
@@ -144,15 +160,17 @@ afterAll(() => {
 });
 
 /** A scratch folder with ./data, and the service on it (development: its dev secret in ./data). */
-async function serveIn(overrides: Parameters<typeof loadConfig>[1] = {}): Promise<{ cwd: string; server: RunningServer }> {
+async function serveIn(overrides: Parameters<typeof loadConfig>[1] = {}) {
   const cwd = mkdtempSync(join(tmpdir(), 'docs-'));
   scratch.push(cwd);
-  server = await startServer(loadConfig({}, { port: 0, dataDir: join(cwd, 'data'), logLevel: 'silent', env: 'development', ...overrides }));
+  const config = { port: 0, dataDir: join(cwd, 'data'), logLevel: 'silent', env: 'development', ...overrides } as const;
+  server = await startServer(loadConfig({}, config));
   return { cwd, server };
 }
 
-async function put(s: RunningServer, token: string, body: Uint8Array<ArrayBuffer> | string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${s.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', ...headers }, body });
+async function put(s: RunningServer, token: string, body: Uint8Array<ArrayBuffer> | string, more: Record<string, string> = {}) {
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', ...more };
+  const res = await fetch(`${s.url}/v1/artifacts`, { method: 'POST', headers, body });
   expect(res.status).toBe(201);
   return (await res.json()) as { id: string; sizeBytes: number };
 }
@@ -177,9 +195,13 @@ const steady = (text: string) =>
 describe('docs/cli.md', () => {
   it('the CLI walkthrough works as written, and the token it mints is accepted', async () => {
     const { cwd, server: s } = await serveIn();
-    const script = runBlock('docs/cli.md', 'cli-walkthrough').replace(/^export ARTIFACT_STORE_URL=.*$/m, `export ARTIFACT_STORE_URL=${s.url} ARTIFACT_STORE_TOKEN=${s.token}`);
+    const script = runBlock('docs/cli.md', 'cli-walkthrough').replace(
+      /^export ARTIFACT_STORE_URL=.*$/m,
+      `export ARTIFACT_STORE_URL=${s.url} ARTIFACT_STORE_TOKEN=${s.token}`,
+    );
     const out = await runBash(CLI_SHIM + script, { cwd });
-    expect(JSON.parse(out.slice(0, out.indexOf('\n}') + 2))).toMatchObject({ filename: 'report.pdf', mimeType: 'application/pdf', scope: { sessionId: 's-42' } });
+    const printed = JSON.parse(out.slice(0, out.indexOf('\n}') + 2));
+    expect(printed).toMatchObject({ filename: 'report.pdf', mimeType: 'application/pdf', scope: { sessionId: 's-42' } });
     expect(out).toMatch(/^art_[0-9a-f]{24}\s+rows\.json\s+application\/json/m);
     expect(readFileSync(join(cwd, 'copy.pdf'))).toEqual(readFileSync(join(cwd, 'report.pdf')));
     expect(out).toMatch(new RegExp(`^${s.url}/v1/download/art_[0-9a-f]{24}\\?tenant=dev&`, 'm'));
@@ -233,16 +255,19 @@ describe('docs/operations.md', () => {
 });
 
 describe('docs/http-api.md', () => {
-  it.skipIf(!hasCurl)(`the event stream shows what the page shows${hasCurl ? '' : ' (skipped: curl not installed)'}`, async () => {
+  const curlNote = hasCurl ? '' : ' (skipped: curl not installed)';
+  it.skipIf(!hasCurl)(`the event stream shows what the page shows${curlNote}`, async () => {
     const { cwd, server: s } = await serveIn();
     const block = runBlock('docs/http-api.md', 'events-stream');
-    const proc = spawn('bash', ['-c', block], { cwd, env: { ...process.env, API: s.url, ARTIFACT_STORE_TOKEN: s.token }, detached: true });
+    const env = { ...process.env, API: s.url, ARTIFACT_STORE_TOKEN: s.token };
+    const proc = spawn('bash', ['-c', block], { cwd, env, detached: true });
     let out = '';
     proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     try {
       for (let i = 0; i < 100 && !out.includes('data\n\n'); i++) await new Promise((r) => setTimeout(r, 50));
       await put(s, s.token, 'hello', { 'Content-Type': 'text/plain' });
-      for (let i = 0; i < 100 && !/event: artifact\.stored\ndata: .*\nid: \d+\n/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+      const event = /event: artifact\.stored\ndata: .*\nid: \d+\n/;
+      for (let i = 0; i < 100 && !event.test(out); i++) await new Promise((r) => setTimeout(r, 50));
     } finally {
       process.kill(-proc.pid!, 'SIGKILL');
     }
@@ -271,7 +296,8 @@ describeS3('docs/s3-and-cdn.md', () => {
       });
       const bytes = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) % 251);
       writeFileSync(join(cwd, 'big.zip'), bytes);
-      const out = await runBash(runBlock('docs/s3-and-cdn.md', 'direct-upload'), { cwd, env: { API: s.url, ARTIFACT_STORE_TOKEN: s.token } });
+      const env = { API: s.url, ARTIFACT_STORE_TOKEN: s.token };
+      const out = await runBash(runBlock('docs/s3-and-cdn.md', 'direct-upload'), { cwd, env });
       const ref = JSON.parse(out.trim().split('\n').pop()!) as { id: string; filename: string; sizeBytes: number };
       expect(ref).toMatchObject({ filename: 'big.zip', sizeBytes: bytes.byteLength });
       const res = await fetch(`${s.url}/v1/artifacts/${ref.id}`, { headers: { Authorization: `Bearer ${s.token}` } });
@@ -325,7 +351,8 @@ it("README: the sample of npm start's output is what a start prints", async () =
   const cli = await startCliServer(dataDir);
   try {
     await new Promise((r) => setTimeout(r, 300));
-    const sample = blocksOf('README.md').find((b) => b.marker?.kind === 'not-run' && b.marker.reason.startsWith('output of npm start'))!.body;
+    const isSample = (b: DocBlock) => b.marker?.kind === 'not-run' && b.marker.reason.startsWith('output of npm start');
+    const sample = blocksOf('README.md').find(isSample)!.body;
     const pattern = sample
       .split('\n')
       .map((l) =>

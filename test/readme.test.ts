@@ -59,7 +59,12 @@ describe('README examples', () => {
     const out = await runBash(script, { cwd: workDir });
     expect(out).not.toMatch(/"code":"/);
     const stored = firstJsonObject(out);
-    expect(stored).toMatchObject({ mimeType: 'application/pdf', filename: 'Sales.pdf', namespace: 'tableau.download_workbook', scope: { sessionId: 's-42' } });
+    expect(stored).toMatchObject({
+      mimeType: 'application/pdf',
+      filename: 'Sales.pdf',
+      namespace: 'tableau.download_workbook',
+      scope: { sessionId: 's-42' },
+    });
     // The answer shown in the README matches what came back.
     expect(block).toContain(`"sizeBytes":${stored.sizeBytes}`);
     expect(out).toContain('%PDF-1.4');
@@ -81,7 +86,8 @@ describe('README examples', () => {
     const [, before, after] = /the server sent ([\d,]+) chars; the model reads ([\d,]+):/.exec(out)!;
     expect(Number(before!.replaceAll(',', ''))).toBeGreaterThan(400_000);
     expect(Number(after!.replaceAll(',', ''))).toBeLessThan(1024);
-    expect(out).toMatch(/"summary":"Downloaded workbook 'Sales Dashboard' as PDF \(293 KiB\)\. Artifact tableau\.download_workbook_[0-9a-f]{24}"/);
+    const id = 'tableau\\.download_workbook_[0-9a-f]{24}';
+    expect(out).toMatch(new RegExp(`"summary":"Downloaded workbook 'Sales Dashboard' as PDF \\(293 KiB\\)\\. Artifact ${id}"`));
     expect(out).toMatch(/"filename":"Sales Dashboard\.pdf"/);
     expect(out).toContain('same observation both ways: true');
     expect(out).toMatch(/"summary":"Exported 'q3\.csv' \([\d.]+ KiB\)\. Artifact export_report_[0-9a-f]{24}"/);
