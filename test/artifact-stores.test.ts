@@ -17,6 +17,8 @@ import { rejection } from './helpers/artifact-errors.js';
 import { sha256Hex } from '../src/core/hash.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
+import { createServiceOperations } from '../src/service/operations.js';
+import { DEFAULT_POLICY } from '../src/core/policy.js';
 import { describeArtifactStoreContract } from './artifact-store.contract.js';
 
 describeArtifactStoreContract('embedded (SQLite file + fs blobs)', async () => {
@@ -31,7 +33,7 @@ describeArtifactStoreContract('embedded (SQLite file + fs blobs)', async () => {
     links: { signer, defaultTtlSeconds: 900, maxTtlSeconds: 3600 },
   });
   // The same service behind HTTP, so the links the embedded store makes have a server to answer them.
-  const app = createApp({ service, repo, blobs, auth: createAuthenticator({ hmacSecrets: [] }), urlSigner: signer });
+  const app = createApp({ service, ops: createServiceOperations({ repo, blobs, policies: () => DEFAULT_POLICY }), auth: createAuthenticator({ hmacSecrets: [] }), urlSigner: signer });
   const server = await new Promise<ServerType>((ok) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
   });

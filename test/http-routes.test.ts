@@ -218,7 +218,7 @@ describe('ops endpoints', () => {
 
   it('/readyz answers 503 with Retry-After once draining', async () => {
     let draining = false;
-    const app = createApp({ service: t.service, repo: t.repo, blobs: t.blobs, auth: createAuthenticator({ hmacSecrets: [{ kid: 'k1', secret: 'x'.repeat(32) }] }), isDraining: () => draining });
+    const app = createApp({ service: t.service, ops: t.ops, auth: createAuthenticator({ hmacSecrets: [{ kid: 'k1', secret: 'x'.repeat(32) }] }), isDraining: () => draining });
     expect((await app.request('/readyz')).status).toBe(200);
     draining = true;
     const res = await app.request('/readyz');

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createJsonLogger } from '../src/http/logger.js';
-import { batchedLines } from '../src/node.js';
+import { batchedLines } from '../src/node/log-lines.js';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
@@ -44,8 +44,8 @@ describe('batchedLines', () => {
 
   // A process that exits (or crashes) in the same turn it logged must not lose those lines.
   const runChild = (ending: string) => {
-    const node = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node.ts', import.meta.url))).href);
-    const code = `const { batchedLines } = await import(${node});
+    const lines = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href);
+    const code = `const { batchedLines } = await import(${lines});
 const log = batchedLines((c) => process.stdout.write(c));
 log('first'); log('last');
 ${ending}`;
@@ -60,10 +60,12 @@ ${ending}`;
 
   it('importing artifact-store/node registers no process handlers; the first logged line adds the exit flush', async () => {
     const node = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node.ts', import.meta.url))).href);
+    const lines = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href);
     const events = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'uncaughtException', 'unhandledRejection'];
     const code = `const count = () => ${JSON.stringify(events)}.map((e) => process.listenerCount(e)).join(',');
 const before = count();
-const { batchedLines } = await import(${node});
+await import(${node});
+const { batchedLines } = await import(${lines});
 const imported = count();
 batchedLines(() => {})('a line');
 console.log(JSON.stringify({ before, imported, logged: count() }));`;

@@ -34,7 +34,7 @@ beforeAll(async () => {
   t = await createTestApp();
   const caller: Caller = { kind: 'jwt', role: 'tenant', actorId: 'tester', tenantId: 'conformance', sessionId: 's-1', perms: new Set(['read', 'write']) };
   const app = new OpenAPIHono<AppEnv>();
-  mount = registerMcp(app, { service: t.service, repo: t.repo, auth: { authenticate: async () => caller } as unknown as Authenticator }, { allowedHosts: LOOPBACK_HOSTS });
+  mount = registerMcp(app, { service: t.service, ops: t.ops, auth: { authenticate: async () => caller } as unknown as Authenticator }, { allowedHosts: LOOPBACK_HOSTS });
   await t.service.putText({ tenantId: 'conformance', sessionId: 's-1' }, 'hello', { filename: 'hello.txt' });
   server = await new Promise<ServerType>((ok) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));

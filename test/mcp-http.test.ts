@@ -134,7 +134,7 @@ describe('/mcp session housekeeping', () => {
   it('closes idle sessions, and the least recently used at the cap, when the next session opens', async () => {
     const caller: Caller = { kind: 'jwt', role: 'tenant', actorId: 'tester', tenantId: 'acme', sessionId: 's-house', perms: new Set(['read']) };
     const app = new OpenAPIHono<AppEnv>();
-    const mount = registerMcp(app, { service: t.service, repo: t.repo, auth: { authenticate: async () => caller } as unknown as Authenticator }, { idleMs: 200, maxSessions: 2 });
+    const mount = registerMcp(app, { service: t.service, ops: t.ops, auth: { authenticate: async () => caller } as unknown as Authenticator }, { idleMs: 200, maxSessions: 2 });
     const srv = await new Promise<ServerType>((ok) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
     });

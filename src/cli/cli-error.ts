@@ -11,8 +11,8 @@ export class CliError extends Error {
 export const EXIT = { ok: 0, failed: 1, usage: 2, notFound: 3 } as const;
 
 /**
- * The commands that talk to a running service over HTTP (src/cli/client.ts), named here so that
- * `serve` and the ops commands start without loading the HTTP client.
+ * The commands that talk to a running service over HTTP (src/cli/remote-commands.ts), named here so
+ * that `serve` and the ops commands start without loading the HTTP client.
  */
-export const CLIENT_COMMANDS = ['put', 'get', 'ls', 'rm', 'url', 'token'] as const;
-export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
+export const REMOTE_COMMANDS = ['put', 'get', 'ls', 'rm', 'url'] as const;
+export type RemoteCommand = (typeof REMOTE_COMMANDS)[number];

@@ -2,7 +2,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig, policiesOf, type ConfigInput } from '../core/config.js';
 import { createSqliteRepository } from '../db/sqlite.js';
 import { PERMS, type Perm } from '../core/perms.js';
-import { openNodeDrivers, retentionDepsOf, startServer } from '../node.js';
+import { retentionDepsOf } from '../compose/retention.js';
+import { policySettings } from '../compose/settings.js';
+import { openNodeDrivers } from '../node/drivers.js';
+import { startServer } from '../node/server.js';
 import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
 import { usageReport, type UsageReport } from '../service/usage.js';
 import { fsck, type FsckReport } from '../service/fsck.js';
@@ -13,7 +16,7 @@ import { resolve, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { recordAction, type AuditActor } from '../service/audit.js';
 import type { AuditEntry } from '../db/repository.js';
-import { CLIENT_COMMANDS, CliError, EXIT, type ClientCommand } from './cli-error.js';
+import { CliError, EXIT, REMOTE_COMMANDS, type RemoteCommand } from './cli-error.js';
 
 const USAGE = `artifact-store — keep binary tool outputs out of LLM context
 
@@ -144,7 +147,8 @@ async function retention(argv: string[]) {
   if (action !== 'run') throw new CliError('The retention command is `artifact-store retention run`. See artifact-store retention --help.', EXIT.usage);
   const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const { repo, blobs, service } = await openNodeDrivers(config);
+  const drivers = await openNodeDrivers(config);
+  const { repo, blobs } = drivers;
   // On a terminal, one line that updates in place; in logs and pipes, nothing until the report.
   const tty = process.stderr.isTTY;
   let last = 0;
@@ -154,13 +158,11 @@ async function retention(argv: string[]) {
     process.stderr.write(`\r\x1b[Kretention: ${PHASES[phase]} ${done}`);
   };
   try {
-    const report = await runRetention(retentionDepsOf(config, repo, blobs, { onProgress }), 'cli', hostActor());
+    const report = await runRetention(retentionDepsOf(config, policySettings(config), drivers, { onProgress }), 'cli', hostActor());
     if (tty) process.stderr.write('\r\x1b[K');
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   } finally {
-    await service.close();
-    await repo.close();
-    await blobs.close?.();
+    await drivers.close();
   }
 }
 
@@ -215,7 +217,8 @@ function formatUsage(r: UsageReport): string {
 async function fsckCommand(argv: string[]) {
   const { values } = parseArgs({ args: argv, options: { verify: { type: 'boolean' }, repair: { type: 'boolean' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const { repo, blobs, service } = await openNodeDrivers(config);
+  const drivers = await openNodeDrivers(config);
+  const { repo, blobs } = drivers;
   const tty = process.stderr.isTTY;
   let last = 0;
   try {
@@ -237,9 +240,7 @@ async function fsckCommand(argv: string[]) {
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatFsck(report, Boolean(values.repair)));
     if (report.unresolved > 0) process.exitCode = 1;
   } finally {
-    await service.close();
-    await repo.close();
-    await blobs.close?.();
+    await drivers.close();
   }
 }
 
@@ -446,7 +447,8 @@ function usageErrorOf(err: unknown, command: string): unknown {
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   // The HTTP client loads only for its commands: `serve` runs without it (a few MiB of memory).
-  if (command !== undefined && (CLIENT_COMMANDS as readonly string[]).includes(command)) return (await import('./client.js')).runClientCommand(command as ClientCommand, rest);
+  if (command !== undefined && (REMOTE_COMMANDS as readonly string[]).includes(command)) return (await import('./remote-commands.js')).runRemoteCommand(command as RemoteCommand, rest);
+  if (command === 'token') return (await import('./token-command.js')).runTokenCommand(rest);
   if (command !== undefined && OPS_HELP[command] && (rest.includes('--help') || rest.includes('-h'))) {
     process.stdout.write(`${OPS_HELP[command]}\n`);
     return;

@@ -1,10 +1,9 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
-import type { BlobStore } from '../blob/blob-store.js';
 import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
-import type { ArtifactRepository } from '../db/repository.js';
 import type { ArtifactService } from '../service/artifact-service.js';
+import type { ServiceOperations } from '../service/operations.js';
 import type { Authenticator } from './auth.js';
 import type { AppEnv } from './context.js';
 import { header } from './fast-header.js';
@@ -34,8 +33,8 @@ import { registerUploads } from './routes/uploads.js';
 
 export interface AppDeps {
   service: ArtifactService;
-  repo: ArtifactRepository;
-  blobs: BlobStore;
+  /** Readiness, usage, events, audit and API keys: what the routes ask besides artifacts. */
+  ops: ServiceOperations;
   auth: Authenticator;
   logger?: Logger;
   /** Browser origins allowed by CORS; empty = CORS off; ['*'] = any. */
@@ -94,7 +93,7 @@ interface UnreadBodyProbe {
 }
 
 /** Builds the Hono app. No I/O here: drivers come in through deps. */
-export function createApp(deps: AppDeps) {
+export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? silentLogger;
   const logRequests = logger.isEnabled?.('info') ?? true;
   const metrics = deps.metrics;
@@ -198,11 +197,11 @@ export function createApp(deps: AppDeps) {
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
   registerAdminRetention(app, deps.retention);
-  registerAdminPurge(app, deps.service, deps.repo);
-  registerAdminFsck(app, deps.repo, deps.fsck);
-  registerAdminAudit(app, deps.repo);
-  registerEvents(app, deps.repo, { ...deps.events, isDraining: deps.isDraining });
-  registerUsage(app, deps.repo, policies, deps.now, limiter);
+  registerAdminPurge(app, deps.service, deps.ops);
+  registerAdminFsck(app, deps.ops, deps.fsck);
+  registerAdminAudit(app, deps.ops);
+  registerEvents(app, deps.ops, { ...deps.events, isDraining: deps.isDraining });
+  registerUsage(app, deps.ops, limiter);
   if (metrics) {
     // Outside /v1 and its bearer tokens: scrapers send ARTIFACT_STORE_METRICS_TOKEN when one is set.
     app.get('/metrics', async (c) => {
@@ -213,11 +212,11 @@ export function createApp(deps: AppDeps) {
     });
   }
   registerListArtifacts(app, deps.service, deps.publicUrl);
-  registerHealth(app, { repo: deps.repo, blobs: deps.blobs, isDraining: deps.isDraining ?? (() => false) });
+  registerHealth(app, { ops: deps.ops, isDraining: deps.isDraining ?? (() => false) });
   registerDocs(app, deps.docsAssets);
   registerUi(app, deps.uiAssets);
   const { mount: mountMcp, ...mcpSettings } = deps.mcp || { mount: undefined };
-  const mcp = mountMcp?.(app, { service: deps.service, repo: deps.repo, auth: deps.auth, ...(limiter ? { rateLimiter: limiter } : {}), ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...mcpSettings });
+  const mcp = mountMcp?.(app, { service: deps.service, ops: deps.ops, auth: deps.auth, ...(limiter ? { rateLimiter: limiter } : {}), ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...mcpSettings });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
@@ -251,7 +250,11 @@ export function createApp(deps: AppDeps) {
   return Object.assign(app, { closeMcpSessions: async () => mcp?.closeAll() });
 }
 
-export type App = ReturnType<typeof createApp>;
+/** The service's HTTP app: Hono's fetch handler and routes, plus what shutdown needs. */
+export type App = OpenAPIHono<AppEnv> & {
+  /** Ends open MCP sessions (their SSE streams), so the server can drain. */
+  closeMcpSessions(): Promise<void>;
+};
 
 /** Everything that escapes a handler becomes one of the closed codes. */
 function toArtifactError(err: unknown): ArtifactError {

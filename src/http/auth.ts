@@ -8,8 +8,8 @@ import { jwtVerify, type JWTVerifyGetKey } from 'jose/jwt/verify';
 import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { readFilterOf } from '../core/scope.js';
-import type { ArtifactRepository } from '../db/repository.js';
 import type { Access } from '../service/artifact-service.js';
+import type { ServiceOperations } from '../service/operations.js';
 import { PERMS, type Perm } from '../core/perms.js';
 import { TokenClaimsSchema } from './tokens.js';
 
@@ -39,14 +39,20 @@ export interface AuthOptions {
   jwksUrl?: string;
   issuer?: string;
   audience?: string;
-  /** For API keys (`ask_…`). */
-  repo?: Pick<ArtifactRepository, 'findApiKey'>;
+  /** Looks up API keys (`ask_…`); without it every API key is refused. */
+  apiKeys?: Pick<ServiceOperations, 'findApiKey'>;
 }
 
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const ASYMMETRIC_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 export const API_KEY_PATTERN = /^ask_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
+
+/** Turns an Authorization header into a Caller: HS256 or JWKS-verified JWTs, or API keys. */
+export interface Authenticator {
+  /** Resolves an Authorization header into a Caller, or throws unauthorized. */
+  authenticate(authorization: string | undefined | null): Promise<Caller>;
+}
 
 /** What a caller may read: its tenant, narrowed to the session / trace its token is bound to. */
 export function accessOf(caller: Caller): Access {
@@ -85,7 +91,7 @@ export function requirePerm(caller: Caller, perm: Perm): void {
  * Verifies bearer tokens: JWTs (HS256 secrets and/or public keys, chosen by `kid`, several at once
  * so keys rotate; `exp` required; `iss`/`aud` checked when configured) or API keys.
  */
-export function createAuthenticator(options: AuthOptions) {
+export function createAuthenticator(options: AuthOptions): Authenticator {
   const hmac = new Map((options.hmacSecrets ?? []).map((s) => [s.kid, new TextEncoder().encode(s.secret)]));
   const publicKeys: JWTVerifyGetKey | undefined = options.jwks
     ? createLocalJWKSet(options.jwks)
@@ -151,7 +157,7 @@ export function createAuthenticator(options: AuthOptions) {
 
   async function verifyApiKey(token: string): Promise<Caller> {
     const m = API_KEY_PATTERN.exec(token);
-    const record = m && options.repo ? await options.repo.findApiKey(m[1]!) : undefined;
+    const record = m && options.apiKeys ? await options.apiKeys.findApiKey(m[1]!) : undefined;
     if (!m || !record || !constantTimeEqual(await sha256Hex(new TextEncoder().encode(m[2]!)), record.secretHash)) {
       throw errors.unauthorized('Unknown or revoked API key.');
     }
@@ -178,7 +184,6 @@ export function createAuthenticator(options: AuthOptions) {
   };
 }
 
-export type Authenticator = ReturnType<typeof createAuthenticator>;
 
 function explainJoseError(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return 'The token has expired. Mint a new one.';

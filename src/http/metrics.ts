@@ -1,14 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import type { ArtifactRepository } from '../db/repository.js';
 import type { ServiceObserver } from '../service/artifact-service.js';
+import type { ServiceOperations } from '../service/operations.js';
 import type { RetentionReport } from '../service/retention.js';
 
 /**
  * Prometheus metrics of one service process (prom-client). No label carries a tenant, session or
  * artifact id: routes are their patterns (`/v1/artifacts/:id`), so cardinality stays fixed.
  */
-export function createMetrics(repo: ArtifactRepository | undefined, now: () => number = Date.now) {
+export function createMetrics(ops: Pick<ServiceOperations, 'storedTotals'> | undefined) {
   const registry = new Registry();
   const registers = [registry];
   // Process basics, read on scrape. (prom-client's default metrics watch every GC through a
@@ -66,7 +66,7 @@ export function createMetrics(repo: ArtifactRepository | undefined, now: () => n
   // Read once per scrape (a registry collects every metric at the same time), shared by four gauges.
   let totals: { at: number; value: Promise<{ refs: number; refBytes: number; blobs: number; blobBytes: number }> } | undefined;
   const readTotals = () => {
-    if (!totals || Date.now() - totals.at > 1000) totals = { at: Date.now(), value: repo ? repo.storedTotals(now()) : Promise.resolve({ refs: 0, refBytes: 0, blobs: 0, blobBytes: 0 }) };
+    if (!totals || Date.now() - totals.at > 1000) totals = { at: Date.now(), value: ops ? ops.storedTotals() : Promise.resolve({ refs: 0, refBytes: 0, blobs: 0, blobBytes: 0 }) };
     return totals.value;
   };
   const totalGauge = (name: string, help: string, pick: (t: Awaited<ReturnType<typeof readTotals>>) => number) =>

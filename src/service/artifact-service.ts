@@ -2,36 +2,19 @@ import { isActiveType } from '../core/active-types.js';
 import { decodeBase64 } from '../core/base64.js';
 import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import { contentDisposition } from '../core/filename.js';
-import type { UrlSigner } from '../core/url-signing.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId, SHA256_PATTERN } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
 import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type FetchMode, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
-import type { ArtifactRepository, QuotaLimits, RefRow, ScopeFilter } from '../db/repository.js';
+import type { ArtifactRepository, QuotaLimits, RefRow, } from '../db/repository.js';
 import type { Policy } from '../core/policy.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { rowToRef } from './refs.js';
 import { createSmallBlobCache } from './small-blob-cache.js';
 import { createTouchBatcher } from './touch.js';
-
-/** The limits the service enforces on every put. */
-export interface ServiceLimits {
-  maxArtifactBytes: number;
-  defaultTtlSeconds: number;
-  maxTtlSeconds: number;
-  /** Batch last-accessed writes over this many ms (0 = write on every read). */
-  touchFlushMs: number;
-  /** Memory for the bytes of hot small artifacts served by getBody (0 = no cache). */
-  smallBlobCacheBytes?: number;
-  /** How long a direct upload may take from begin to complete (default 3600 s). */
-  uploadTtlSeconds?: number;
-  /**
-   * How long a put's pin keeps garbage collection off its blob (default 1 h): a put must commit its
-   * metadata within this time of committing its bytes.
-   */
-  gcGraceMs?: number;
-}
+import type { ServiceLimits, ServiceObserver, PutFaultPoint, LinkSettings, DownloadUrlOptions, DownloadUrl, UploadTicket, Access, PutResult, DownloadEntity, RangeResolver, GetResult, ArtifactService } from './types.js';
+export type { ServiceLimits, ServiceObserver, PutFaultPoint, LinkSettings, DownloadUrlOptions, DownloadUrl, UploadTicket, Access, PutResult, DownloadEntity, RangeResolver, GetResult, ArtifactService } from './types.js';
 
 /** The limits a put (or a retention run) enforces under a tenant's policy. */
 export function quotaLimitsOf(p: Policy): QuotaLimits {
@@ -45,58 +28,10 @@ export function quotaLimitsOf(p: Policy): QuotaLimits {
   };
 }
 
-/** What the service reports as it works (metrics). */
-export interface ServiceObserver {
-  /** Bytes of a newly stored reference's artifact. */
-  stored(bytes: number): void;
-  /** Bytes handed out for a download (the whole body or the range). */
-  served(bytes: number): void;
-  evicted(count: number): void;
-}
-
-/** Where a put can be stopped by fault injection: bytes staged and hashed; bytes committed; metadata committed. */
-export type PutFaultPoint = 'put:after-staging' | 'put:after-blob-commit' | 'put:after-db-commit';
-
 /** A collection marked longer ago than this died with its process: puts stop waiting for it. */
 export const STALE_COLLECTION_MS = 10 * 60_000;
 /** How long a put waits for a collection of the same bytes to finish before answering 503. */
 const PIN_WAIT_MS = 30_000;
-
-/** Download links: who signs proxy links, and how long links may live. */
-export interface LinkSettings {
-  /** Signs proxy links; without one only direct links (an S3 driver) can be made. */
-  signer?: UrlSigner;
-  defaultTtlSeconds: number;
-  maxTtlSeconds: number;
-}
-
-export interface DownloadUrlOptions {
-  /** direct = from the blob store (S3 presigned); proxy = through this service. Default proxy. */
-  mode?: FetchMode;
-  expiresIn?: number;
-  disposition?: 'inline' | 'attachment';
-  /** Public origin of this service, e.g. https://artifacts.example.com (for proxy links). */
-  baseUrl: string;
-}
-
-export interface DownloadUrl {
-  url: string;
-  /** What the link is: `proxy` also when `direct` was asked of a driver that cannot presign. */
-  fetchMode: FetchMode;
-  urlExpiresAt: string;
-  mimeType: string;
-  sizeBytes: number;
-}
-
-/** What a client needs to upload directly to the blob store. */
-export interface UploadTicket {
-  uploadId: string;
-  url: string;
-  method: 'PUT';
-  /** Headers the PUT must carry (they are part of the signature). */
-  headers: Record<string, string>;
-  expiresAt: string;
-}
 
 export interface ArtifactServiceDeps {
   repo: ArtifactRepository;
@@ -116,44 +51,12 @@ export interface ArtifactServiceDeps {
   faults?: (point: PutFaultPoint) => Promise<void>;
 }
 
-/** Who is reading: a tenant and the scope parts the caller is bound to. */
-export interface Access {
-  tenantId: string;
-  filter: ScopeFilter;
-}
-
-export interface PutResult {
-  ref: ArtifactRef;
-  /** False when this scope already held the artifact (the put refreshed its expiry). */
-  created: boolean;
-}
-
-/** What a download needs to know: the content facts and the putter's description of them. */
-export interface DownloadEntity {
-  sha256: string;
-  sizeBytes: number;
-  mimeType: string;
-  filename: string | null;
-}
-
-/** Sees the size and hash of the artifact before any byte is read, and picks the range to serve. */
-export type RangeResolver = (entity: { sizeBytes: number; sha256: string }) => ByteRange | undefined;
-
-export interface GetResult {
-  ref: ArtifactRef;
-  sizeBytes: number;
-  /** The range served, when one was asked. */
-  range?: ByteRange;
-  body: ReadableStream<Uint8Array>;
-}
-
-
 /**
  * The artifact service: put / get / delete / list over a BlobStore and an ArtifactRepository. Knows
  * nothing of HTTP. Bytes are hashed while streaming and committed before any metadata row exists,
  * so no row ever points at missing bytes.
  */
-export function createArtifactService(deps: ArtifactServiceDeps) {
+export function createArtifactService(deps: ArtifactServiceDeps): ArtifactService {
   const { repo, blobs, limits } = deps;
   const now = deps.now ?? Date.now;
   const smallBlobs = createSmallBlobCache(limits.smallBlobCacheBytes ?? 0);
@@ -559,7 +462,6 @@ export function createArtifactService(deps: ArtifactServiceDeps) {
   };
 }
 
-export type ArtifactService = ReturnType<typeof createArtifactService>;
 
 async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {
   return stream ? new Uint8Array(await new Response(stream).arrayBuffer()) : null;

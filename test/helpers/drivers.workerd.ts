@@ -3,11 +3,11 @@
  * drivers.ts to this file): the Worker's own app, `createWorkerApp` from src/worker.ts, on the D1
  * and R2 bindings of wrangler.toml, configured through vars as a deployment would be.
  */
-import { ENV_NAMES, type Config } from '../../src/core/config.js';
+import { ENV_NAMES } from '../../src/core/config.js';
 import { silentLogger } from '../../src/http/logger.js';
 import { createWorkerApp } from '../../src/worker.js';
 import { env } from '../workerd/bindings.js';
-import { HMAC_KEYS, TEST_LIMITS, URL_KEYS, type TestAppOptions } from './test-app-options.js';
+import { testAppVars, type TestAppOptions } from './test-app-options.js';
 
 export const RUNTIME: 'node' | 'workerd' = 'workerd';
 
@@ -17,42 +17,17 @@ async function dataTables(): Promise<string[]> {
   return results.map((r) => r.name);
 }
 
-const keyList = (keys: readonly { kid: string; secret: string }[]) => keys.map((k) => `${k.kid}:${k.secret}`).join(',');
-
 let n = 0;
-
-/** The policy settings a test app passes as vars. */
-const POLICY_VARS = ['maxSessionBytes', 'maxTraceBytes', 'maxArtifactsPerSession', 'maxArtifactsPerTrace', 'maxTenantBytes', 'cleanupStrategy', 'tenantRequestsPerSecond', 'tenantRequestBurst', 'tenantBytesInFlight', 'tokenRequestsPerSecond', 'tokenRequestBurst', 'tokenBytesInFlight'] as const;
 
 export async function openTestApp(options: TestAppOptions) {
   // Each app starts on empty storage, as on Node (a fresh SQLite file and blob folder). The workerd
   // project runs one file at a time, so emptying the tables touches no other test.
   await env.DB.batch((await dataTables()).map((t) => env.DB.prepare(`DELETE FROM "${t}"`)));
   const prefix = `t${Date.now().toString(36)}-${n++}/`;
-  const limits = { ...TEST_LIMITS, ...options.limits };
-  const settings: Partial<Record<keyof Config, string | number | undefined>> = {
-    s3Prefix: prefix,
-    jwtSecrets: keyList(options.hmacSecrets ?? HMAC_KEYS),
-    urlSigningKeys: keyList(options.urlSigningKeys ?? URL_KEYS),
-    urlMaxTtlSeconds: 24 * 3600,
-    jwtIssuer: options.issuer,
-    jwtAudience: options.audience,
-    publicUrl: options.publicUrl,
-    corsOrigins: options.corsOrigins?.join(','),
-    maxArtifactBytes: limits.maxArtifactBytes,
-    defaultTtlSeconds: limits.defaultTtlSeconds,
-    maxTtlSeconds: limits.maxTtlSeconds,
-    touchFlushMs: limits.touchFlushMs,
-    smallBlobCacheBytes: limits.smallBlobCacheBytes,
-    gcGraceSeconds: options.gcGraceMs === undefined ? undefined : Math.ceil(options.gcGraceMs / 1000),
-    // Quotas and rate limits by their own names (TTLs and the size cap come from the limits).
-    ...Object.fromEntries(POLICY_VARS.map((key) => [key, options.policy?.[key]])),
-    tenantPolicies: options.tenantPolicies ? JSON.stringify(options.tenantPolicies) : undefined,
-  };
-  const vars = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => [ENV_NAMES[k as keyof Config], String(v)]));
+  const vars = testAppVars(options, { s3Prefix: prefix });
   const workerEnv: Record<string, unknown> = { ...env, ...vars };
   // No HS256 keys (a JWKS-only setup) means none at all, not the project's test secret.
-  if (!settings.jwtSecrets) delete workerEnv[ENV_NAMES.jwtSecrets];
+  if (!vars[ENV_NAMES.jwtSecrets]) delete workerEnv[ENV_NAMES.jwtSecrets];
   const w = await createWorkerApp(workerEnv as typeof env, { now: options.now, logger: silentLogger, jwks: options.jwks, events: options.events });
   const keys = async () => {
     const out: string[] = [];
@@ -67,6 +42,7 @@ export async function openTestApp(options: TestAppOptions) {
   return {
     app: w.app,
     service: w.service,
+    ops: w.ops,
     repo: w.repo,
     blobs: w.blobs,
     /** Stored objects (committed blobs and leftover staging) under this app's prefix. */

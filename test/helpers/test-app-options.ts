@@ -1,4 +1,5 @@
 import type { JSONWebKeySet } from 'jose';
+import { ENV_NAMES, type Config } from '../../src/core/config.js';
 import type { Policy, TenantPolicies } from '../../src/core/policy.js';
 import type { EventStreamSettings } from '../../src/http/routes/events.js';
 import type { ServiceLimits } from '../../src/service/artifact-service.js';
@@ -37,4 +38,41 @@ export interface TestAppOptions {
   gcGraceMs?: number;
   /** GET /v1/events polling. */
   events?: EventStreamSettings;
+}
+
+const keyList = (keys: readonly { kid: string; secret: string }[]) => keys.map((k) => `${k.kid}:${k.secret}`).join(',');
+
+/** The policy settings a test app passes by their own names (TTLs and the size cap come from the limits). */
+const POLICY_VARS = ['maxSessionBytes', 'maxTraceBytes', 'maxArtifactsPerSession', 'maxArtifactsPerTrace', 'maxTenantBytes', 'cleanupStrategy', 'tenantRequestsPerSecond', 'tenantRequestBurst', 'tenantBytesInFlight', 'tokenRequestsPerSecond', 'tokenRequestBurst', 'tokenBytesInFlight'] as const;
+
+/**
+ * A test app's options as ARTIFACT_STORE_* variables: both runtimes' test apps are configured the way
+ * a deployment is, through the same configuration and the same composition root. No HS256 keys (a
+ * JWKS-only setup) means the variable is absent.
+ */
+export function testAppVars(options: TestAppOptions, extra: Partial<Record<keyof Config, string | number>> = {}): Record<string, string> {
+  const limits = { ...TEST_LIMITS, ...options.limits };
+  const settings: Partial<Record<keyof Config, string | number | undefined>> = {
+    jwtSecrets: keyList(options.hmacSecrets ?? HMAC_KEYS),
+    urlSigningKeys: keyList(options.urlSigningKeys ?? URL_KEYS),
+    urlMaxTtlSeconds: 24 * 3600,
+    jwtIssuer: options.issuer,
+    jwtAudience: options.audience,
+    publicUrl: options.publicUrl,
+    corsOrigins: options.corsOrigins?.join(','),
+    maxArtifactBytes: options.policy?.maxArtifactBytes ?? limits.maxArtifactBytes,
+    defaultTtlSeconds: options.policy?.defaultTtlSeconds ?? limits.defaultTtlSeconds,
+    maxTtlSeconds: options.policy?.maxTtlSeconds ?? limits.maxTtlSeconds,
+    touchFlushMs: limits.touchFlushMs,
+    smallBlobCacheBytes: limits.smallBlobCacheBytes,
+    gcGraceSeconds: options.gcGraceMs === undefined ? undefined : Math.ceil(options.gcGraceMs / 1000),
+    ...Object.fromEntries(POLICY_VARS.map((key) => [key, options.policy?.[key]])),
+    tenantPolicies: options.tenantPolicies ? JSON.stringify(options.tenantPolicies) : undefined,
+    ...extra,
+  };
+  return Object.fromEntries(
+    Object.entries(settings)
+      .filter(([, v]) => v !== undefined && v !== '')
+      .map(([k, v]) => [ENV_NAMES[k as keyof Config], String(v)]),
+  );
 }

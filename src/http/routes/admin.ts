@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { errors } from '../../core/errors.js';
-import type { ArtifactRepository, AuditEntry } from '../../db/repository.js';
-import { recordAction, type AuditActor } from '../../service/audit.js';
+import type { AuditActor } from '../../service/audit.js';
+import type { AuditEntry, ServiceOperations } from '../../service/operations.js';
 import type { FsckReport } from '../../service/fsck.js';
 import type { RetentionReport } from '../../service/retention.js';
 import { adminTenantOf, requireOperator, requirePerm, type Caller } from '../auth.js';
@@ -48,14 +48,14 @@ const fsckRoute = createRoute({
   responses: { 200: { description: 'The report', content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('FsckReport') } } }, ...errorResponses(400, 401, 403, 503) },
 });
 
-export function registerAdminFsck(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository, check: ((options: { verify: boolean }) => Promise<FsckReport>) | undefined) {
+export function registerAdminFsck(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperations, 'recordAction'>, check: ((options: { verify: boolean }) => Promise<FsckReport>) | undefined) {
   app.openapi(fsckRoute, async (c) => {
     const caller = c.get('caller');
     requireOperator(caller, 'fsck');
     if (!check) throw errors.backendUnavailable('This service cannot run fsck here; run `artifact-store fsck` on the host.', { retryAfter: 60 });
     const verify = c.req.valid('query').verify === 'true';
     const report = await check({ verify });
-    await recordAction(repo, auditActorOf(caller, c.get('requestId')), 'fsck.run', { details: { verify, checkedRows: report.checkedRows, checkedBlobs: report.checkedBlobs, problems: report.problems.length, unresolved: report.unresolved } });
+    await ops.recordAction(auditActorOf(caller, c.get('requestId')), 'fsck.run', { details: { verify, checkedRows: report.checkedRows, checkedBlobs: report.checkedBlobs, problems: report.problems.length, unresolved: report.unresolved } });
     return c.json(report as unknown as Record<string, unknown>, 200);
   });
 }
@@ -77,7 +77,7 @@ const purgeRoute = createRoute({
   },
 });
 
-export function registerAdminPurge(app: OpenAPIHono<AppEnv>, service: ArtifactService, repo: ArtifactRepository) {
+export function registerAdminPurge(app: OpenAPIHono<AppEnv>, service: ArtifactService, ops: Pick<ServiceOperations, 'recordAction'>) {
   app.openapi(purgeRoute, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'admin');
@@ -85,7 +85,7 @@ export function registerAdminPurge(app: OpenAPIHono<AppEnv>, service: ArtifactSe
     const tenantId = adminTenantOf(caller, c.req.valid('query').tenant);
     if (tenantId === undefined) throw errors.badRequest('An operator purges in one tenant: add ?tenant=<tenant id>.');
     const result = await service.purge(tenantId, id);
-    await recordAction(repo, auditActorOf(caller, c.get('requestId')), 'artifact.purge', { tenantId, target: id, details: { refs: result.refs } });
+    await ops.recordAction(auditActorOf(caller, c.get('requestId')), 'artifact.purge', { tenantId, target: id, details: { refs: result.refs } });
     // Whether the bytes went says whether another tenant holds the same bytes: operators only.
     return c.json(caller.role === 'operator' ? { id, ...result } : { id, refs: result.refs }, 200);
   });
@@ -125,14 +125,14 @@ const auditRoute = createRoute({
   responses: { 200: { description: 'A page of entries', content: { 'application/json': { schema: z.object({ entries: z.array(AuditEntryDoc), nextCursor: z.string().optional() }) } } }, ...errorResponses(400, 401, 403) },
 });
 
-export function registerAdminAudit(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository) {
+export function registerAdminAudit(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperations, 'listAudit'>) {
   app.openapi(auditRoute, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'admin');
     if (caller.role !== 'operator' && caller.sessionId !== undefined) throw errors.forbidden("The audit trail is for a tenant's admins: use a tenant-wide token (no session claim).");
     const q = c.req.valid('query');
     const tenantId = adminTenantOf(caller, q.tenant);
-    const rows = await repo.listAudit({
+    const rows = await ops.listAudit({
       ...(tenantId !== undefined ? { tenantId } : {}),
       ...(q.action !== undefined ? { action: q.action } : {}),
       ...(q.since !== undefined ? { since: Date.parse(q.since) } : {}),

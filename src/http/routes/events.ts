@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { errors } from '../../core/errors.js';
-import type { ArtifactRepository, OutboxEvent } from '../../db/repository.js';
+import type { OutboxEvent, ServiceOperations } from '../../service/operations.js';
 import { rowToRef } from '../../service/refs.js';
 import { accessOf, adminTenantOf, isTenantAdmin, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
@@ -41,14 +41,14 @@ const route = createRoute({
   responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } }, ...errorResponses(400, 401, 403) },
 });
 
-export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository | undefined, settings: EventStreamSettings = {}) {
+export function registerEvents(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperations, 'lastEventSeq' | 'readEvents'> | undefined, settings: EventStreamSettings = {}) {
   const pollMs = settings.pollMs ?? 250;
   const heartbeatMs = settings.heartbeatMs ?? 15_000;
   const maxPolls = settings.maxPolls ?? Infinity;
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
-    if (!repo) throw errors.backendUnavailable('This service keeps no event outbox.', { retryAfter: 60 });
+    if (!ops) throw errors.backendUnavailable('This service keeps no event outbox.', { retryAfter: 60 });
     const query = c.req.valid('query');
     // A tenant token reads its tenant's events; an operator every tenant's, or the one it names.
     const tenantId = adminTenantOf(caller, query.tenant);
@@ -67,7 +67,7 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
       if (!/^\d{1,15}$/.test(resumeFrom)) throw errors.badRequest(`Last-Event-ID ${JSON.stringify(resumeFrom)} is not an event id from this stream (a whole number).`);
       after = Number(resumeFrom);
     } else {
-      after = await repo.lastEventSeq();
+      after = await ops.lastEventSeq();
     }
     const visible = (e: OutboxEvent) =>
       !narrowedAway &&
@@ -89,7 +89,7 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, repo: ArtifactRepositor
       await position();
       let polls = 0;
       for (; polls < maxPolls && open && !stream.aborted && !stream.closed && !settings.isDraining?.(); polls++) {
-        const batch = await repo.readEvents(tenantId, after, 500);
+        const batch = await ops.readEvents(tenantId, after, 500);
         for (const e of batch) {
           after = e.seq;
           if (!visible(e)) continue;

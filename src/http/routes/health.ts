@@ -1,12 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { BlobStore } from '../../blob/blob-store.js';
 import { errors } from '../../core/errors.js';
-import type { ArtifactRepository } from '../../db/repository.js';
+import type { ServiceOperations } from '../../service/operations.js';
 import type { AppEnv } from '../context.js';
 import { errorResponses } from '../openapi-schemas.js';
 
 const status = z.object({ status: z.string() });
-const PROBE_HASH = '0'.repeat(64);
 
 const healthz = createRoute({
   method: 'get',
@@ -24,13 +22,12 @@ const readyz = createRoute({
   responses: { 200: { description: 'Ready', content: { 'application/json': { schema: status } } }, ...errorResponses(503) },
 });
 
-export function registerHealth(app: OpenAPIHono<AppEnv>, deps: { repo: ArtifactRepository; blobs: BlobStore; isDraining: () => boolean }) {
+export function registerHealth(app: OpenAPIHono<AppEnv>, deps: { ops: Pick<ServiceOperations, 'ping'>; isDraining: () => boolean }) {
   app.openapi(healthz, (c) => c.json({ status: 'ok' }, 200));
   app.openapi(readyz, async (c) => {
     if (deps.isDraining()) throw errors.backendUnavailable('Shutting down; send new requests to another instance.', { retryAfter: 5 });
     try {
-      await deps.repo.ping();
-      await deps.blobs.exists(PROBE_HASH);
+      await deps.ops.ping();
     } catch (err) {
       throw errors.backendUnavailable('The database or blob store does not answer.', { cause: err, retryAfter: 5 });
     }

@@ -2,10 +2,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createEmbeddedArtifactStore } from '../../service/embedded-store.js';
-import type { ArtifactRepository } from '../../db/repository.js';
+import type { ServiceOperations } from '../../service/operations.js';
 import { createArtifactMcpServer } from '../../mcp/server.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
-import { tailOutbox } from '../../service/outbox-feed.js';
 import { errors } from '../../core/errors.js';
 import { accessOf, requirePerm, type Authenticator, type Caller } from '../auth.js';
 import type { RateLimiter } from '../rate-limit.js';
@@ -81,10 +80,10 @@ export function registerMcp(app: OpenAPIHono<AppEnv>, deps: McpDeps, settings: M
   return { closeAll: endpoint.closeAll };
 }
 
-/** What /mcp runs on: the same service, repository and authenticator as /v1. */
+/** What /mcp runs on: the same service, event outbox and authenticator as /v1. */
 export interface McpDeps {
   service: ArtifactService;
-  repo: ArtifactRepository;
+  ops: Pick<ServiceOperations, 'tailEvents'>;
   auth: Authenticator;
   publicUrl?: string;
   rateLimiter?: RateLimiter;
@@ -142,7 +141,7 @@ export function createMcpEndpoint(deps: McpDeps, settings: McpMountSettings = {}
       scope: { tenantId: caller.tenantId, ...(caller.userId ? { userId: caller.userId } : {}), ...(caller.sessionId ? { sessionId: caller.sessionId } : {}), ...(caller.traceId ? { traceId: caller.traceId } : {}) },
       publicUrl: deps.publicUrl ?? new URL(c.req.url).origin,
     });
-    const mcp = createArtifactMcpServer(store, { ...(settings.version ? { version: settings.version } : {}), events: (signal) => tailOutbox(deps.repo, { tenantId: caller.tenantId, ...accessOf(caller).filter }, { pollMs, signal }) });
+    const mcp = createArtifactMcpServer(store, { ...(settings.version ? { version: settings.version } : {}), events: (signal) => deps.ops.tailEvents({ tenantId: caller.tenantId, ...accessOf(caller).filter }, { pollMs, signal }) });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {

@@ -1,7 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { Policy } from '../../core/policy.js';
-import type { ArtifactRepository } from '../../db/repository.js';
-import { usageReport } from '../../service/usage.js';
+import type { ServiceOperations } from '../../service/operations.js';
 import { adminTenantOf, isTenantAdmin, requirePerm } from '../auth.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { AppEnv } from '../context.js';
@@ -23,7 +21,7 @@ const route = createRoute({
   responses: { 200: { description: 'Usage report', content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('UsageReport') } } }, ...errorResponses(400, 401, 403) },
 });
 
-export function registerUsage(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository, policies: (tenantId: string) => Policy, now: () => number = Date.now, limiter?: RateLimiter) {
+export function registerUsage(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperations, 'usage'>, limiter?: RateLimiter) {
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
@@ -31,7 +29,7 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository
     // Naming another tenant is refused for every tenant token; only an operator ranges over tenants.
     const tenantId = adminTenantOf(caller, named);
     if (caller.role === 'operator') {
-      const report = await usageReport(repo, policies, tenantId !== undefined ? { tenantId } : {}, top, now(), {
+      const report = await ops.usage(tenantId !== undefined ? { tenantId } : {}, top, {
         retention: tenantId !== undefined ? 'tenant' : 'service',
         ...(limiter ? { rateLimited: limiter.refusals(tenantId) } : {}),
       });
@@ -39,6 +37,6 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, repo: ArtifactRepository
     }
     const scope = { tenantId: caller.tenantId, ...(caller.sessionId !== undefined ? { sessionId: caller.sessionId } : {}), ...(caller.traceId !== undefined ? { traceId: caller.traceId } : {}) };
     const extras = isTenantAdmin(caller) ? { retention: 'tenant' as const, ...(limiter ? { rateLimited: limiter.refusals(caller.tenantId) } : {}) } : {};
-    return c.json((await usageReport(repo, policies, scope, top, now(), extras)) as unknown as Record<string, unknown>, 200);
+    return c.json((await ops.usage(scope, top, extras)) as unknown as Record<string, unknown>, 200);
   });
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../core/config.js';
 import { createUrlSigner, deriveUrlSigningKeys, type UrlSigner, type UrlSigningKey } from '../core/url-signing.js';
-import { parseJwtSecrets } from './tokens.js';
+import { parseJwtSecrets } from '../http/tokens.js';
 
 /** The shortest HMAC key production accepts, for tokens and for download links alike. */
 export const MIN_SECRET_LENGTH = 32;

@@ -1,88 +1,20 @@
 /**
- * The CLI's client commands: put, get, ls, rm, url and token, over HTTP with the SDK's store.
- *
- * Settings come from flags, then the environment (ARTIFACT_STORE_URL, ARTIFACT_STORE_TOKEN,
- * ARTIFACT_STORE_SESSION), then a config file (--config, ARTIFACT_STORE_CONFIG, or
- * ~/.config/artifact-store/config.json: {"url", "token", "session"}), in that precedence.
+ * The CLI's commands that talk to a running service over HTTP with the SDK's store: put, get, ls,
+ * rm and url. They load nothing of the server.
  *
  * Exit codes: 0 done; 1 the service or the machine failed (the message says what to do); 2 bad usage;
  * 3 no such artifact (in your scope).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, readFileSync, renameSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { createReadStream, createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import mime from 'mime';
 import { createHttpArtifactStore } from '../client/http-store.js';
-import { loadConfig } from '../core/config.js';
-import { isArtifactError } from '../core/errors.js';
+import { formatBytes } from '../core/bytes.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
-import { PERMS, type Perm } from '../core/perms.js';
-import { mintToken } from '../http/tokens.js';
-import { resolveNodeKeys } from '../node.js';
-
-import { CliError, EXIT, type ClientCommand } from './cli-error.js';
-
-export { CliError, EXIT };
-
-interface Command {
-  usage: string;
-  options: NonNullable<ParseArgsConfig['options']>;
-  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
-}
-
-const CONNECTION = {
-  url: { type: 'string' },
-  token: { type: 'string' },
-  config: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-const CONNECTION_HELP = `Connection (flags, then ARTIFACT_STORE_URL / _TOKEN / _SESSION, then the config file):
-  --url URL        the service (default http://127.0.0.1:8787)
-  --token T        a bearer token (npm start prints a dev one; \`artifact-store token\` mints one)
-  --config FILE    JSON {"url", "token", "session"} (default ~/.config/artifact-store/config.json)`;
-
-interface Connection {
-  url: string;
-  token: string;
-  session?: string;
-}
-
-function readConfigFile(path: string | undefined): Partial<Connection> {
-  const file = path ?? process.env.ARTIFACT_STORE_CONFIG ?? join(homedir(), '.config', 'artifact-store', 'config.json');
-  if (!existsSync(file)) {
-    if (path ?? process.env.ARTIFACT_STORE_CONFIG) throw new CliError(`Config file ${file} does not exist.`, EXIT.usage);
-    return {};
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new CliError(`Config file ${file} is not valid JSON (${(err as Error).message}).`, EXIT.usage);
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CliError(`Config file ${file} must hold a JSON object like {"url": "…", "token": "…"}.`, EXIT.usage);
-  const out: Partial<Connection> = {};
-  for (const key of ['url', 'token', 'session'] as const) {
-    const v = (parsed as Record<string, unknown>)[key];
-    if (v === undefined) continue;
-    if (typeof v !== 'string') throw new CliError(`Config file ${file}: "${key}" must be a string.`, EXIT.usage);
-    out[key] = v;
-  }
-  return out;
-}
-
-function connection(values: Record<string, string | boolean | undefined>): Connection {
-  const file = readConfigFile(values.config as string | undefined);
-  const env = process.env;
-  const url = (values.url as string | undefined) ?? env.ARTIFACT_STORE_URL ?? file.url ?? 'http://127.0.0.1:8787';
-  const token = (values.token as string | undefined) ?? env.ARTIFACT_STORE_TOKEN ?? file.token;
-  if (!token) throw new CliError('No token: pass --token, set ARTIFACT_STORE_TOKEN, or put "token" in the config file (npm start prints a dev token).', EXIT.usage);
-  const session = (values.session as string | undefined) ?? env.ARTIFACT_STORE_SESSION ?? file.session;
-  return { url, token, ...(session ? { session } : {}) };
-}
+import { CliError, EXIT, type RemoteCommand } from './cli-error.js';
+import { type Command, CONNECTION, CONNECTION_HELP, type Connection, connection, parseDuration, runCommand } from './connection.js';
 
 function storeOf(c: Connection) {
   try {
@@ -92,24 +24,6 @@ function storeOf(c: Connection) {
   }
 }
 
-/** "90", "30s", "15m", "1h", "2d" → seconds. */
-export function parseDuration(text: string, what: string): number {
-  const m = /^(\d{1,9})([smhd]?)$/.exec(text.trim());
-  if (!m || Number(m[1]) === 0) throw new CliError(`${what} ${JSON.stringify(text)} is not a duration: use e.g. 90, 30s, 15m, 1h or 2d.`, EXIT.usage);
-  return Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
 
 /** A progress bar on stderr, only when stderr is a terminal and the transfer is big enough to wait for. */
 function progress(label: string, total: number | undefined, startAt = 0) {
@@ -137,22 +51,9 @@ function progress(label: string, total: number | undefined, startAt = 0) {
   };
 }
 
-/** Turns the SDK's errors into one line with the right exit code. */
-function cliErrorOf(err: unknown): CliError {
-  if (err instanceof CliError) return err;
-  if (isArtifactError(err)) return new CliError(`${err.message} (${err.code})`, err.code === 'not_found' ? EXIT.notFound : EXIT.failed);
-  const e = err as NodeJS.ErrnoException & { cause?: { code?: string } };
-  const code = e?.code ?? e?.cause?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ECONNRESET' || /fetch failed/.test(e?.message ?? '')) {
-    return new CliError(`Cannot reach the service (${code ?? e.message}): is it running, and is --url / ARTIFACT_STORE_URL right?`);
-  }
-  if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') return new CliError(e.message);
-  return new CliError(e instanceof Error ? e.message : String(err));
-}
-
 const notFound = (id: string) => new CliError(`No artifact ${JSON.stringify(id)} in your scope: check the id (\`artifact-store ls\`), or it expired or was deleted.`, EXIT.notFound);
 
-const COMMANDS: Record<ClientCommand, Command> = {
+const COMMANDS: Record<RemoteCommand, Command> = {
   put: {
     usage: `artifact-store put <file|-> [options]
 
@@ -364,78 +265,9 @@ Examples:
     },
   },
 
-  token: {
-    usage: `artifact-store token [options]
-
-Mints a token with the configured signing secret: the first of ARTIFACT_STORE_JWT_SECRETS, or the dev
-secret npm start keeps in the data dir. For development and scripts; production tokens come from your
-own auth.
-  --tenant T       tenant (default dev)
-  --sub S          user id (default dev)
-  --session S      bind the token to one session (it sees only that session)
-  --trace T        bind it to one trace
-  --perms LIST     comma separated: ${PERMS.join(', ')} (default read,write)
-  --ttl DURATION   lifetime: 3600, 15m, 12h, 30d (default 1h)
-  --data-dir DIR   where the dev secret lives (default ./data)
-  --ui             print a link that opens the artifact browser signed in with the token
-  --url URL        the service the --ui link points at (default: ARTIFACT_STORE_URL, the config
-                   file, else http://127.0.0.1:8787)
-
-Examples:
-  export ARTIFACT_STORE_TOKEN=$(artifact-store token --perms read,write,admin --ttl 12h)
-  artifact-store token --tenant acme --session s-42 --perms read
-  artifact-store token --ui --session s-42 --perms read --ttl 8h`,
-    options: { help: { type: 'boolean', short: 'h' }, tenant: { type: 'string' }, sub: { type: 'string' }, session: { type: 'string' }, trace: { type: 'string' }, perms: { type: 'string' }, ttl: { type: 'string' }, 'data-dir': { type: 'string' }, ui: { type: 'boolean' }, url: { type: 'string' }, config: { type: 'string' } },
-    async run(values) {
-      const perms = ((values.perms as string | undefined) ?? 'read,write').split(',').map((p) => p.trim()).filter(Boolean);
-      const bad = perms.filter((p) => !PERMS.includes(p as Perm));
-      if (bad.length > 0 || perms.length === 0) throw new CliError(`--perms must list some of ${PERMS.join(', ')} (got ${JSON.stringify(values.perms ?? '')}).`, EXIT.usage);
-      const ttl = values.ttl ? parseDuration(values.ttl as string, '--ttl') : 3600;
-      let config;
-      try {
-        config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] as string } : {});
-      } catch (err) {
-        throw new CliError((err as Error).message.replace(/\n\s*/g, ' '), EXIT.usage);
-      }
-      const { hmacSecrets: secrets, devSecret } = await resolveNodeKeys(config).catch((err: Error) => {
-        throw new CliError(err.message);
-      });
-      const key = devSecret ?? secrets[0];
-      if (!key) throw new CliError('No signing secret: set ARTIFACT_STORE_JWT_SECRETS (kid:secret).', EXIT.usage);
-      const token = await mintToken(key, {
-        tenant: (values.tenant as string | undefined) ?? 'dev',
-        sub: (values.sub as string | undefined) ?? 'dev',
-        perms: perms as Perm[],
-        ...(values.session ? { session: values.session as string } : {}),
-        ...(values.trace ? { trace: values.trace as string } : {}),
-      }, ttl, { issuer: config.jwtIssuer, audience: config.jwtAudience });
-      if (!values.ui) {
-        process.stdout.write(`${token}\n`);
-        return;
-      }
-      const base = (values.url as string | undefined) ?? process.env.ARTIFACT_STORE_URL ?? readConfigFile(values.config as string | undefined).url ?? 'http://127.0.0.1:8787';
-      // The fragment never reaches the server, and the page clears it from the address bar.
-      process.stdout.write(`${base.replace(/\/+$/, '')}/ui#token=${token}\n`);
-    },
-  },
 };
 
-/** Runs one client command; throws CliError (one line, exit code) on failure. */
-export async function runClientCommand(name: ClientCommand, argv: string[]): Promise<void> {
-  const command = COMMANDS[name];
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: command.options, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new CliError(`${(err as Error).message.split(/(?<=\.) /)[0]} See artifact-store ${name} --help.`, EXIT.usage);
-  }
-  if (parsed.values.help) {
-    process.stdout.write(`${command.usage}\n`);
-    return;
-  }
-  try {
-    await command.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
-  } catch (err) {
-    throw cliErrorOf(err);
-  }
+/** Runs one of the commands that talk to a running service; throws CliError (one line, exit code). */
+export function runRemoteCommand(name: RemoteCommand, argv: string[]): Promise<void> {
+  return runCommand(COMMANDS[name], name, argv);
 }

@@ -1,0 +1,161 @@
+/**
+ * The composition root: the Node server, the Worker and the tests' apps all build the service and
+ * its HTTP app here, from configuration plus the drivers their runtime opened. What differs between
+ * runtimes comes in as `RuntimeParts`; every rule that reads configuration is applied once, here or
+ * in resolveSettings.
+ */
+import type { JSONWebKeySet } from 'jose';
+import type { BlobStore } from '../blob/blob-store.js';
+import type { Config } from '../core/config.js';
+import type { HashFactory } from '../core/hash.js';
+import type { ArtifactRepository } from '../db/repository.js';
+import { type App, type AppDeps, createApp } from '../http/app.js';
+import { type Authenticator, createAuthenticator } from '../http/auth.js';
+import type { Metrics } from '../http/metrics.js';
+import { createRateLimiter, type RateLimiter, rateLimitsOf } from '../http/rate-limit.js';
+import { createArtifactService } from '../service/artifact-service.js';
+import { type AuditActor, recordPolicyChange } from '../service/audit.js';
+import { type FsckReport, fsck } from '../service/fsck.js';
+import { createServiceOperations, type ServiceOperations } from '../service/operations.js';
+import { type RetentionReport, runRetention } from '../service/retention.js';
+import type { ArtifactService, ServiceLimits, ServiceObserver } from '../service/types.js';
+import type { KeySources } from './keys.js';
+import { createRetentionRunner, retentionDepsOf } from './retention.js';
+import { type ResolvedSettings, resolveSettings } from './settings.js';
+
+/** Where the bytes and the metadata live, and how this runtime hashes a stream. */
+export interface Drivers {
+  repo: ArtifactRepository;
+  blobs: BlobStore;
+  hash: HashFactory;
+}
+
+/** What differs between runtimes. Everything else comes from the configuration. */
+export interface RuntimeParts {
+  /** How keys are found here (a dev secret file on Node, none on Workers), for resolveSettings. */
+  keys: Omit<KeySources, 'hasJwks'>;
+  /** A JWKS document of public keys (a file's contents on Node, an override on Workers). */
+  jwks?: JSONWebKeySet;
+  /** The service's clock (tests); puts, links and retention follow it. */
+  now?: () => number;
+  /** Overrides of the limits the configuration sets (the Worker caps the small-blob cache). */
+  limits?: Partial<ServiceLimits>;
+  observer?: ServiceObserver;
+  /** Builds the rate limiter from the tenants' policies; default: per-process buckets. */
+  rateLimiter?: (settings: ResolvedSettings) => RateLimiter;
+  /**
+   * Retention: Node shares one run among concurrent callers; a Worker runs each call on its own
+   * (a request's I/O belongs to that request) in small batches.
+   */
+  retention?: { shareRuns: boolean; batchSize?: number; onReport?: (report: RetentionReport) => void };
+  /** Prometheus metrics (Node), built once the operations exist; loaded only when they are on. */
+  metrics?: (ops: ServiceOperations) => Promise<Metrics | undefined>;
+  /** Who records policy changes: `pid 123` on Node, `worker` on Workers. */
+  hostActorId: string;
+  /** The HTTP app's runtime parts: assets, /mcp, draining, metrics, event polling, body limit. */
+  http?: Pick<
+    AppDeps,
+    | 'logger'
+    | 'docsAssets'
+    | 'uiAssets'
+    | 'isDraining'
+    | 'mcp'
+    | 'metricsToken'
+    | 'events'
+    | 'maxRequestBodyBytes'
+    | 'version'
+  >;
+}
+
+/** Everything a runtime needs to serve and run the service. */
+export interface ComposedApp {
+  app: App;
+  service: ArtifactService;
+  ops: ServiceOperations;
+  auth: Authenticator;
+  settings: ResolvedSettings;
+  metrics?: Metrics;
+  /** Runs retention now (as POST /v1/admin/retention does). */
+  retention(trigger: string, actor?: AuditActor): Promise<RetentionReport>;
+  fsck(options: { verify: boolean }): Promise<FsckReport>;
+  /** Records a `policy.change` when the configured policies differ from the last recorded ones. */
+  recordPolicies(): Promise<unknown>;
+}
+
+/** Builds the service, its operations, the authenticator and the HTTP app over the given drivers. */
+export async function composeApp(config: Config, drivers: Drivers, runtime: RuntimeParts): Promise<ComposedApp> {
+  const { repo, blobs, hash } = drivers;
+  const jwks = runtime.jwks;
+  const settings = await resolveSettings(config, {
+    ...runtime.keys,
+    hasJwks: jwks !== undefined || Boolean(config.jwksUrl || config.jwksFile),
+  });
+  const { keys, policies } = settings;
+  const service = createArtifactService({
+    repo,
+    blobs,
+    ...(runtime.now ? { now: runtime.now } : {}),
+    limits: {
+      maxArtifactBytes: config.maxArtifactBytes,
+      defaultTtlSeconds: config.defaultTtlSeconds,
+      maxTtlSeconds: config.maxTtlSeconds,
+      touchFlushMs: config.touchFlushMs,
+      smallBlobCacheBytes: config.smallBlobCacheBytes,
+      ...runtime.limits,
+    },
+    links: { signer: keys.urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds },
+    policies,
+    ...(runtime.observer ? { observer: runtime.observer } : {}),
+  });
+  const ops = createServiceOperations({ repo, blobs, policies, ...(runtime.now ? { now: runtime.now } : {}) });
+  const metrics = await runtime.metrics?.(ops);
+  const auth = createAuthenticator({
+    hmacSecrets: keys.hmacSecrets,
+    jwks,
+    jwksUrl: config.jwksUrl,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    apiKeys: ops,
+  });
+  const retentionDeps = retentionDepsOf(config, settings, drivers, {
+    ...(runtime.now ? { now: runtime.now } : {}),
+    ...(runtime.retention?.batchSize ? { batchSize: runtime.retention.batchSize } : {}),
+  });
+  const run = runtime.retention?.shareRuns === false
+    ? (trigger: string, actor?: AuditActor) => runRetention(retentionDeps, trigger, actor)
+    : createRetentionRunner(retentionDeps);
+  const retention = async (trigger: string, actor?: AuditActor) => {
+    const report = await run(trigger, actor);
+    runtime.retention?.onReport?.(report);
+    return report;
+  };
+  const check = (o: { verify: boolean }) =>
+    fsck({ repo, blobs, hash, verify: o.verify, graceMs: config.gcGraceSeconds * 1000 });
+  const rateLimiter = runtime.rateLimiter
+    ? runtime.rateLimiter(settings)
+    : createRateLimiter({ limitsOf: (tenantId) => rateLimitsOf(policies(tenantId)) });
+  const recordPolicies = () =>
+    recordPolicyChange(
+      repo,
+      { role: 'host', actorKind: 'config', actorId: runtime.hostActorId },
+      { base: settings.base, tenants: settings.tenantPolicies },
+    );
+  const app = createApp({
+    ...runtime.http,
+    service,
+    ops,
+    auth,
+    corsOrigins: config.corsOrigins,
+    urlSigner: keys.urlSigner,
+    publicUrl: config.publicUrl,
+    ...(runtime.now ? { now: runtime.now } : {}),
+    retention,
+    fsck: check,
+    rateLimiter,
+    policies,
+    ...(metrics ? { metrics } : {}),
+    events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000, ...runtime.http?.events },
+    maxRequestBodyBytes: config.maxRequestBodyBytes || runtime.http?.maxRequestBodyBytes,
+  });
+  return { app, service, ops, auth, settings, ...(metrics ? { metrics } : {}), retention, fsck: check, recordPolicies };
+}

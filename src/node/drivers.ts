@@ -1,0 +1,80 @@
+/**
+ * The drivers a Node process runs on, chosen from configuration: SQLite for metadata, and the fs,
+ * memory or S3 blob store. The only place (with the CLI's ops commands) that picks them.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { BlobStore } from '../blob/blob-store.js';
+import { createFsBlobStore } from '../blob/fs.js';
+import { createMemoryBlobStore } from '../blob/memory.js';
+import { nodeSha256 } from '../blob/node-hash.js';
+import type { Drivers } from '../compose/compose-app.js';
+import type { Config } from '../core/config.js';
+import { createSqliteRepository } from '../db/sqlite.js';
+
+export interface NodeDrivers extends Drivers {
+  close(): Promise<void>;
+}
+
+async function openBlobStore(config: Config): Promise<BlobStore> {
+  switch (config.blobDriver) {
+    case 'memory':
+      return createMemoryBlobStore({ hash: nodeSha256 });
+    case 's3': {
+      // The AWS SDK is loaded only for the s3 driver (tens of MiB a process on fs does without).
+      const { cloudFrontInvalidator, createS3BlobStore, createS3Client } = await import('../blob/s3.js');
+      const CloudFrontClient = config.cdnDistributionId ? (await import('@aws-sdk/client-cloudfront')).CloudFrontClient : undefined;
+      const client = createS3Client({
+        region: config.s3Region,
+        endpoint: config.s3Endpoint,
+        forcePathStyle: config.s3ForcePathStyle,
+        accessKeyId: config.s3AccessKeyId,
+        secretAccessKey: config.s3SecretAccessKey,
+      });
+      const cdn = config.cdnUrl && config.cdnKeyPairId && config.cdnPrivateKeyFile
+        ? {
+            url: config.cdnUrl,
+            keyPairId: config.cdnKeyPairId,
+            privateKey: readFileSync(config.cdnPrivateKeyFile, 'utf8'),
+            ...(config.cdnDistributionId && CloudFrontClient
+              ? {
+                  invalidate: cloudFrontInvalidator(
+                    new CloudFrontClient({
+                      region: 'us-east-1',
+                      ...(config.s3AccessKeyId && config.s3SecretAccessKey ? { credentials: { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey } } : {}),
+                    }),
+                    config.cdnDistributionId,
+                  ),
+                }
+              : {}),
+          }
+        : undefined;
+      return createS3BlobStore({ client, bucket: config.s3Bucket!, prefix: config.s3Prefix, hash: nodeSha256, ownsClient: true, cdn });
+    }
+    case 'fs':
+      return createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 });
+  }
+}
+
+/** The metadata and blob drivers of this configuration, opened; `close` closes both. */
+export async function openNodeDrivers(config: Config): Promise<NodeDrivers> {
+  // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
+  const dbPath = config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  let blobs: BlobStore;
+  try {
+    blobs = await openBlobStore(config);
+  } catch (err) {
+    await repo.close();
+    throw err;
+  }
+  return {
+    repo,
+    blobs,
+    hash: nodeSha256,
+    async close() {
+      await repo.close();
+      await blobs.close?.();
+    },
+  };
+}

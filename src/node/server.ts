@@ -1,0 +1,152 @@
+/**
+ * The HTTP service on Node: the composed app on the configured drivers, served by @hono/node-server,
+ * with the in-process retention schedule and a draining shutdown.
+ */
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { composeApp } from '../compose/compose-app.js';
+import type { Config } from '../core/config.js';
+import type { ArtifactRepository } from '../db/repository.js';
+import { createJsonLogger, type Logger } from '../http/logger.js';
+import type { Metrics } from '../http/metrics.js';
+import { createRateLimiter, rateLimitsOf } from '../http/rate-limit.js';
+import { LOOPBACK_HOSTS, registerMcpOnDemand } from '../http/routes/mcp-on-demand.js';
+import { mintToken, type TokenClaims } from '../http/tokens.js';
+import type { RetentionReport } from '../service/retention.js';
+import type { ArtifactService, ServiceObserver } from '../service/types.js';
+import { nodeDocsAssets, nodeUiAssets } from './assets.js';
+import { openNodeDrivers } from './drivers.js';
+import { nodeKeySources } from './keys.js';
+import { batchedLines } from './log-lines.js';
+
+export interface RunningServer {
+  url: string;
+  /** A tenant-wide token (tenant "dev", read/write/admin) outside production; '' in production. */
+  token: string;
+  /** Signs a token with the dev/first secret (not in production). */
+  mintToken(claims: TokenClaims, ttlSeconds?: number): Promise<string>;
+  service: ArtifactService;
+  repo: ArtifactRepository;
+  server: Server;
+  /** Stops accepting, drains in-flight transfers (up to shutdownGraceMs), then closes the drivers. */
+  close(): Promise<void>;
+  /** Runs retention now (as POST /v1/admin/retention does). */
+  retention(trigger: string): Promise<RetentionReport>;
+}
+
+/** Starts the HTTP service on the configured drivers. */
+export async function startServer(config: Config, options: { logger?: Logger } = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createJsonLogger(config.logLevel, batchedLines((chunk) => process.stdout.write(chunk)));
+  const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
+  let metrics: Metrics | undefined;
+  const observer: ServiceObserver = {
+    stored: (n) => metrics?.observer.stored(n),
+    served: (n) => metrics?.observer.served(n),
+    evicted: (n) => metrics?.observer.evicted(n),
+  };
+  let draining = false;
+  const drivers = await openNodeDrivers(config);
+  let composed: Awaited<ReturnType<typeof composeApp>>;
+  try {
+    composed = await composeApp(config, drivers, {
+      keys: nodeKeySources(config),
+      jwks,
+      observer,
+      hostActorId: `pid ${process.pid}`,
+      // prom-client is loaded only when metrics are on.
+      metrics: async (ops) =>
+        config.metrics || config.metricsToken ? (await import('../http/metrics.js')).createMetrics(ops) : undefined,
+      retention: { shareRuns: true, onReport: (report) => metrics?.retention(report) },
+      rateLimiter: ({ policies }) =>
+        createRateLimiter({
+          limitsOf: (tenantId) => rateLimitsOf(policies(tenantId)),
+          onRefusal: (reason) => metrics?.rateLimited(reason),
+        }),
+      http: {
+        logger,
+        docsAssets: nodeDocsAssets(),
+        uiAssets: nodeUiAssets(),
+        isDraining: () => draining,
+        metricsToken: config.metricsToken,
+        mcp: { mount: registerMcpOnDemand, ...mcpHostsOf(config) },
+      },
+    });
+    metrics = composed.metrics;
+    // Policies come from configuration: a start with other ones than last time is a policy change.
+    await composed.recordPolicies();
+  } catch (err) {
+    await drivers.close();
+    throw err;
+  }
+  const { app, service, retention } = composed;
+  const { devSecret } = composed.settings.keys;
+
+  // The in-process schedule: the same run as the CLI and the admin endpoint.
+  let scheduledRun: Promise<unknown> | undefined;
+  const schedule =
+    config.retentionIntervalSeconds > 0
+      ? setInterval(() => {
+          scheduledRun = retention('schedule').then(
+            (report) => logger.info('retention run', { ...report }),
+            (err) => logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) }),
+          );
+        }, config.retentionIntervalSeconds * 1000)
+      : undefined;
+  schedule?.unref();
+
+  const server = await new Promise<Server>((ok, fail) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
+    s.once('error', fail);
+  }).catch(async (err) => {
+    await service.close();
+    await drivers.close();
+    throw err;
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+
+  const mint = async (claims: TokenClaims, ttlSeconds = 3600) => {
+    if (!devSecret) throw new Error('No dev signing secret in production: mint tokens in the host application.');
+    return mintToken(devSecret, claims, ttlSeconds, { issuer: config.jwtIssuer, audience: config.jwtAudience });
+  };
+  const token = devSecret ? await mint({ tenant: 'dev', sub: 'dev', perms: ['read', 'write', 'admin'] }, 30 * 24 * 3600) : '';
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      draining = true;
+      if (schedule) clearInterval(schedule);
+      const closed = new Promise<void>((ok) => server.close(() => ok()));
+      await app.closeMcpSessions();
+      server.closeIdleConnections();
+      // A keep-alive connection whose last response ends while draining goes idle: close it then,
+      // rather than waiting out its keep-alive timeout.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
+      sweep.unref();
+      const timer = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+      timer.unref();
+      await closed;
+      clearInterval(sweep);
+      clearTimeout(timer);
+      await scheduledRun;
+      await service.close();
+      await drivers.close();
+    })());
+
+  return { url, token, mintToken: mint, service, repo: drivers.repo, server, close, retention };
+}
+
+/**
+ * DNS-rebinding protection for /mcp: a service on loopback answers only to loopback names (and its
+ * public URL's host), so a web page whose name was rebound to 127.0.0.1 cannot reach it. Elsewhere
+ * it answers to any Host unless ARTIFACT_STORE_MCP_ALLOWED_HOSTS lists them.
+ */
+function mcpHostsOf(config: Config): { allowedHosts?: string[] } {
+  if (config.mcpAllowedHosts.length > 0) return { allowedHosts: config.mcpAllowedHosts };
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(config.host)) return {};
+  const extra = config.publicUrl ? [new URL(config.publicUrl).hostname.toLowerCase()] : [];
+  return { allowedHosts: [...LOOPBACK_HOSTS, ...extra] };
+}
