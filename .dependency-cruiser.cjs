@@ -1,0 +1,124 @@
+/**
+ * The layer rules of docs/architecture.md, checked by `npm run lint:layers` (part of `npm test`).
+ * Each rule names the layer and says what it may not import; the doc says why.
+ */
+const layer = (name) => `^src/${name}/`;
+const outside = (...allowed) => `^src/(?!(${allowed.join('|')})/)[^/]+/`;
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'core-imports-nothing',
+      comment: 'core/ is the bottom layer: schemas, errors, ids, config, shared types. It imports no other layer.',
+      severity: 'error',
+      from: { path: layer('core') },
+      to: { path: outside('core') },
+    },
+    {
+      name: 'web-standards-only',
+      comment: 'core/, the SDK (client/), the MCP layer and the Worker run on any runtime: no node:* modules.',
+      severity: 'error',
+      from: { path: '^src/(core|client|mcp|worker)/|^src/worker\\.ts$|^src/index\\.ts$' },
+      // A dynamic import() is a runtime seam (content.ts reads file:// URIs only where node:fs exists).
+      to: { dependencyTypes: ['core'], dynamic: false },
+    },
+    {
+      name: 'db-imports-core-only',
+      comment: 'The repositories (SQLite, D1) know the schema and core types, nothing above.',
+      severity: 'error',
+      from: { path: layer('db') },
+      to: { path: outside('core', 'db') },
+    },
+    {
+      name: 'blob-imports-core-only',
+      comment: 'The blob stores (fs, memory, S3, R2) know bytes and core types, nothing above.',
+      severity: 'error',
+      from: { path: layer('blob') },
+      to: { path: outside('core', 'blob') },
+    },
+    {
+      name: 'service-below-transports',
+      comment: 'The service knows storage (db/, blob/) and core, never HTTP, the SDK, MCP, the CLI or a runtime.',
+      severity: 'error',
+      from: { path: layer('service') },
+      to: { path: outside('core', 'db', 'blob', 'service') },
+    },
+    {
+      name: 'client-imports-core-only',
+      comment: 'The SDK (artifact-store/client) is browser-safe and knows only core: no service, no server code.',
+      severity: 'error',
+      from: { path: layer('client') },
+      to: { path: outside('core', 'client') },
+    },
+    {
+      name: 'mcp-imports-core-and-client',
+      comment: 'The MCP layer stores through the ArtifactStore interface; it never reaches into the service or storage.',
+      severity: 'error',
+      from: { path: layer('mcp') },
+      to: { path: outside('core', 'client', 'mcp') },
+    },
+    {
+      name: 'http-asks-the-service',
+      comment: 'Routes ask the service (ArtifactService, ServiceOperations); they never read the repository or blob store.',
+      severity: 'error',
+      from: { path: layer('http') },
+      to: { path: outside('core', 'service', 'mcp', 'http') },
+    },
+    {
+      name: 'compose-is-runtime-neutral',
+      comment: 'The composition root runs on Node and Workers alike: it takes drivers, it does not open them.',
+      severity: 'error',
+      from: { path: layer('compose') },
+      to: { path: '^src/(node|worker|cli|client|ui)/|^src/(node|worker)\\.ts$' },
+    },
+    {
+      name: 'node-runtime-not-worker',
+      comment: "Node's startup machinery does not load the Worker's, nor the CLI.",
+      severity: 'error',
+      from: { path: '^src/node/|^src/node\\.ts$' },
+      to: { path: '^src/(worker|cli)/|^src/worker\\.ts$' },
+    },
+    {
+      name: 'worker-runtime-not-node',
+      comment: "The Worker bundle carries no Node drivers (better-sqlite3, fs) and no Node startup code.",
+      severity: 'error',
+      from: { path: '^src/worker/|^src/worker\\.ts$' },
+      to: { path: '^src/(node|cli)/|^src/node\\.ts$|^src/db/sqlite|^src/blob/(fs|node-hash|s3)\\.ts$' },
+    },
+    {
+      name: 'cli-remote-commands-are-clients',
+      comment: 'The CLI commands that talk to a running service use the SDK; they load no server code.',
+      severity: 'error',
+      from: { path: '^src/cli/(remote-commands|connection)\\.ts$' },
+      to: { path: '^src/(node|http|service|db|blob|compose|worker)/' },
+    },
+    {
+      name: 'ui-is-static',
+      comment: 'The browser page is served as static files; it imports nothing from the TypeScript source.',
+      severity: 'error',
+      from: { path: layer('ui') },
+      to: { path: outside('ui') },
+    },
+    {
+      name: 'src-not-tests',
+      comment: 'Source never imports tests, benches or scripts.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts|examples)/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'Modules form no import cycles (type-only imports and dynamic import() seams do not count).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only', 'dynamic-import'] } },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

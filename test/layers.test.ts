@@ -1,0 +1,62 @@
+/**
+ * The layer rules of docs/architecture.md, checked by dependency-cruiser (.dependency-cruiser.cjs):
+ * the source obeys them, and a violation of each kind is caught.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+const DEPCRUISE = join(ROOT, 'node_modules', '.bin', 'depcruise');
+
+async function cruise(cwd: string): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout } = await run(DEPCRUISE, ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], { cwd, timeout: 120_000 });
+    return { code: 0, out: stdout };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+describe('layer rules', () => {
+  it('the source obeys every rule', async () => {
+    const r = await cruise(ROOT);
+    expect(r.out).toMatch(/no dependency violations found/);
+    expect(r.code).toBe(0);
+  });
+
+  describe('a violation of each kind is caught', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'artifact-store-layers-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    cpSync(join(ROOT, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
+    cpSync(join(ROOT, 'tsconfig.json'), join(dir, 'tsconfig.json'));
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    };
+    const cases: [rule: string, files: Record<string, string>][] = [
+      ['http-asks-the-service', { 'src/db/repo.ts': 'export const repo = 1;\n', 'src/http/route.ts': "import { repo } from '../db/repo.js';\nexport const x = repo;\n" }],
+      ['service-below-transports', { 'src/http/tokens.ts': 'export const PERMS = 1;\n', 'src/service/keys.ts': "import { PERMS } from '../http/tokens.js';\nexport const x = PERMS;\n" }],
+      ['client-imports-core-only', { 'src/service/cursor.ts': 'export const c = 1;\n', 'src/client/store.ts': "import { c } from '../service/cursor.js';\nexport const x = c;\n" }],
+      ['web-standards-only', { 'src/client/spool.ts': "import { tmpdir } from 'node:os';\nexport const x = tmpdir();\n" }],
+      ['core-imports-nothing', { 'src/service/s.ts': 'export const s = 1;\n', 'src/core/c.ts': "import { s } from '../service/s.js';\nexport const x = s;\n" }],
+      ['cli-remote-commands-are-clients', { 'src/node/keys.ts': 'export const k = 1;\n', 'src/cli/remote-commands.ts': "import { k } from '../node/keys.js';\nexport const x = k;\n" }],
+      ['worker-runtime-not-node', { 'src/db/sqlite.ts': 'export const db = 1;\n', 'src/worker/app.ts': "import { db } from '../db/sqlite.js';\nexport const x = db;\n" }],
+      ['no-circular', { 'src/mcp/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n", 'src/mcp/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n" }],
+    ];
+    for (const [rule, files] of cases) {
+      it(rule, async () => {
+        rmSync(join(dir, 'src'), { recursive: true, force: true });
+        for (const [path, text] of Object.entries(files)) write(path, text);
+        const r = await cruise(dir);
+        expect(r.code).not.toBe(0);
+        expect(r.out).toContain(rule);
+      });
+    }
+  });
+});
