@@ -41,7 +41,7 @@ Usage:
 
 \`artifact-store <command> --help\` shows a command's options and examples. The client commands take
 --url / --token, else ARTIFACT_STORE_URL / ARTIFACT_STORE_TOKEN, else a config file. Every setting of
-the service is also an ARTIFACT_STORE_* environment variable (see README).
+the service is also an ARTIFACT_STORE_* environment variable (see docs/configuration.md).
 
 Exit codes: 0 done; 1 failed (the message says what to do; fsck: problems remain); 2 bad usage;
 3 no such artifact in your scope.`;
@@ -351,7 +351,7 @@ const OPS_HELP: Record<string, string> = {
 
 Runs the service (npm start runs this). Outside production it prints a dev token valid 30 days,
 and a link that opens the artifact browser (/ui) signed in for 1 hour.
-Every setting is an ARTIFACT_STORE_* variable (README, Configuration); flags win over them.
+Every setting is an ARTIFACT_STORE_* variable (docs/configuration.md); flags win over them.
 
 Examples:
   artifact-store serve --port 8787

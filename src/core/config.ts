@@ -15,7 +15,7 @@ const list = z
 
 /**
  * Every setting of the service, parsed from the environment (ARTIFACT_STORE_*). Defaults run on one
- * machine with nothing else installed. The README's configuration table mirrors this schema.
+ * machine with nothing else installed. docs/configuration.md lists this schema (a test checks every setting is there).
  */
 export const ConfigSchema = z.object({
   env: z.enum(['development', 'production', 'test']).default('development'),
@@ -49,7 +49,7 @@ export const ConfigSchema = z.object({
   maxRequestBodyBytes: intFromEnv(0),
   defaultTtlSeconds: positiveFromEnv(3600),
   maxTtlSeconds: positiveFromEnv(7 * 24 * 3600),
-  /** Retention limits; they count references (see README, Retention). */
+  /** Retention limits; they count references (see docs/operations.md). */
   maxSessionBytes: positiveFromEnv(500 * MiB),
   maxTraceBytes: positiveFromEnv(100 * MiB),
   maxArtifactsPerSession: positiveFromEnv(1000),

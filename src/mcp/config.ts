@@ -17,7 +17,7 @@ export const FieldSpecSchema = z.strictObject({
   contentType: z.string().min(1).max(64).optional(),
   /** Template for the stored filename, e.g. "{name}.pdf". */
   filename: z.string().min(1).max(512).optional(),
-  /** Template for the one-line summary; see the placeholders in the README. */
+  /** Template for the one-line summary; see the placeholders in docs/mcp.md. */
   summary: z.string().min(1).max(1000).optional(),
   /** Sibling fields that must hold these values for the spec to apply (e.g. `{ encoding: "base64" }`). */
   when: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),

@@ -28,7 +28,7 @@ export interface WorkerEnv {
    */
   TENANT_RATE_LIMITER?: RateLimitBinding;
   TOKEN_RATE_LIMITER?: RateLimitBinding;
-  /** Every other ARTIFACT_STORE_* setting of the README's configuration table, as vars. */
+  /** Every other ARTIFACT_STORE_* setting of docs/configuration.md, as vars. */
   [name: string]: unknown;
 }
 
