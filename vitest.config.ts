@@ -23,8 +23,12 @@ export default defineConfig({
           environment: 'node',
           include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
           exclude: ['test/workerd/**'],
-          // A real S3 (env, MinIO or Ceph RGW) for the S3 driver's tests, started once per run.
-          globalSetup: ['test/global-setup-s3.ts'],
+          // A real S3 (env, MinIO or Ceph RGW) for the S3 driver's tests, started once per run. The
+          // process check comes first so its teardown runs last, after S3 is stopped: it fails the
+          // run if a test left a process behind.
+          globalSetup: ['test/global-setup-processes.ts', 'test/global-setup-s3.ts'],
+          // Whatever a test file started and did not stop is stopped after the file.
+          setupFiles: ['test/setup-processes.ts'],
         },
       },
       {

@@ -3,7 +3,8 @@
  * applied to a local D1 and a local R2 (kept in a temp folder here). A put and a get go through it,
  * and wrangler's /__scheduled runs the cron handler.
  */
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ const freePort = () =>
   });
 
 let dir: string;
-let proc: ReturnType<typeof spawn>;
+let proc: ChildProcess;
 let output = '';
 let base: string;
 let token: string;
@@ -29,11 +30,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'artifact-store-dev-worker-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  proc = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/dev-worker.ts'], {
+  proc = spawnProcess(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/dev-worker.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), ARTIFACT_STORE_DEV_VARS: join(dir, '.dev.vars'), ARTIFACT_STORE_DEV_STATE: join(dir, 'state'), CI: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
   proc.stdout!.on('data', (b: Buffer) => (output += b.toString()));
   proc.stderr!.on('data', (b: Buffer) => (output += b.toString()));
@@ -46,11 +46,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (proc?.pid && proc.exitCode === null) {
-    const exited = new Promise((ok) => proc.once('exit', ok));
-    process.kill(-proc.pid, 'SIGTERM');
-    await exited;
-  }
+  if (proc) await stopProcess(proc);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -5,7 +5,9 @@
  * shell blocks and examples run here, as written. The troubleshooting claims are
  * test/docs-troubleshooting.test.ts's.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcessByStdio, spawnSync } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -260,7 +262,7 @@ describe('docs/http-api.md', () => {
     const { cwd, server: s } = await serveIn();
     const block = runBlock('docs/http-api.md', 'events-stream');
     const env = { ...process.env, API: s.url, ARTIFACT_STORE_TOKEN: s.token };
-    const proc = spawn('bash', ['-c', block], { cwd, env, detached: true });
+    const proc = spawnProcess<ChildProcessByStdio<null, Readable, null>>('bash', ['-c', block], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     try {
@@ -269,7 +271,7 @@ describe('docs/http-api.md', () => {
       const event = /event: artifact\.stored\ndata: .*\nid: \d+\n/;
       for (let i = 0; i < 100 && !event.test(out); i++) await new Promise((r) => setTimeout(r, 50));
     } finally {
-      process.kill(-proc.pid!, 'SIGKILL');
+      await stopProcess(proc, { signal: 'SIGKILL' });
     }
     const shown = shownOutput(block)
       .split('\n')

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
+import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -314,13 +315,13 @@ describe('close() drains', () => {
 
 describe('CLI serve: SIGTERM drains in-flight downloads', () => {
   let child: ChildProcessByStdio<null, Readable, Readable> | undefined;
-  afterEach(() => {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  afterEach(async () => {
+    if (child) await stopProcess(child, { signal: 'SIGKILL' });
   });
 
   it('finishes the download in progress, refuses new connections, and exits 0', { timeout: 300_000 }, async () => {
     const dataDir = tempDir();
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+    const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
       cwd: ROOT,
       env: {
         ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),

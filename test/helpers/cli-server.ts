@@ -1,7 +1,8 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { spawnProcess, stopProcess } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -14,7 +15,10 @@ export interface CliServer {
   output(): string;
   /** Resolves once the process has exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Kills the server's process group at once. */
   kill(): void;
+  /** SIGTERM (the server drains), then whatever is left of its group is killed. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -24,7 +28,7 @@ export interface CliServer {
 export async function startCliServer(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliServer> {
   // Node itself with tsx's loader, not the tsx binary: that one runs the server as its own child,
   // which a kill of the parent would leave running.
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+  const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
     cwd: ROOT,
     env: {
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
@@ -40,16 +44,15 @@ export async function startCliServer(dataDir: string, env: Record<string, string
   proc.stdout.on('data', (d: string) => (stdout += d));
   proc.stderr.on('data', (d: string) => (stderr += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => proc.on('exit', (code, signal) => ok({ code, signal })));
-  const kill = () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-  };
+  const kill = () => void stopProcess(proc, { signal: 'SIGKILL' });
+  const stop = () => stopProcess(proc);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
     const token = /ARTIFACT_STORE_TOKEN=(\S+)/.exec(stdout)?.[1];
-    if (url && token) return { url, token, proc, output: () => `${stdout}\n${stderr}`, exited, kill };
+    if (url && token) return { url, token, proc, output: () => `${stdout}\n${stderr}`, exited, kill, stop };
     if (proc.exitCode !== null || Date.now() > deadline) {
-      kill();
+      await stopProcess(proc, { signal: 'SIGKILL' });
       throw new Error(`artifact-store serve did not start (exit ${proc.exitCode}):\n${stdout}\n${stderr}`);
     }
     await new Promise((r) => setTimeout(r, 100));
