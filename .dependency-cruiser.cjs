@@ -53,14 +53,16 @@ module.exports = {
     },
     {
       name: 'mcp-imports-core-and-client',
-      comment: 'The MCP layer stores through the ArtifactStore interface; it never reaches into the service or storage.',
+      comment:
+        'The MCP layer stores through the ArtifactStore interface; it never reaches into the service or storage.',
       severity: 'error',
       from: { path: layer('mcp') },
       to: { path: outside('core', 'client', 'mcp') },
     },
     {
       name: 'http-asks-the-service',
-      comment: 'Routes ask the service (ArtifactService, ServiceOperations); they never read the repository or blob store.',
+      comment:
+        'Routes ask the service (ArtifactService, ServiceOperations); they never read the repository or blob store.',
       severity: 'error',
       from: { path: layer('http') },
       to: { path: outside('core', 'service', 'mcp', 'http') },
@@ -81,7 +83,7 @@ module.exports = {
     },
     {
       name: 'worker-runtime-not-node',
-      comment: "The Worker bundle carries no Node drivers (better-sqlite3, fs) and no Node startup code.",
+      comment: 'The Worker bundle carries no Node drivers (better-sqlite3, fs) and no Node startup code.',
       severity: 'error',
       from: { path: '^src/worker/|^src/worker\\.ts$' },
       to: { path: '^src/(node|cli)/|^src/node\\.ts$|^src/db/sqlite|^src/blob/(fs|node-hash|s3)\\.ts$' },
@@ -119,6 +121,9 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
   },
 };

@@ -9,7 +9,14 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
  * retention): on Node over SQLite + fs, and in workerd over D1 + R2, where test/helpers/drivers.ts
  * is swapped for drivers.workerd.ts. The files are the same; only the drivers differ.
  */
-const SHARED_HTTP_SUITE = ['test/http-auth.test.ts', 'test/http-routes.test.ts', 'test/http-scope.test.ts', 'test/http-download.test.ts', 'test/http-links.test.ts', 'test/http-retention.test.ts'];
+const SHARED_HTTP_SUITE = [
+  'test/http-auth.test.ts',
+  'test/http-routes.test.ts',
+  'test/http-scope.test.ts',
+  'test/http-download.test.ts',
+  'test/http-links.test.ts',
+  'test/http-retention.test.ts',
+];
 
 export default defineConfig({
   test: {

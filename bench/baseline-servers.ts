@@ -41,7 +41,9 @@ function uploadHandler(dir: string) {
       });
       await pipeline(req, hashing, createWriteStream('', { fd, autoClose: false }));
       await promisify(fsync)(fd);
-      res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify({ sha256: hash.digest('hex'), sizeBytes: size }));
+      res
+        .writeHead(201, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ sha256: hash.digest('hex'), sizeBytes: size }));
     } catch (err) {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     } finally {

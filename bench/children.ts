@@ -71,7 +71,8 @@ export function startServerChild<Info extends { url: string }>(
     };
     const timer = setTimeout(() => fail(`not listening after ${timeoutMs} ms`), timeoutMs);
     const onError = (err: Error) => fail(err.message);
-    const onEarlyExit = (code: number | null, signal: string | null) => fail(`exited before listening (code ${code}, signal ${signal})`);
+    const onEarlyExit = (code: number | null, signal: string | null) =>
+      fail(`exited before listening (code ${code}, signal ${signal})`);
     child.once('error', onError);
     child.once('exit', onEarlyExit);
     lines.once('line', (line) => {

@@ -21,7 +21,8 @@ const CONCURRENCY = 32;
 
 /** The V8 flags of `npm start` (package.json), so the rows measure what users run. */
 function startNodeFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const start = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
   return start.split(/\s+/).filter((word) => /^--max-[a-z-]+=/.test(word));
 }
 
@@ -33,13 +34,29 @@ interface Running {
 
 function build(): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, timeout: 300_000 }, (err, stdout) => (err ? reject(new Error(`npm run build failed: ${stdout.slice(-2000)}`)) : resolve()));
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: REPO_ROOT, timeout: 300_000 },
+      (err, stdout) => (err ? reject(new Error(`npm run build failed: ${stdout.slice(-2000)}`)) : resolve()),
+    );
   });
 }
 
 /** Starts a process and waits until `ready` finds what it needs in its stdout. */
-function start<T>(args: string[], env: Record<string, string>, ready: (stdout: string) => T | undefined): Promise<{ child: ChildProcess; found: T }> {
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start<T>(
+  args: string[],
+  env: Record<string, string>,
+  ready: (stdout: string) => T | undefined,
+): Promise<{ child: ChildProcess; found: T }> {
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
@@ -89,16 +106,23 @@ async function settledRss(pid: number, ms = 1000): Promise<number> {
 
 async function startService(work: string, nodeFlags: string[]): Promise<Running> {
   const dataDir = mkdtempSync(join(work, 'footprint-'));
-  const { child, found } = await start([...nodeFlags, join(REPO_ROOT, 'dist/cli/main.js'), 'serve', '--port', '0', '--data-dir', dataDir], { ARTIFACT_STORE_LOG_LEVEL: 'silent', ARTIFACT_STORE_ENV: 'development' }, (out) => {
-    const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-    const token = /ARTIFACT_STORE_TOKEN=(\S+)/.exec(out)?.[1];
-    return url && token ? { url, token } : undefined;
-  });
+  const { child, found } = await start(
+    [...nodeFlags, join(REPO_ROOT, 'dist/cli/main.js'), 'serve', '--port', '0', '--data-dir', dataDir],
+    { ARTIFACT_STORE_LOG_LEVEL: 'silent', ARTIFACT_STORE_ENV: 'development' },
+    (out) => {
+      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+      const token = /ARTIFACT_STORE_TOKEN=(\S+)/.exec(out)?.[1];
+      return url && token ? { url, token } : undefined;
+    },
+  );
   return { child, ...found };
 }
 
 /** A mixed workload from `CONCURRENCY` loops until `until`; returns how many requests and how many failed (5xx or network). */
-async function soak(s: Running, until: number): Promise<{ requests: number; failures: number; byStatus: Record<string, number> }> {
+async function soak(
+  s: Running,
+  until: number,
+): Promise<{ requests: number; failures: number; byStatus: Record<string, number> }> {
   const auth = { Authorization: `Bearer ${s.token}` };
   const ids: string[] = [];
   const byStatus: Record<string, number> = {};
@@ -112,7 +136,15 @@ async function soak(s: Running, until: number): Promise<{ requests: number; fail
     return res;
   };
   const put = async (size: number) => {
-    const res = await fetch(`${s.url}/v1/artifacts`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/octet-stream', 'X-Artifact-Session': `soak-${Math.floor(Math.random() * 8)}` }, body: randomBytes(size) });
+    const res = await fetch(`${s.url}/v1/artifacts`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'Content-Type': 'application/octet-stream',
+        'X-Artifact-Session': `soak-${Math.floor(Math.random() * 8)}`,
+      },
+      body: randomBytes(size),
+    });
     if (res.status === 201) ids.push(((await res.clone().json()) as { id: string }).id);
     if (ids.length > 2000) ids.splice(0, 1000);
     await count(res);
@@ -125,16 +157,33 @@ async function soak(s: Running, until: number): Promise<{ requests: number; fail
       try {
         if (r < 0.15) await put(r < 0.01 ? 1024 * 1024 : 4096 + Math.floor(Math.random() * 60_000));
         else if (r < 0.55) await count(await fetch(`${s.url}/v1/artifacts/${pick()}`, { headers: auth }));
-        else if (r < 0.6) await count(await fetch(`${s.url}/v1/artifacts/${pick()}`, { headers: { ...auth, Range: 'bytes=0-99' } }));
-        else if (r < 0.65) await count(await fetch(`${s.url}/v1/artifacts/${pick()}`, { method: 'HEAD', headers: auth }));
+        else if (r < 0.6)
+          await count(await fetch(`${s.url}/v1/artifacts/${pick()}`, { headers: { ...auth, Range: 'bytes=0-99' } }));
+        else if (r < 0.65)
+          await count(await fetch(`${s.url}/v1/artifacts/${pick()}`, { method: 'HEAD', headers: auth }));
         else if (r < 0.75) await count(await fetch(`${s.url}/v1/artifacts/${pick()}/meta`, { headers: auth }));
-        else if (r < 0.82) await count(await fetch(`${s.url}/v1/artifacts?limit=50&session=soak-${Math.floor(Math.random() * 8)}`, { headers: auth }));
+        else if (r < 0.82)
+          await count(
+            await fetch(`${s.url}/v1/artifacts?limit=50&session=soak-${Math.floor(Math.random() * 8)}`, {
+              headers: auth,
+            }),
+          );
         else if (r < 0.9) {
-          const link = await fetch(`${s.url}/v1/artifacts/${pick()}/url`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{}' });
+          const link = await fetch(`${s.url}/v1/artifacts/${pick()}/url`, {
+            method: 'POST',
+            headers: { ...auth, 'Content-Type': 'application/json' },
+            body: '{}',
+          });
           const url = link.status === 200 ? ((await link.clone().json()) as { url: string }).url : undefined;
           await count(link);
           if (url) await count(await fetch(url));
-        } else if (r < 0.95) await count(await fetch(`${s.url}/v1/artifacts/${ids.splice(Math.floor(Math.random() * ids.length), 1)[0] ?? pick()}`, { method: 'DELETE', headers: auth }));
+        } else if (r < 0.95)
+          await count(
+            await fetch(`${s.url}/v1/artifacts/${ids.splice(Math.floor(Math.random() * ids.length), 1)[0] ?? pick()}`, {
+              method: 'DELETE',
+              headers: auth,
+            }),
+          );
         else await count(await fetch(`${s.url}/v1/usage`, { headers: auth }));
       } catch {
         requests++;
@@ -146,7 +195,12 @@ async function soak(s: Running, until: number): Promise<{ requests: number; fail
   return { requests, failures, byStatus };
 }
 
-export async function footprintRows(ctx: { work: string; runs: number; soakSeconds: number; progress: (m: string) => void }): Promise<{ rows: Row[]; problems: string[] }> {
+export async function footprintRows(ctx: {
+  work: string;
+  runs: number;
+  soakSeconds: number;
+  progress: (m: string) => void;
+}): Promise<{ rows: Row[]; problems: string[] }> {
   const idle = samples();
   const peak = samples();
   const growth = samples();
@@ -157,12 +211,23 @@ export async function footprintRows(ctx: { work: string; runs: number; soakSecon
     ctx.progress('footprint: building (npm run build) to run the server without tsx');
     await build();
     for (let run = 0; run < ctx.runs; run++) {
-      const base = await start(['-e', "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('ready ' + this.address().port); })"], {}, (out) => (out.includes('ready') ? true : undefined));
+      const base = await start(
+        [
+          '-e',
+          "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('ready ' + this.address().port); })",
+        ],
+        {},
+        (out) => (out.includes('ready') ? true : undefined),
+      );
       const plain = await startService(ctx.work, []);
       const service = await startService(ctx.work, flags);
       try {
         await new Promise((r) => setTimeout(r, 3000));
-        const [serviceIdle, plainIdle, baseIdle] = await Promise.all([settledRss(service.child.pid!), settledRss(plain.child.pid!), settledRss(base.child.pid!)]);
+        const [serviceIdle, plainIdle, baseIdle] = await Promise.all([
+          settledRss(service.child.pid!),
+          settledRss(plain.child.pid!),
+          settledRss(base.child.pid!),
+        ]);
         await stop(plain.child);
         idle.service!.push(serviceIdle);
         idle.baseline.push(baseIdle);
@@ -174,8 +239,12 @@ export async function footprintRows(ctx: { work: string; runs: number; soakSecon
         const timer = setInterval(() => trace.push({ at: Date.now() - started, mib: rssMiB(service.child.pid!) }), 100);
         const result = await soak(service, started + ctx.soakSeconds * 1000);
         clearInterval(timer);
-        if (result.failures > 0) problems.push(`footprint run ${run + 1}: ${result.failures} of ${result.requests} soak requests failed (5xx or network): ${JSON.stringify(result.byStatus)}`);
-        const window = (fromMs: number, toMs: number) => median(trace.filter((t) => t.at >= fromMs && t.at < toMs).map((t) => t.mib));
+        if (result.failures > 0)
+          problems.push(
+            `footprint run ${run + 1}: ${result.failures} of ${result.requests} soak requests failed (5xx or network): ${JSON.stringify(result.byStatus)}`,
+          );
+        const window = (fromMs: number, toMs: number) =>
+          median(trace.filter((t) => t.at >= fromMs && t.at < toMs).map((t) => t.mib));
         const end = trace.at(-1)!.at;
         peak.service!.push(Math.max(...trace.map((t) => t.mib)));
         peak.baseline.push(baseIdle);
@@ -183,7 +252,9 @@ export async function footprintRows(ctx: { work: string; runs: number; soakSecon
         // cycle under this load, and a 1 s window measures where in that cycle it fell, not growth.
         growth.service!.push(window(end - 5000, end + 1) - window(10_000, 15_000));
         growth.baseline.push(0);
-        ctx.progress(`footprint run ${run + 1}/${ctx.runs}: idle ${serviceIdle.toFixed(1)} MiB, ${result.requests} soak requests in ${ctx.soakSeconds} s, peak ${peak.service!.at(-1)!.toFixed(1)} MiB`);
+        ctx.progress(
+          `footprint run ${run + 1}/${ctx.runs}: idle ${serviceIdle.toFixed(1)} MiB, ${result.requests} soak requests in ${ctx.soakSeconds} s, peak ${peak.service!.at(-1)!.toFixed(1)} MiB`,
+        );
       } finally {
         await Promise.all([stop(service.child), stop(plain.child), stop(base.child)]);
       }
@@ -199,7 +270,12 @@ export async function footprintRows(ctx: { work: string; runs: number; soakSecon
     rows: [
       ceilingRow(`Built server on fs, idle RSS (MiB; baseline: bare node:http)`, idle, IDLE_LIMIT_MIB, 'MiB'),
       infoRow(`The same without ${flags.join(' ') || 'Node flags'} (MiB)`, idleWithoutFlags, 1),
-      ceilingRow(`Soak ${ctx.soakSeconds} s at ${CONCURRENCY} concurrent, peak RSS (MiB)`, peak, SOAK_PEAK_LIMIT_MIB, 'MiB'),
+      ceilingRow(
+        `Soak ${ctx.soakSeconds} s at ${CONCURRENCY} concurrent, peak RSS (MiB)`,
+        peak,
+        SOAK_PEAK_LIMIT_MIB,
+        'MiB',
+      ),
       ceilingRow('Soak: RSS growth, 10-15 s to the last 5 s (MiB)', growth, GROWTH_LIMIT_MIB, 'MiB'),
     ],
     problems,

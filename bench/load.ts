@@ -23,7 +23,8 @@ export function wrkMissing(): Promise<string | null> {
     execFile('wrk', ['--version'], (err, stdout, stderr) => {
       // wrk --version prints its banner and exits 1; only a spawn error means it is missing.
       const spawnFailed = err && (err as NodeJS.ErrnoException).code === 'ENOENT';
-      if (spawnFailed) resolve('wrk is not installed (apt-get install wrk, brew install wrk); the small-GET rows need it');
+      if (spawnFailed)
+        resolve('wrk is not installed (apt-get install wrk, brew install wrk); the small-GET rows need it');
       else if (!/wrk/i.test(`${stdout}${stderr}`)) resolve(`"wrk --version" printed no banner: ${String(err)}`);
       else resolve(null);
     });
@@ -53,7 +54,12 @@ export function parseWrk(text: string): LoadResult {
   return { requestsPerSecond: requests / seconds, p50Ms: latencyMs(text, '50'), p99Ms: latencyMs(text, '99') };
 }
 
-export function load(url: string, headers: Record<string, string>, connections: number, durationS: number): Promise<LoadResult> {
+export function load(
+  url: string,
+  headers: Record<string, string>,
+  connections: number,
+  durationS: number,
+): Promise<LoadResult> {
   const args = [`-t${WRK_THREADS}`, `-c${connections}`, `-d${durationS}s`, '--timeout', '10s', '--latency'];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   args.push(url);

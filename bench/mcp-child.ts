@@ -80,7 +80,8 @@ async function makePdf(): Promise<Buffer> {
   const tail = Buffer.from('%%EOF\n');
   const pdf = Buffer.concat([head, randomBytes(PDF_BYTES - head.length - tail.length), tail]);
   const type = await fileTypeFromBuffer(pdf);
-  if (type?.mime !== 'application/pdf') throw new Error(`file-type sees the bench PDF as ${type?.mime ?? 'nothing'}, not application/pdf`);
+  if (type?.mime !== 'application/pdf')
+    throw new Error(`file-type sees the bench PDF as ${type?.mime ?? 'nothing'}, not application/pdf`);
   return pdf;
 }
 
@@ -106,13 +107,15 @@ function workbookText(b64: string): string {
     chars += next;
   }
   const text = JSON.stringify({ content: b64, name: 'Sales Dashboard', format: 'pdf', rows });
-  if (Math.abs(text.length - INPUT_CHARS) > INPUT_CHARS / 100) throw new Error(`the workbook text is ${text.length} chars, not 10 MiB ± 1%`);
+  if (Math.abs(text.length - INPUT_CHARS) > INPUT_CHARS / 100)
+    throw new Error(`the workbook text is ${text.length} chars, not 10 MiB ± 1%`);
   return text;
 }
 
 async function main() {
   const [warmups, runs] = process.argv.slice(2).map(Number);
-  if (!Number.isInteger(warmups) || !Number.isInteger(runs) || runs! < 1) throw new Error('usage: mcp-child.ts <warmups> <runs>');
+  if (!Number.isInteger(warmups) || !Number.isInteger(runs) || runs! < 1)
+    throw new Error('usage: mcp-child.ts <warmups> <runs>');
   if (!gc) throw new Error('mcp-child.ts needs node --expose-gc');
 
   const pdf = await makePdf();
@@ -131,13 +134,20 @@ async function main() {
     const { value: out, run } = await measured(() => transformToolResult(TOOL, input, { store, serverName: SERVER }));
     // The check runs after the measurement: the stored bytes must be the PDF, byte for byte.
     const refs = out.artifacts.filter((a) => a.mimeType === 'application/pdf');
-    if (refs.length !== 1) throw new Error(`the transform stored ${refs.length} PDF artifact(s), not 1 (artifacts: ${out.artifacts.map((a) => `${a.mimeType} ${a.sizeBytes} B`).join(', ') || 'none'})`);
+    if (refs.length !== 1)
+      throw new Error(
+        `the transform stored ${refs.length} PDF artifact(s), not 1 (artifacts: ${out.artifacts.map((a) => `${a.mimeType} ${a.sizeBytes} B`).join(', ') || 'none'})`,
+      );
     const stored = await store.get(refs[0]!.id);
     if (!stored || !Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).equals(pdf)) {
-      throw new Error(`the stored artifact ${refs[0]!.id} is not the PDF: ${stored ? `${stored.byteLength} bytes that differ` : 'nothing came back'}`);
+      throw new Error(
+        `the stored artifact ${refs[0]!.id} is not the PDF: ${stored ? `${stored.byteLength} bytes that differ` : 'nothing came back'}`,
+      );
     }
-    if (refs[0]!.sha256 !== pdfSha256) throw new Error(`the stored PDF's sha256 is ${refs[0]!.sha256}, not ${pdfSha256}`);
-    if (!JSON.stringify(out.result).includes(refs[0]!.id)) throw new Error('the observation does not name the stored PDF');
+    if (refs[0]!.sha256 !== pdfSha256)
+      throw new Error(`the stored PDF's sha256 is ${refs[0]!.sha256}, not ${pdfSha256}`);
+    if (!JSON.stringify(out.result).includes(refs[0]!.id))
+      throw new Error('the observation does not name the stored PDF');
     return { run, stats: out.stats, artifacts: out.artifacts.length };
   };
 

@@ -40,14 +40,19 @@ interface ChildOut {
 function child(env: NodeJS.ProcessEnv, runs: number, timeoutMs: number): Promise<ChildOut> {
   const args = ['--expose-gc', '--import', 'tsx', join(BENCH_DIR, 'mcp-child.ts'), String(WARMUPS), String(runs)];
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { cwd: REPO_ROOT, env, timeout: timeoutMs, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`mcp-child: ${err.message}${stderr ? `\n${stderr.slice(-2000)}` : ''}`));
-      try {
-        resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildOut);
-      } catch {
-        reject(new Error(`mcp-child printed no JSON: ${stdout.slice(-500)}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      args,
+      { cwd: REPO_ROOT, env, timeout: timeoutMs, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`mcp-child: ${err.message}${stderr ? `\n${stderr.slice(-2000)}` : ''}`));
+        try {
+          resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildOut);
+        } catch {
+          reject(new Error(`mcp-child printed no JSON: ${stdout.slice(-500)}`));
+        }
+      },
+    );
   });
 }
 
@@ -55,7 +60,8 @@ function child(env: NodeJS.ProcessEnv, runs: number, timeoutMs: number): Promise
 function costRow(metric: string, s: Samples, digits: number, maxRatio: number): Row {
   const base = median(s.baseline);
   const target = `≤ ${maxRatio.toFixed(2)}×`;
-  if (!s.service || s.service.length === 0) return { metric, service: 'n/a', baseline: fmt(base, digits), ratio: 'n/a', target, result: 'not run' };
+  if (!s.service || s.service.length === 0)
+    return { metric, service: 'n/a', baseline: fmt(base, digits), ratio: 'n/a', target, result: 'not run' };
   const ratio = median(s.service) / base;
   return {
     metric,
@@ -71,12 +77,30 @@ function costRow(metric: string, s: Samples, digits: number, maxRatio: number): 
 function ceilingRatioRow(metric: string, s: Samples, limit: number): Row {
   const cell = (v: number[]) => `${fmt(median(v), 2)}× (max ${fmt(max(v), 2)}×)`;
   const target = `≤ ${limit.toFixed(2)}×`;
-  if (!s.service || s.service.length === 0) return { metric, service: 'n/a', baseline: s.baseline.length ? cell(s.baseline) : 'n/a', ratio: '—', target, result: 'not run' };
+  if (!s.service || s.service.length === 0)
+    return {
+      metric,
+      service: 'n/a',
+      baseline: s.baseline.length ? cell(s.baseline) : 'n/a',
+      ratio: '—',
+      target,
+      result: 'not run',
+    };
   const worst = max(s.service);
-  return { metric, service: cell(s.service), baseline: cell(s.baseline), ratio: '—', target, result: Number.isFinite(worst) ? (worst <= limit ? 'PASS' : 'FAIL') : 'n/a' };
+  return {
+    metric,
+    service: cell(s.service),
+    baseline: cell(s.baseline),
+    ratio: '—',
+    target,
+    result: Number.isFinite(worst) ? (worst <= limit ? 'PASS' : 'FAIL') : 'n/a',
+  };
 }
 
-export async function mcpRows(ctx: { runs: number; progress: (m: string) => void }): Promise<{ rows: Row[]; problems: string[] }> {
+export async function mcpRows(ctx: {
+  runs: number;
+  progress: (m: string) => void;
+}): Promise<{ rows: Row[]; problems: string[] }> {
   const problems: string[] = [];
   const runs = Math.max(MIN_RUNS, ctx.runs);
   const time = samples();

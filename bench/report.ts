@@ -17,13 +17,21 @@ export interface Samples {
 
 export const samples = (): Samples => ({ service: [], baseline: [] });
 
-const serviceOk = (s: Samples): s is { service: number[]; baseline: number[] } => s.service !== null && s.service.length > 0;
+const serviceOk = (s: Samples): s is { service: number[]; baseline: number[] } =>
+  s.service !== null && s.service.length > 0;
 
 /** A figure judged by service / baseline (medians), higher is better. */
 export function ratioRow(metric: string, s: Samples, digits: number, minRatio: number): Row {
   const base = median(s.baseline);
   if (!serviceOk(s)) {
-    return { metric, service: 'n/a', baseline: fmt(base, digits), ratio: 'n/a', target: `≥ ${minRatio.toFixed(2)}×`, result: 'not run' };
+    return {
+      metric,
+      service: 'n/a',
+      baseline: fmt(base, digits),
+      ratio: 'n/a',
+      target: `≥ ${minRatio.toFixed(2)}×`,
+      result: 'not run',
+    };
   }
   const svc = median(s.service);
   const ratio = svc / base;
@@ -41,20 +49,42 @@ export function ratioRow(metric: string, s: Samples, digits: number, minRatio: n
 export function infoRow(metric: string, s: Samples, digits: number): Row {
   const base = median(s.baseline);
   const svc = serviceOk(s) ? median(s.service) : Number.NaN;
-  return { metric, service: fmt(svc, digits), baseline: fmt(base, digits), ratio: Number.isFinite(svc) ? `${fmt(svc / base, 2)}×` : 'n/a', target: '—', result: 'info' };
+  return {
+    metric,
+    service: fmt(svc, digits),
+    baseline: fmt(base, digits),
+    ratio: Number.isFinite(svc) ? `${fmt(svc / base, 2)}×` : 'n/a',
+    target: '—',
+    result: 'info',
+  };
 }
 
 /** A memory ceiling: cells show median (max) of the runs; the worst run is judged. */
 export function ceilingRow(metric: string, s: Samples, limit: number, unit: string): Row {
   const cell = (v: number[]) => `${fmt(median(v), 1)} (max ${fmt(max(v), 1)})`;
   const target = `≤ ${limit} ${unit}`;
-  if (!serviceOk(s)) return { metric, service: 'n/a', baseline: cell(s.baseline), ratio: '—', target, result: 'not run' };
+  if (!serviceOk(s))
+    return { metric, service: 'n/a', baseline: cell(s.baseline), ratio: '—', target, result: 'not run' };
   const worst = max(s.service);
-  return { metric, service: cell(s.service), baseline: cell(s.baseline), ratio: '—', target, result: Number.isFinite(worst) ? (worst <= limit ? 'PASS' : 'FAIL') : 'n/a' };
+  return {
+    metric,
+    service: cell(s.service),
+    baseline: cell(s.baseline),
+    ratio: '—',
+    target,
+    result: Number.isFinite(worst) ? (worst <= limit ? 'PASS' : 'FAIL') : 'n/a',
+  };
 }
 
 export function markdownTable(rows: Row[]): string {
-  const head: Row = { metric: 'metric', service: 'service', baseline: 'baseline (same run)', ratio: 'ratio', target: 'target', result: 'result' };
+  const head: Row = {
+    metric: 'metric',
+    service: 'service',
+    baseline: 'baseline (same run)',
+    ratio: 'ratio',
+    target: 'target',
+    result: 'result',
+  };
   const keys = Object.keys(head) as (keyof Row)[];
   const line = (r: Row) => `| ${keys.map((k) => r[k]).join(' | ')} |`;
   const numeric = new Set<keyof Row>(['service', 'baseline', 'ratio']);

@@ -47,7 +47,12 @@ async function puts(dir: string, quotas: boolean, count: number) {
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: join(dir, 'blobs') });
   const limits = { ...policy(1000), touchFlushMs: 1000 };
-  const service = createArtifactService({ repo, blobs, limits, ...(quotas ? { policies: createPolicies(policy(Math.max(1, Math.floor(count / 16)))) } : {}) });
+  const service = createArtifactService({
+    repo,
+    blobs,
+    limits,
+    ...(quotas ? { policies: createPolicies(policy(Math.max(1, Math.floor(count / 16)))) } : {}),
+  });
   const bodies = Array.from({ length: count }, () => randomBytes(4096));
   let next = 0;
   const started = performance.now();
@@ -72,7 +77,9 @@ async function expire(dir: string, refs: number) {
   const past = Date.now() - 2 * 3_600_000;
   db.transaction(() => {
     const blob = db.prepare('INSERT INTO blobs (sha256, size_bytes, created_at) VALUES (?, 4096, ?)');
-    const artifact = db.prepare("INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('bench', ?, 'art', ?, 4096, ?)");
+    const artifact = db.prepare(
+      "INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('bench', ?, 'art', ?, 4096, ?)",
+    );
     const ref = db.prepare(
       "INSERT INTO artifact_refs (tenant_id, artifact_id, session_id, size_bytes, mime_type, created_at, last_accessed_at, expires_at) VALUES ('bench', ?, ?, 4096, 'application/octet-stream', ?, ?, ?)",
     );
@@ -89,7 +96,10 @@ async function expire(dir: string, refs: number) {
   // Peak RSS from here on: the kernel resets the high-water mark on "5" (Linux 4.0+).
   writeFileSync('/proc/self/clear_refs', '5');
   const started = performance.now();
-  const report = await runRetention({ repo, blobs, policies: createPolicies(policy(1000)), graceMs: 3_600_000 }, 'bench');
+  const report = await runRetention(
+    { repo, blobs, policies: createPolicies(policy(1000)), graceMs: 3_600_000 },
+    'bench',
+  );
   const seconds = (performance.now() - started) / 1000;
   await repo.close();
   return { seconds, peakRssMiB: peakRssMiB(), report };

@@ -14,18 +14,30 @@ const EXPIRED_REFS = 100_000;
 
 function child(args: string[], timeoutMs: number): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', join(BENCH_DIR, 'retention-child.ts'), ...args], { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`retention-child ${args[0]}: ${err.message}${stderr ? `\n${stderr.slice(-2000)}` : ''}`));
-      try {
-        resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>);
-      } catch {
-        reject(new Error(`retention-child ${args[0]} printed no JSON: ${stdout.slice(-500)}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(BENCH_DIR, 'retention-child.ts'), ...args],
+      { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        if (err)
+          return reject(
+            new Error(`retention-child ${args[0]}: ${err.message}${stderr ? `\n${stderr.slice(-2000)}` : ''}`),
+          );
+        try {
+          resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>);
+        } catch {
+          reject(new Error(`retention-child ${args[0]} printed no JSON: ${stdout.slice(-500)}`));
+        }
+      },
+    );
   });
 }
 
-export async function retentionRows(ctx: { work: string; runs: number; progress: (m: string) => void }): Promise<{ rows: Row[]; problems: string[] }> {
+export async function retentionRows(ctx: {
+  work: string;
+  runs: number;
+  progress: (m: string) => void;
+}): Promise<{ rows: Row[]; problems: string[] }> {
   const problems: string[] = [];
   const puts = samples();
   const runs: { seconds: number; peakRssMiB: number }[] = [];
@@ -49,7 +61,8 @@ export async function retentionRows(ctx: { work: string; runs: number; progress:
     const out = await child(['expire', dir, String(EXPIRED_REFS)], 900_000);
     rmSync(dir, { recursive: true, force: true });
     const report = out.report as { expired: { refs: number } };
-    if (report.expired.refs !== EXPIRED_REFS) throw new Error(`the retention run expired ${report.expired.refs} references, not ${EXPIRED_REFS}`);
+    if (report.expired.refs !== EXPIRED_REFS)
+      throw new Error(`the retention run expired ${report.expired.refs} references, not ${EXPIRED_REFS}`);
     runs.push({ seconds: out.seconds as number, peakRssMiB: out.peakRssMiB as number });
   } catch (err) {
     problems.push(`retention rows: ${(err as Error).message}`);
@@ -65,7 +78,11 @@ export async function retentionRows(ctx: { work: string; runs: number; progress:
     result: value === undefined ? 'not run' : 'info',
   });
   rows.push(
-    once(`Retention run over ${fmt(EXPIRED_REFS)} expired references (s)`, runs.length ? median(runs.map((r) => r.seconds)) : undefined, 1),
+    once(
+      `Retention run over ${fmt(EXPIRED_REFS)} expired references (s)`,
+      runs.length ? median(runs.map((r) => r.seconds)) : undefined,
+      1,
+    ),
     once('Retention run: peak RSS of the process (MiB)', runs.length ? runs[0]!.peakRssMiB : undefined, 0),
   );
   return { rows, problems };

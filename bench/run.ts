@@ -72,18 +72,24 @@ const uploadHeaders = { 'Content-Type': 'application/octet-stream', 'X-Artifact-
 /** Stores bytes through the API and returns the new artifact's id. */
 async function putThroughService(s: Service, source: Parameters<typeof upload>[1]) {
   const r = await upload(`${s.info.url}/v1/artifacts`, source, { ...uploadHeaders, ...authOf(s) }, transferTimeoutMs);
-  if (r.status !== 201) throw new Error(`POST /v1/artifacts answered ${r.status} (want 201, new content): ${r.body.slice(0, 300)}`);
+  if (r.status !== 201)
+    throw new Error(`POST /v1/artifacts answered ${r.status} (want 201, new content): ${r.body.slice(0, 300)}`);
   const ref = JSON.parse(r.body) as { id?: unknown; sizeBytes?: unknown };
   if (typeof ref.id !== 'string') throw new Error(`POST /v1/artifacts returned no id: ${r.body.slice(0, 300)}`);
-  if (ref.sizeBytes !== undefined && ref.sizeBytes !== r.bytes) throw new Error(`stored ${String(ref.sizeBytes)} bytes of ${r.bytes}`);
+  if (ref.sizeBytes !== undefined && ref.sizeBytes !== r.bytes)
+    throw new Error(`stored ${String(ref.sizeBytes)} bytes of ${r.bytes}`);
   return { id: ref.id, result: r };
 }
 
 /** Service and baseline take turns; the first of a pair alternates from run to run. */
-const alternate = (run: number, baseline: () => Promise<void>, ofService: () => Promise<void>) => rotate(run, [baseline, ofService]);
+const alternate = (run: number, baseline: () => Promise<void>, ofService: () => Promise<void>) =>
+  rotate(run, [baseline, ofService]);
 
 async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiBs: Samples, downloadRss: Samples) {
-  const baseUp = await startServerChild('baseline upload server', 'baseline-servers.ts', ['upload', join(work, 'baseline-uploads')]);
+  const baseUp = await startServerChild('baseline upload server', 'baseline-servers.ts', [
+    'upload',
+    join(work, 'baseline-uploads'),
+  ]);
   const baseDown = await startServerChild('baseline download server', 'baseline-servers.ts', ['download', input]);
   let artifactId: string | undefined;
   try {
@@ -124,7 +130,8 @@ async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiB
           const rss = watchRss(baseDown.pid);
           const r = await download(`${baseDown.info.url}/`, {}, transferTimeoutMs);
           const growth = rss.stop();
-          if (r.status !== 200 || r.bytes !== size) throw new Error(`baseline download: status ${r.status}, ${r.bytes} of ${size} bytes`);
+          if (r.status !== 200 || r.bytes !== size)
+            throw new Error(`baseline download: status ${r.status}, ${r.bytes} of ${size} bytes`);
           downloadMiBs.baseline.push(mibPerSecond(r));
           downloadRss.baseline.push(growth);
         },
@@ -133,9 +140,14 @@ async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiB
           if (!s || !artifactId) return;
           try {
             const rss = watchRss(s.pid);
-            const r = await download(`${s.info.url}/v1/artifacts/${encodeURIComponent(artifactId)}`, authOf(s), transferTimeoutMs);
+            const r = await download(
+              `${s.info.url}/v1/artifacts/${encodeURIComponent(artifactId)}`,
+              authOf(s),
+              transferTimeoutMs,
+            );
             const growth = rss.stop();
-            if (r.status !== 200 || r.bytes !== size) throw new Error(`GET /v1/artifacts/{id}: status ${r.status}, ${r.bytes} of ${size} bytes`);
+            if (r.status !== 200 || r.bytes !== size)
+              throw new Error(`GET /v1/artifacts/{id}: status ${r.status}, ${r.bytes} of ${size} bytes`);
             downloadMiBs.service?.push(mibPerSecond(r));
             downloadRss.service?.push(growth);
           } catch (err) {
@@ -167,14 +179,19 @@ interface SmallGetFigures {
 const smallGetFigures = (): SmallGetFigures => ({ rps: samples(), p50: samples(), p99: samples() });
 
 /** Stores a 4 KiB artifact and checks that one GET returns exactly its bytes. */
-async function smallGetTarget(s: Service, name: string, failed: SmallGetTarget['failed']): Promise<SmallGetTarget | null> {
+async function smallGetTarget(
+  s: Service,
+  name: string,
+  failed: SmallGetTarget['failed'],
+): Promise<SmallGetTarget | null> {
   try {
     const bytes = randomBytes(4096);
     const { id } = await putThroughService(s, { buffer: bytes });
     const url = `${s.info.url}/v1/artifacts/${encodeURIComponent(id)}`;
     const res = await fetch(url, { headers: authOf(s) });
     const body = Buffer.from(await res.arrayBuffer());
-    if (res.status !== 200 || !body.equals(bytes)) throw new Error(`GET ${url}: status ${res.status}, ${body.length} bytes, not the 4 KiB just stored`);
+    if (res.status !== 200 || !body.equals(bytes))
+      throw new Error(`GET ${url}: status ${res.status}, ${body.length} bytes, not the 4 KiB just stored`);
     return { name, url, headers: authOf(s), failed };
   } catch (err) {
     failed('storing the 4 KiB artifact', err);
@@ -196,19 +213,31 @@ async function smallGets(withDefaults: SmallGetFigures, withoutBlobCache: SmallG
   let uncached: Service | null = null;
   try {
     const targets: { target: SmallGetTarget | null; figures: SmallGetFigures }[] = [];
-    if (service) targets.push({ target: await smallGetTarget(service, 'service', serviceFailed), figures: withDefaults });
+    if (service)
+      targets.push({ target: await smallGetTarget(service, 'service', serviceFailed), figures: withDefaults });
     try {
-      uncached = await startServerChild('service, small-blob cache off', 'service-server.ts', [join(work, 'service-data-uncached'), String(MiB), '0']);
+      uncached = await startServerChild('service, small-blob cache off', 'service-server.ts', [
+        join(work, 'service-data-uncached'),
+        String(MiB),
+        '0',
+      ]);
     } catch (err) {
-      serviceProblems.push(`service with the small-blob cache off: ${err instanceof Error ? err.message : String(err)}`);
+      serviceProblems.push(
+        `service with the small-blob cache off: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (uncached) {
       const failed = (step: string, err: unknown) => {
-        serviceProblems.push(`service with the small-blob cache off, ${step}: ${err instanceof Error ? err.message : String(err)}`);
+        serviceProblems.push(
+          `service with the small-blob cache off, ${step}: ${err instanceof Error ? err.message : String(err)}`,
+        );
         const entry = targets.find((t) => t.figures === withoutBlobCache);
         if (entry) entry.target = null;
       };
-      targets.push({ target: await smallGetTarget(uncached, 'service, small-blob cache off', failed), figures: withoutBlobCache });
+      targets.push({
+        target: await smallGetTarget(uncached, 'service, small-blob cache off', failed),
+        figures: withoutBlobCache,
+      });
     }
 
     const { connections, durationS } = settings;
@@ -258,7 +287,10 @@ async function main() {
 
   if (existsSync(join(REPO_ROOT, 'src', 'node.ts'))) {
     try {
-      service = await startServerChild('service', 'service-server.ts', [join(work, 'service-data'), String(size + 16 * MiB)]);
+      service = await startServerChild('service', 'service-server.ts', [
+        join(work, 'service-data'),
+        String(size + 16 * MiB),
+      ]);
     } catch (err) {
       serviceFailed('start', err);
     }
@@ -294,7 +326,9 @@ async function main() {
 
   let mcpTable: Row[] = [];
   if (settings.only.has('mcp')) {
-    progress('MCP: transformToolResult on a 10 MiB result holding a 7 MiB base64 PDF, against JSON.parse + base64 decode + sha256');
+    progress(
+      'MCP: transformToolResult on a 10 MiB result holding a 7 MiB base64 PDF, against JSON.parse + base64 decode + sha256',
+    );
     const r = await mcpRows({ runs: settings.runs, progress });
     serviceProblems.push(...r.problems);
     mcpTable = r.rows;
@@ -303,7 +337,13 @@ async function main() {
   let limitsTable: Row[] = [];
   if (settings.only.has('limits')) {
     progress('rate limits: small GETs with the limiter on (and not tripping) against the same service with it off');
-    const r = await rateLimitRows({ work, runs: settings.runs, connections: settings.connections, durationS: settings.durationS, progress });
+    const r = await rateLimitRows({
+      work,
+      runs: settings.runs,
+      connections: settings.connections,
+      durationS: settings.durationS,
+      progress,
+    });
     serviceProblems.push(...r.problems);
     limitsTable = r.rows;
   }
@@ -382,7 +422,8 @@ async function main() {
     "store's own copy of the PDF (0.7×). It comes from a second child with MALLOC_MMAP_THRESHOLD_ fixed, so buffers freed by",
     "one run go back to the system instead of serving the next; the times come from the first, on Node's defaults.",
   ];
-  if (serviceProblems.length > 0) out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));
+  if (serviceProblems.length > 0)
+    out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));
   console.log(out.join('\n'));
 
   const failed = rows.some((r) => r.result === 'FAIL');

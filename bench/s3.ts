@@ -9,7 +9,14 @@ import { createReadStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CreateBucketCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { createS3Client } from '../src/blob/s3.js';
@@ -36,7 +43,9 @@ export interface S3BenchContext {
 }
 
 /** Rows for the table, plus problems to print under it (an S3 that could not be had, a failure). */
-export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; problems: string[]; teardown(): Promise<void> }> {
+export async function s3Rows(
+  ctx: S3BenchContext,
+): Promise<{ rows: Row[]; problems: string[]; teardown(): Promise<void> }> {
   const mib = ctx.size / MiB;
   const up = { declared: samples(), undeclared: samples(), direct: samples() };
   const down = { service: samples(), direct: samples() };
@@ -68,13 +77,23 @@ export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; proble
   try {
     const bucket = `bench-${Date.now()}`;
     await client.send(new CreateBucketCommand({ Bucket: bucket }));
-    service = await startServerChild('service (s3 driver)', 'service-server.ts', [join(ctx.work, 'service-s3'), String(ctx.size + 16 * MiB), '', JSON.stringify({ ...s3, bucket })]);
+    service = await startServerChild('service (s3 driver)', 'service-server.ts', [
+      join(ctx.work, 'service-s3'),
+      String(ctx.size + 16 * MiB),
+      '',
+      JSON.stringify({ ...s3, bucket }),
+    ]);
     const s = service;
     const auth = { Authorization: `Bearer ${s.info.token}` };
     const baselineKey = 'bench/direct-sdk.bin';
     // Warm-up: the first writes into a fresh RGW create its pools.
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'bench/warm-up', Body: Buffer.alloc(MiB) }));
-    await upload(`${s.info.url}/v1/artifacts`, { buffer: Buffer.alloc(MiB, 7) }, { ...auth, 'Content-Type': 'application/octet-stream' }, ctx.timeoutMs);
+    await upload(
+      `${s.info.url}/v1/artifacts`,
+      { buffer: Buffer.alloc(MiB, 7) },
+      { ...auth, 'Content-Type': 'application/octet-stream' },
+      ctx.timeoutMs,
+    );
     let lastId = '';
     for (let run = 0; run < ctx.runs; run++) {
       // The uploads take turns in a rotating order: RGW collects overwritten and deleted objects in
@@ -89,13 +108,24 @@ export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; proble
         async () => {
           await varyHead(ctx.input);
           const sha = await sha256OfFile(ctx.input);
-          const declared = await upload(`${s.info.url}/v1/artifacts`, { file: ctx.input, size: ctx.size }, { ...auth, 'Content-Type': 'application/octet-stream', 'X-Artifact-Sha256': sha }, ctx.timeoutMs);
-          if (declared.status !== 201) throw new Error(`upload with sha256 answered ${declared.status}: ${declared.body.slice(0, 300)}`);
+          const declared = await upload(
+            `${s.info.url}/v1/artifacts`,
+            { file: ctx.input, size: ctx.size },
+            { ...auth, 'Content-Type': 'application/octet-stream', 'X-Artifact-Sha256': sha },
+            ctx.timeoutMs,
+          );
+          if (declared.status !== 201)
+            throw new Error(`upload with sha256 answered ${declared.status}: ${declared.body.slice(0, 300)}`);
           up.declared.service!.push(mibPerSecond(declared));
         },
         async () => {
           await varyHead(ctx.input);
-          const plain = await upload(`${s.info.url}/v1/artifacts`, { file: ctx.input, size: ctx.size }, { ...auth, 'Content-Type': 'application/octet-stream' }, ctx.timeoutMs);
+          const plain = await upload(
+            `${s.info.url}/v1/artifacts`,
+            { file: ctx.input, size: ctx.size },
+            { ...auth, 'Content-Type': 'application/octet-stream' },
+            ctx.timeoutMs,
+          );
           if (plain.status !== 201) throw new Error(`upload answered ${plain.status}: ${plain.body.slice(0, 300)}`);
           up.undeclared.service!.push(mibPerSecond(plain));
           lastId = (JSON.parse(plain.body) as { id: string }).id;
@@ -105,12 +135,26 @@ export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; proble
           await varyHead(ctx.input);
           const directSha = await sha256OfFile(ctx.input);
           const started = performance.now();
-          const ticketRes = await fetch(`${s.info.url}/v1/uploads`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: ctx.size, sha256: directSha }) });
-          if (ticketRes.status !== 201) throw new Error(`POST /v1/uploads answered ${ticketRes.status}: ${await ticketRes.text()}`);
+          const ticketRes = await fetch(`${s.info.url}/v1/uploads`, {
+            method: 'POST',
+            headers: { ...auth, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ sizeBytes: ctx.size, sha256: directSha }),
+          });
+          if (ticketRes.status !== 201)
+            throw new Error(`POST /v1/uploads answered ${ticketRes.status}: ${await ticketRes.text()}`);
           const ticket = (await ticketRes.json()) as { uploadId: string; url: string; headers: Record<string, string> };
-          const put = await upload(ticket.url, { file: ctx.input, size: ctx.size }, ticket.headers, ctx.timeoutMs, 'PUT');
+          const put = await upload(
+            ticket.url,
+            { file: ctx.input, size: ctx.size },
+            ticket.headers,
+            ctx.timeoutMs,
+            'PUT',
+          );
           if (put.status !== 200) throw new Error(`presigned PUT answered ${put.status}: ${put.body.slice(0, 300)}`);
-          const done = await fetch(`${s.info.url}/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST', headers: auth });
+          const done = await fetch(`${s.info.url}/v1/uploads/${ticket.uploadId}/complete`, {
+            method: 'POST',
+            headers: auth,
+          });
           if (done.status !== 201) throw new Error(`complete answered ${done.status}: ${await done.text()}`);
           up.direct.service!.push(ctx.size / MiB / ((performance.now() - started) / 1000));
         },
@@ -119,13 +163,19 @@ export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; proble
       const sdkDown = await sdkGet(client, bucket, baselineKey);
       for (const f of Object.values(down)) f.baseline.push(sdkDown);
       const viaService = await download(`${s.info.url}/v1/artifacts/${lastId}`, auth, ctx.timeoutMs);
-      if (viaService.status !== 200 || viaService.bytes !== ctx.size) throw new Error(`download through the service: ${viaService.status}, ${viaService.bytes} bytes`);
+      if (viaService.status !== 200 || viaService.bytes !== ctx.size)
+        throw new Error(`download through the service: ${viaService.status}, ${viaService.bytes} bytes`);
       down.service.service!.push(mibPerSecond(viaService));
-      const linkRes = await fetch(`${s.info.url}/v1/artifacts/${lastId}/url`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"mode":"direct"}' });
+      const linkRes = await fetch(`${s.info.url}/v1/artifacts/${lastId}/url`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: '{"mode":"direct"}',
+      });
       const link = (await linkRes.json()) as { url: string; fetchMode: string };
       if (link.fetchMode !== 'direct') throw new Error(`asked for a direct link, got ${link.fetchMode}`);
       const viaLink = await download(link.url, {}, ctx.timeoutMs);
-      if (viaLink.status !== 200 || viaLink.bytes !== ctx.size) throw new Error(`direct-link download: ${viaLink.status}, ${viaLink.bytes} bytes`);
+      if (viaLink.status !== 200 || viaLink.bytes !== ctx.size)
+        throw new Error(`direct-link download: ${viaLink.status}, ${viaLink.bytes} bytes`);
       down.direct.service!.push(mibPerSecond(viaLink));
       // RGW here keeps objects in memory: drop this run's blobs (GC of unreferenced blobs is not built yet).
       await emptyPrefix(client, bucket, 'blobs/');
@@ -134,7 +184,8 @@ export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; proble
   } catch (err) {
     problems.push(`S3 rows: ${(err as Error).message}`);
     const ran = up.declared.baseline.length;
-    for (const f of [...Object.values(up), ...Object.values(down)] as Samples[]) if (f.service && f.service.length < ran) f.service = null;
+    for (const f of [...Object.values(up), ...Object.values(down)] as Samples[])
+      if (f.service && f.service.length < ran) f.service = null;
   } finally {
     client.destroy();
   }
@@ -144,17 +195,32 @@ export async function s3Rows(ctx: S3BenchContext): Promise<{ rows: Row[]; proble
 async function s3Server(): Promise<{ info: S3Info; stop(): Promise<void> }> {
   const env = process.env;
   if (env.S3_ENDPOINT) {
-    if (!env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY) throw new Error('S3_ENDPOINT is set without S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY');
-    return { info: { endpoint: env.S3_ENDPOINT, region: env.S3_REGION ?? 'us-east-1', accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY }, stop: async () => {} };
+    if (!env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY)
+      throw new Error('S3_ENDPOINT is set without S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY');
+    return {
+      info: {
+        endpoint: env.S3_ENDPOINT,
+        region: env.S3_REGION ?? 'us-east-1',
+        accessKeyId: env.S3_ACCESS_KEY_ID,
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+      },
+      stop: async () => {},
+    };
   }
   if (spawnSync('sh', ['-c', 'command -v radosgw']).status !== 0) {
-    throw new Error('no S3 server: set S3_ENDPOINT (+ keys) or install Ceph RGW (apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common)');
+    throw new Error(
+      'no S3 server: set S3_ENDPOINT (+ keys) or install Ceph RGW (apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common)',
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), 'bench-rgw-'));
   const script = join(REPO_ROOT, 'scripts', 'rgw.sh');
   // Each run writes about 2 GiB (staging objects and copies included), freed by RGW's GC a little later.
   const rgwEnv = { ...process.env, RGW_MEMSTORE_BYTES: String(8 * 1024 * MiB) };
-  const out = await new Promise<string>((ok, fail) => execFile(script, ['start', dir], { timeout: 120_000, env: rgwEnv }, (err, stdout, stderr) => (err ? fail(new Error(`rgw.sh start: ${stderr || err.message}`)) : ok(stdout))));
+  const out = await new Promise<string>((ok, fail) =>
+    execFile(script, ['start', dir], { timeout: 120_000, env: rgwEnv }, (err, stdout, stderr) =>
+      err ? fail(new Error(`rgw.sh start: ${stderr || err.message}`)) : ok(stdout),
+    ),
+  );
   const info = JSON.parse(out.trim().split('\n').pop()!) as S3Info;
   return { info, stop: () => new Promise((ok) => execFile(script, ['stop', dir], () => ok())) };
 }
@@ -174,7 +240,12 @@ async function sha256OfFile(file: string): Promise<string> {
 /** How an application would put a large file with the SDK: lib-storage, multipart, parts in parallel. */
 async function sdkPut(client: S3Client, bucket: string, key: string, file: string, size: number): Promise<number> {
   const started = performance.now();
-  await new Upload({ client, params: { Bucket: bucket, Key: key, Body: createReadStream(file, { highWaterMark: MiB }), ContentLength: size }, partSize: 8 * MiB, queueSize: 4 }).done();
+  await new Upload({
+    client,
+    params: { Bucket: bucket, Key: key, Body: createReadStream(file, { highWaterMark: MiB }), ContentLength: size },
+    partSize: 8 * MiB,
+    queueSize: 4,
+  }).done();
   return size / MiB / ((performance.now() - started) / 1000);
 }
 

@@ -12,8 +12,17 @@ import { announceAndWait } from './server-lifecycle.js';
 
 async function main() {
   const [dataDir, maxBytes, smallBlobCacheBytes, s3Json, configJson] = process.argv.slice(2);
-  const s3 = s3Json ? (JSON.parse(s3Json) as { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string }) : undefined;
-  if (!dataDir || !maxBytes) throw new Error('usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes]');
+  const s3 = s3Json
+    ? (JSON.parse(s3Json) as {
+        endpoint: string;
+        region: string;
+        accessKeyId: string;
+        secretAccessKey: string;
+        bucket: string;
+      })
+    : undefined;
+  if (!dataDir || !maxBytes)
+    throw new Error('usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes]');
   // No environment: the figures must not depend on ARTIFACT_STORE_* variables of the shell.
   const config = loadConfig(
     {},
@@ -24,7 +33,14 @@ async function main() {
       dataDir,
       blobDriver: s3 ? 's3' : 'fs',
       ...(s3
-        ? { s3Bucket: s3.bucket, s3Endpoint: s3.endpoint, s3Region: s3.region, s3AccessKeyId: s3.accessKeyId, s3SecretAccessKey: s3.secretAccessKey, s3ForcePathStyle: 'true' as const }
+        ? {
+            s3Bucket: s3.bucket,
+            s3Endpoint: s3.endpoint,
+            s3Region: s3.region,
+            s3AccessKeyId: s3.accessKeyId,
+            s3SecretAccessKey: s3.secretAccessKey,
+            s3ForcePathStyle: 'true' as const,
+          }
         : {}),
       maxArtifactBytes: Number(maxBytes),
       logLevel: 'silent',

@@ -27,7 +27,8 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(raw)}`);
   return n;
 }
 
@@ -62,6 +63,8 @@ export function machineSummary(): string {
   } catch {
     // no /proc: keep what os.cpus() said
   }
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   return `${model}, ${cpus().length} cores, Node ${process.version}, ${process.platform}/${process.arch}, load average at start ${load}`;
 }

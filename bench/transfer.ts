@@ -57,17 +57,29 @@ export function upload(
   return new Promise((resolve, reject) => {
     let answered = false;
     const started = performance.now();
-    const req = request(url, { method, agent: false, headers: { ...headers, 'Content-Length': String(size) } }, (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('error', fail);
-      res.once('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, bytes: size, seconds: (performance.now() - started) / 1000, body: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
-    const timer = setTimeout(() => req.destroy(new Error(`upload to ${url} took longer than ${timeoutMs} ms`)), timeoutMs);
+    const req = request(
+      url,
+      { method, agent: false, headers: { ...headers, 'Content-Length': String(size) } },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('error', fail);
+        res.once('end', () => {
+          clearTimeout(timer);
+          resolve({
+            status: res.statusCode ?? 0,
+            bytes: size,
+            seconds: (performance.now() - started) / 1000,
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+      },
+    );
+    const timer = setTimeout(
+      () => req.destroy(new Error(`upload to ${url} took longer than ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     function fail(err: unknown) {
       clearTimeout(timer);
       req.destroy();
@@ -102,7 +114,10 @@ export function download(url: string, headers: Record<string, string>, timeoutMs
         resolve({ status: res.statusCode ?? 0, bytes, seconds: (performance.now() - started) / 1000, body: '' });
       });
     });
-    const timer = setTimeout(() => req.destroy(new Error(`download from ${url} took longer than ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => req.destroy(new Error(`download from ${url} took longer than ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     function fail(err: unknown) {
       clearTimeout(timer);
       req.destroy();

@@ -29,8 +29,15 @@ const scope = { tenantId: 'demo', sessionId: 'agent-loop' };
 function chooseStore(): { store: ArtifactStore; where: string } {
   const url = process.env.ARTIFACT_STORE_URL;
   const token = process.env.ARTIFACT_STORE_TOKEN;
-  if (url && token) return { store: createHttpArtifactStore({ baseUrl: url, token, scope: { sessionId: scope.sessionId } }), where: `the service at ${url}` };
-  return { store: createInMemoryArtifactStore({ scope }), where: 'an in-memory store (set ARTIFACT_STORE_URL and ARTIFACT_STORE_TOKEN to use a running service)' };
+  if (url && token)
+    return {
+      store: createHttpArtifactStore({ baseUrl: url, token, scope: { sessionId: scope.sessionId } }),
+      where: `the service at ${url}`,
+    };
+  return {
+    store: createInMemoryArtifactStore({ scope }),
+    where: 'an in-memory store (set ARTIFACT_STORE_URL and ARTIFACT_STORE_TOKEN to use a running service)',
+  };
 }
 
 const PAGES = 120;
@@ -45,7 +52,10 @@ async function salesReportPdf(): Promise<Uint8Array> {
     page.drawText(`Sales Dashboard, page ${p + 1} of ${PAGES}`, { x: 40, y: 750, size: 16, font });
     for (let row = 0; row < 60; row++) {
       const units = (row * 7919 + p * 104_729) % 100_000;
-      page.drawText(`Region ${row + 1}  product ${(row * 31 + p) % 97}  units ${units}  revenue $${(units * 12.5).toFixed(2)}`, { x: 40, y: 720 - row * 11.5, size: 8, font });
+      page.drawText(
+        `Region ${row + 1}  product ${(row * 31 + p) % 97}  units ${units}  revenue $${(units * 12.5).toFixed(2)}`,
+        { x: 40, y: 720 - row * 11.5, size: 8, font },
+      );
     }
   }
   return doc.save();
@@ -56,7 +66,12 @@ async function tableauLikeServer(): Promise<Client> {
   const pdf = Buffer.from(await salesReportPdf());
   const server = new McpServer({ name: 'tableau', version: '1.0.0' });
   server.registerTool('download_workbook', { description: 'Download a workbook as PDF' }, async () => ({
-    content: [{ type: 'text', text: JSON.stringify({ content: pdf.toString('base64'), name: 'Sales Dashboard', format: 'pdf' }) }],
+    content: [
+      {
+        type: 'text',
+        text: JSON.stringify({ content: pdf.toString('base64'), name: 'Sales Dashboard', format: 'pdf' }),
+      },
+    ],
   }));
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -67,7 +82,11 @@ async function tableauLikeServer(): Promise<Client> {
 
 async function everythingServer(): Promise<Client> {
   const require = createRequire(import.meta.url);
-  const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+  const entry = join(
+    dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+    'dist',
+    'index.js',
+  );
   const client = new Client({ name: 'agent-loop', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [entry, 'stdio'], stderr: 'pipe' }));
   return client;
@@ -89,14 +108,26 @@ function querySales(): unknown {
 const size = (v: unknown) => JSON.stringify(v).length.toLocaleString('en-US');
 const show = (v: unknown, max = 700) => {
   const text = JSON.stringify(v, null, 2);
-  return text.length > max ? `${text.slice(0, max)}\n  … (${(text.length - max).toLocaleString('en-US')} more chars)` : text;
+  return text.length > max
+    ? `${text.slice(0, max)}\n  … (${(text.length - max).toLocaleString('en-US')} more chars)`
+    : text;
 };
 
 async function main() {
   const { store, where } = chooseStore();
   console.log(`Artifacts go to ${where}.\n`);
-  const onTransform = ({ tool, artifacts, stats }: { tool: string; artifacts: { id: string }[]; stats: { charsBefore: number; charsAfter: number } }) =>
-    console.log(`  [${tool}] ${stats.charsBefore.toLocaleString('en-US')} → ${stats.charsAfter.toLocaleString('en-US')} chars, stored: ${artifacts.map((a) => a.id).join(', ') || 'nothing'}`);
+  const onTransform = ({
+    tool,
+    artifacts,
+    stats,
+  }: {
+    tool: string;
+    artifacts: { id: string }[];
+    stats: { charsBefore: number; charsAfter: number };
+  }) =>
+    console.log(
+      `  [${tool}] ${stats.charsBefore.toLocaleString('en-US')} → ${stats.charsAfter.toLocaleString('en-US')} chars, stored: ${artifacts.map((a) => a.id).join(', ') || 'nothing'}`,
+    );
 
   const tableauRaw = await tableauLikeServer();
   const tableau = wrapMcpClient(tableauRaw, { store, scope, onTransform });
@@ -107,11 +138,17 @@ async function main() {
   const plan: { say: string; run: () => Promise<{ raw: unknown; seen: unknown }> }[] = [
     {
       say: 'Download the Sales Dashboard workbook as PDF (Tableau)',
-      run: async () => ({ raw: await tableauRaw.callTool({ name: 'download_workbook', arguments: {} }), seen: await tableau.callTool({ name: 'download_workbook', arguments: {} }) }),
+      run: async () => ({
+        raw: await tableauRaw.callTool({ name: 'download_workbook', arguments: {} }),
+        seen: await tableau.callTool({ name: 'download_workbook', arguments: {} }),
+      }),
     },
     {
       say: 'Fetch a small image (server-everything)',
-      run: async () => ({ raw: await everythingRaw.callTool({ name: 'get-tiny-image', arguments: {} }), seen: await everything.callTool({ name: 'get-tiny-image', arguments: {} }) }),
+      run: async () => ({
+        raw: await everythingRaw.callTool({ name: 'get-tiny-image', arguments: {} }),
+        seen: await everything.callTool({ name: 'get-tiny-image', arguments: {} }),
+      }),
     },
     {
       say: 'Query October orders (a native tool, no MCP)',
@@ -138,9 +175,13 @@ async function main() {
     console.log(show(seen).replace(/^/gm, '    '));
     console.log();
   }
-  console.log(`Total observation: ${before.toLocaleString('en-US')} → ${after.toLocaleString('en-US')} chars (${((100 * after) / before).toFixed(2)}%).`);
+  console.log(
+    `Total observation: ${before.toLocaleString('en-US')} → ${after.toLocaleString('en-US')} chars (${((100 * after) / before).toFixed(2)}%).`,
+  );
   const page = await store.list({ limit: 100 });
-  console.log(`The store holds ${page.items.length} artifact(s): ${page.items.map((r) => `${r.id} (${r.mimeType}, ${r.sizeBytes.toLocaleString('en-US')} B)`).join('; ')}`);
+  console.log(
+    `The store holds ${page.items.length} artifact(s): ${page.items.map((r) => `${r.id} (${r.mimeType}, ${r.sizeBytes.toLocaleString('en-US')} B)`).join('; ')}`,
+  );
 
   await Promise.all([tableauRaw.close(), everythingRaw.close()]);
 }

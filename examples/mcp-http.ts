@@ -19,9 +19,11 @@ const ref = await store.putText('{"rows": [1, 2, 3]}', { mimeType: 'application/
 
 // #region connect
 const client = new Client({ name: 'my-agent', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), {
-  requestInit: { headers: { Authorization: `Bearer ${token}` } },
-}));
+await client.connect(
+  new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  }),
+);
 const { resources } = await client.listResources();
 // #endregion
 

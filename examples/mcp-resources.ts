@@ -33,12 +33,12 @@ const ui: ResourceBridgeEvent[] = [];
 
 // #region bridge
 const bridge = new ResourceBridge(client, { store, scope: { sessionId: 's-42' }, onEvent: (e) => ui.push(e) });
-const resources = await bridge.listResources();            // every page (nextCursor), capped by maxPages
+const resources = await bridge.listResources(); // every page (nextCursor), capped by maxPages
 const templates = await bridge.listResourceTemplates();
 const { content, artifacts, fromCache } = await bridge.readResource('file:///reports/q3.pdf');
 // blobs and long text → artifacts (content holds a summary + artifact:// link); short text stays inline
-await bridge.subscribe('file:///reports/q3.pdf');           // { subscribed: false, reason } if the server can't
-const tools = bridge.plannerTools('files');                 // files.resources_list / _read / _templates_list
+await bridge.subscribe('file:///reports/q3.pdf'); // { subscribed: false, reason } if the server can't
+const tools = bridge.plannerTools('files'); // files.resources_list / _read / _templates_list
 const wrapped = wrapMcpClient(client, { store, resources: bridge, config: { autoReadIfSizeUnderBytes: 1 << 20 } });
 // #endregion
 

@@ -15,7 +15,11 @@ import { createInMemoryArtifactStore } from '../src/client/index.js';
 import { ResourceBridge } from '../src/mcp/index.js';
 
 async function main() {
-  const entry = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+  const entry = join(
+    dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
+    'dist',
+    'index.js',
+  );
   const client = new Client({ name: 'resources-example', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [entry, 'stdio'], stderr: 'pipe' }));
 
@@ -36,8 +40,12 @@ async function main() {
 
   for (const uri of [resources[0]!.uri, resources[resources.length - 1]!.uri, 'demo://resource/dynamic/blob/1']) {
     const read = await bridge.readResource(uri);
-    const stored = read.artifacts.map((a) => `${a.id} (${a.mimeType}, ${a.sizeBytes} B)`).join(', ') || 'nothing: the text stays inline';
-    console.log(`\nread ${uri}\n  stored: ${stored}\n  the model sees ${JSON.stringify(read.content).length.toLocaleString('en-US')} chars`);
+    const stored =
+      read.artifacts.map((a) => `${a.id} (${a.mimeType}, ${a.sizeBytes} B)`).join(', ') ||
+      'nothing: the text stays inline';
+    console.log(
+      `\nread ${uri}\n  stored: ${stored}\n  the model sees ${JSON.stringify(read.content).length.toLocaleString('en-US')} chars`,
+    );
   }
 
   const again = await bridge.readResource('demo://resource/dynamic/blob/1');

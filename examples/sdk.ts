@@ -18,11 +18,12 @@ const toolOutput = { content: Buffer.from('%PDF-1.4\n% a stand-in for a Tableau 
 // Over HTTP: fetch + Web Streams only, so it runs in Node, browsers and Workers.
 const store = createHttpArtifactStore({
   baseUrl: process.env.ARTIFACT_STORE_URL ?? 'http://127.0.0.1:8787',
-  token: process.env.ARTIFACT_STORE_TOKEN,        // or () => freshToken()
-  scope: { sessionId: 's-42' },                   // tenant-wide tokens only; session tokens carry their own
+  token: process.env.ARTIFACT_STORE_TOKEN, // or () => freshToken()
+  scope: { sessionId: 's-42' }, // tenant-wide tokens only; session tokens carry their own
 });
 
-const ref = await store.putBase64(toolOutput.content, {   // base64, base64url or a data: URL
+const ref = await store.putBase64(toolOutput.content, {
+  // base64, base64url or a data: URL
   mimeType: 'application/pdf',
   filename: 'Sales.pdf',
   namespace: 'tableau.download_workbook',
@@ -30,7 +31,7 @@ const ref = await store.putBase64(toolOutput.content, {   // base64, base64url o
 });
 // ref → { id: 'tableau.download_workbook_3f1c…', mimeType, sizeBytes, sha256, filename, scope, expiresAt, … }
 
-const bytes = await store.get(ref.id);              // Uint8Array | null (the explicitly buffered call)
+const bytes = await store.get(ref.id); // Uint8Array | null (the explicitly buffered call)
 const stream = await store.getStream(ref.id, { range: { start: 0, end: 1023 } });
 const page = await store.list({ namespace: 'tableau.download_workbook', limit: 50 });
 await store.delete(ref.id);
@@ -66,7 +67,7 @@ const producer = (async () => {
 // #region events
 for await (const event of store.events!()) {
   console.log(event.type, event.ref.id, event.ref.filename);
-  if (event.type === 'artifact.deleted') break;   // leaving the loop closes the stream
+  if (event.type === 'artifact.deleted') break; // leaving the loop closes the stream
 }
 // #endregion
 seen = true;

@@ -14,7 +14,12 @@ export { ConfigSchema, loadConfig, type Config } from './core/config.js';
 export type { BlobStore, BlobInfo, BlobPutOptions } from './blob/blob-store.js';
 export { createMemoryBlobStore } from './blob/memory.js';
 export type { ArtifactRepository } from './db/repository.js';
-export { createArtifactService, type ArtifactService, type Access, type ServiceLimits } from './service/artifact-service.js';
+export {
+  createArtifactService,
+  type ArtifactService,
+  type Access,
+  type ServiceLimits,
+} from './service/artifact-service.js';
 export { createApp, type AppDeps } from './http/app.js';
 export { createAuthenticator, type Caller } from './http/auth.js';
 export { mintToken, type TokenClaims } from './http/tokens.js';

@@ -40,7 +40,13 @@ function appFor(env: WorkerEnv): Promise<WorkerApp> {
 /** The details go to the Worker's logs (`wrangler tail`), not to whoever asked. */
 function misconfigured(err: unknown): Response {
   console.error(err instanceof Error ? err.message : String(err));
-  return Response.json({ code: 'backend_unavailable', message: "The service is misconfigured; its operator can see why in the Worker's logs (wrangler tail)." }, { status: 503 });
+  return Response.json(
+    {
+      code: 'backend_unavailable',
+      message: "The service is misconfigured; its operator can see why in the Worker's logs (wrangler tail).",
+    },
+    { status: 503 },
+  );
 }
 
 export default {
@@ -58,13 +64,16 @@ export default {
 
   async scheduled(controller: ScheduledControllerLike, env: WorkerEnv, ctx: ExecutionContextLike): Promise<void> {
     const w = await appFor(env);
-    const run = w.recordPolicies().then(() => w.retention(`cron ${controller.cron}`)).then(
-      (report) => w.logger.info('retention run', { ...report }),
-      (err: unknown) => {
-        w.logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) });
-        throw err;
-      },
-    );
+    const run = w
+      .recordPolicies()
+      .then(() => w.retention(`cron ${controller.cron}`))
+      .then(
+        (report) => w.logger.info('retention run', { ...report }),
+        (err: unknown) => {
+          w.logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) });
+          throw err;
+        },
+      );
     ctx.waitUntil(run);
     await run;
   },

@@ -190,9 +190,15 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
         if (!store.capabilities.ranges) return ctx.skip('this store declares no ranges capability');
         const data = bytesOf(11, 10_000);
         const ref = await store.putBytes(data);
-        expect(await readAll(await store.getStream(ref.id, { range: { start: 100, end: 199 } }))).toEqual(data.subarray(100, 200));
-        expect(await readAll(await store.getStream(ref.id, { range: { start: 9990, end: 20_000 } }))).toEqual(data.subarray(9990));
-        expect(await readAll(await store.getStream(ref.id, { range: { start: 0, end: 0 } }))).toEqual(data.subarray(0, 1));
+        expect(await readAll(await store.getStream(ref.id, { range: { start: 100, end: 199 } }))).toEqual(
+          data.subarray(100, 200),
+        );
+        expect(await readAll(await store.getStream(ref.id, { range: { start: 9990, end: 20_000 } }))).toEqual(
+          data.subarray(9990),
+        );
+        expect(await readAll(await store.getStream(ref.id, { range: { start: 0, end: 0 } }))).toEqual(
+          data.subarray(0, 1),
+        );
       });
 
       it('a range starting past the end is invalid_range', async (ctx) => {
@@ -309,7 +315,8 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
 
     describe('download links (where signedUrls is declared)', () => {
       it('a link downloads the bytes with no token, and Range works on it', async (ctx) => {
-        if (!store.capabilities.signedUrls || !store.url) return ctx.skip('this store declares no signedUrls capability');
+        if (!store.capabilities.signedUrls || !store.url)
+          return ctx.skip('this store declares no signedUrls capability');
         const data = bytesOf(3, 20_000);
         const ref = await store.putBytes(data, { mimeType: 'application/pdf', filename: 'Sales.pdf' });
         const link = await store.url(ref.id, { expiresIn: 300 });
@@ -325,7 +332,8 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
 
       it('an altered link is refused (403) and serves nothing', async (ctx) => {
-        if (!store.capabilities.signedUrls || !store.url) return ctx.skip('this store declares no signedUrls capability');
+        if (!store.capabilities.signedUrls || !store.url)
+          return ctx.skip('this store declares no signedUrls capability');
         const ref = await store.putText('secret report');
         const link = await store.url(ref.id);
         const u = new URL(link.url);
@@ -338,10 +346,12 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
 
       it('a link for a missing or out-of-scope id is not_found', async (ctx) => {
-        if (!store.capabilities.signedUrls || !store.url) return ctx.skip('this store declares no signedUrls capability');
+        if (!store.capabilities.signedUrls || !store.url)
+          return ctx.skip('this store declares no signedUrls capability');
         await expect(store.url('art_0123456789abcdef01234567')).rejects.toMatchObject({ code: 'not_found' });
         const ref = await store.putText('only mine');
-        if (subject.otherSession?.url) await expect(subject.otherSession.url(ref.id)).rejects.toMatchObject({ code: 'not_found' });
+        if (subject.otherSession?.url)
+          await expect(subject.otherSession.url(ref.id)).rejects.toMatchObject({ code: 'not_found' });
       });
     });
 

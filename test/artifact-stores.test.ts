@@ -29,18 +29,36 @@ describeArtifactStoreContract('embedded (SQLite file + fs blobs)', async () => {
   const service = createArtifactService({
     repo,
     blobs,
-    limits: { maxArtifactBytes: 10 * 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 7 * 24 * 3600, touchFlushMs: 0 },
+    limits: {
+      maxArtifactBytes: 10 * 1024 * 1024,
+      defaultTtlSeconds: 3600,
+      maxTtlSeconds: 7 * 24 * 3600,
+      touchFlushMs: 0,
+    },
     links: { signer, defaultTtlSeconds: 900, maxTtlSeconds: 3600 },
   });
   // The same service behind HTTP, so the links the embedded store makes have a server to answer them.
-  const app = createApp({ service, ops: createServiceOperations({ repo, blobs, policies: () => DEFAULT_POLICY }), auth: createAuthenticator({ hmacSecrets: [] }), urlSigner: signer });
+  const app = createApp({
+    service,
+    ops: createServiceOperations({ repo, blobs, policies: () => DEFAULT_POLICY }),
+    auth: createAuthenticator({ hmacSecrets: [] }),
+    urlSigner: signer,
+  });
   const server = await new Promise<ServerType>((ok) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
   });
   const publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    store: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' }, publicUrl }),
-    otherSession: createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-b' }, publicUrl }),
+    store: createEmbeddedArtifactStore({
+      service,
+      scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' },
+      publicUrl,
+    }),
+    otherSession: createEmbeddedArtifactStore({
+      service,
+      scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-b' },
+      publicUrl,
+    }),
     async cleanup() {
       await new Promise((ok) => server.close(ok));
       await service.close();
@@ -137,7 +155,11 @@ describe('embedded store specifics', () => {
       limits: { maxArtifactBytes: 1024, defaultTtlSeconds: 60, maxTtlSeconds: 120, touchFlushMs: 0 },
     });
     try {
-      const store = createEmbeddedArtifactStore({ service, scope: { tenantId: 't', sessionId: 's-1' }, persistent: false });
+      const store = createEmbeddedArtifactStore({
+        service,
+        scope: { tenantId: 't', sessionId: 's-1' },
+        persistent: false,
+      });
       expect(store.capabilities).toEqual({ persistent: false, ranges: true, signedUrls: false, events: false });
       expect((await rejection(store.putText('x', { scope: { sessionId: 's-2' } }))).code).toBe('forbidden');
       expect((await rejection(store.putBytes(new Uint8Array(2048).fill(1)))).code).toBe('payload_too_large');
@@ -156,7 +178,12 @@ describe('NoOp store', () => {
     const warn = vi.fn();
     const store = createNoOpArtifactStore({ warn });
     const data = new TextEncoder().encode('%PDF-1.7 pretend');
-    const ref = await store.putBytes(data, { mimeType: 'application/pdf', filename: 'dir/Sales.pdf', namespace: 'tableau.download_workbook', source: { tool: 'download_workbook' } });
+    const ref = await store.putBytes(data, {
+      mimeType: 'application/pdf',
+      filename: 'dir/Sales.pdf',
+      namespace: 'tableau.download_workbook',
+      source: { tool: 'download_workbook' },
+    });
     const sha = await sha256Hex(data);
     expect(ref).toMatchObject({
       id: `tableau.download_workbook_${sha.slice(0, 24)}`,
@@ -189,7 +216,10 @@ describe('NoOp store', () => {
   it('reports the real size and mime of text, base64 and streams', async () => {
     const store = createNoOpArtifactStore({ warn: () => {} });
     expect(await store.putText('héllo')).toMatchObject({ sizeBytes: 6, mimeType: 'text/plain; charset=utf-8' });
-    expect(await store.putBase64('data:image/png;base64,iVBORw0KGgo=')).toMatchObject({ sizeBytes: 8, mimeType: 'image/png' });
+    expect(await store.putBase64('data:image/png;base64,iVBORw0KGgo=')).toMatchObject({
+      sizeBytes: 8,
+      mimeType: 'image/png',
+    });
     expect(await store.putStream(new Response('streamed').body!)).toMatchObject({ sizeBytes: 8 });
   });
 

@@ -27,10 +27,17 @@ async function tempDir(): Promise<string> {
 }
 
 describe('policy changes', () => {
-  it('a start with other policies than last recorded records the change, for the service and each tenant whose overrides changed', { timeout: 30_000 }, async () => {
+  it('a start with other policies than last recorded records the change, for the service and each tenant whose overrides changed', {
+    timeout: 30_000,
+  }, async () => {
     const dataDir = await tempDir();
     const start = async (policies: Record<string, unknown>, env: Record<string, string> = {}) => {
-      const server = await startServer(loadConfig({ ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify(policies), ...env }, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
+      const server = await startServer(
+        loadConfig(
+          { ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify(policies), ...env },
+          { port: 0, dataDir, env: 'test', logLevel: 'silent' },
+        ),
+      );
       const entries = await server.repo.listAudit({ action: 'policy.change', limit: 100 });
       return { server, entries };
     };
@@ -46,15 +53,23 @@ describe('policy changes', () => {
     await same.server.close();
 
     // acme's override changes, beta's goes, gamma's comes; the base rate limits change too.
-    const changed = await start({ acme: { maxSessionBytes: 2000 }, gamma: { tenantRequestsPerSecond: 5 } }, { ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '50' });
+    const changed = await start(
+      { acme: { maxSessionBytes: 2000 }, gamma: { tenantRequestsPerSecond: 5 } },
+      { ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '50' },
+    );
     const fresh = changed.entries.slice(0, changed.entries.length - 3);
     expect(fresh.map((e) => e.tenantId).sort()).toEqual(['', 'acme', 'beta', 'gamma']);
     expect(fresh.find((e) => e.tenantId === 'beta')!.details).toEqual({ overrides: null });
-    expect((fresh.find((e) => e.tenantId === '')!.details as { base: { tenantRequestsPerSecond: number } }).base.tenantRequestsPerSecond).toBe(50);
+    expect(
+      (fresh.find((e) => e.tenantId === '')!.details as { base: { tenantRequestsPerSecond: number } }).base
+        .tenantRequestsPerSecond,
+    ).toBe(50);
 
     // acme's admin reads acme's part of the trail, and only that.
     const admin = await changed.server.mintToken({ tenant: 'acme', perms: ['read', 'admin'] });
-    const res = await fetch(`${changed.server.url}/v1/admin/audit?action=policy.change`, { headers: { Authorization: `Bearer ${admin}` } });
+    const res = await fetch(`${changed.server.url}/v1/admin/audit?action=policy.change`, {
+      headers: { Authorization: `Bearer ${admin}` },
+    });
     const seen = (await res.json()) as { entries: { tenantId: string; details: unknown }[] };
     expect(seen.entries.map((e) => [e.tenantId, e.details])).toEqual([
       ['acme', { overrides: { maxSessionBytes: 2000 } }],
@@ -72,12 +87,25 @@ describe('keeping the trail', () => {
     const day = 86_400_000;
     const now = Date.UTC(2026, 10, 25);
     const actor = { role: 'host' as const, actorKind: 'cli', actorId: 'ops' };
-    for (const age of [100, 91, 90.5, 89, 1]) await recordAction(repo, actor, 'key.create', { tenantId: 'acme', target: `k${age}` }, now - age * day);
-    const report = await runRetention({ repo, blobs: createMemoryBlobStore({ hash: nodeSha256 }), policies: () => TEST_POLICY, graceMs: 0, batchSize: 2, auditKeptMs: 90 * day, now: () => now });
+    for (const age of [100, 91, 90.5, 89, 1])
+      await recordAction(repo, actor, 'key.create', { tenantId: 'acme', target: `k${age}` }, now - age * day);
+    const report = await runRetention({
+      repo,
+      blobs: createMemoryBlobStore({ hash: nodeSha256 }),
+      policies: () => TEST_POLICY,
+      graceMs: 0,
+      batchSize: 2,
+      auditKeptMs: 90 * day,
+      now: () => now,
+    });
     expect(report.audit).toEqual({ trimmed: 3 });
     const left = await repo.listAudit({ action: 'key.create', limit: 10 });
     expect(left.map((e) => e.target)).toEqual(['k1', 'k89']);
     // The run itself is in the trail, by the scheduler unless said otherwise.
-    expect((await repo.listAudit({ action: 'retention.run', limit: 10 }))[0]).toMatchObject({ role: 'scheduler', actorId: 'cli', tenantId: '' });
+    expect((await repo.listAudit({ action: 'retention.run', limit: 10 }))[0]).toMatchObject({
+      role: 'scheduler',
+      actorId: 'cli',
+      tenantId: '',
+    });
   });
 });

@@ -18,7 +18,11 @@ let bucket: R2BucketLike;
 let n = 0;
 
 beforeAll(async () => {
-  mf = new Miniflare({ modules: true, script: 'export default { fetch() { return new Response(null, { status: 404 }) } }', r2Buckets: ['BLOBS'] });
+  mf = new Miniflare({
+    modules: true,
+    script: 'export default { fetch() { return new Response(null, { status: 404 }) } }',
+    r2Buckets: ['BLOBS'],
+  });
   bucket = (await mf.getR2Bucket('BLOBS')) as unknown as R2BucketLike;
 }, 60_000);
 
@@ -51,7 +55,9 @@ describe('R2 driver specifics', () => {
     const bytes = randomBytes(12 * 1024 * 1024 + 5);
     const info = await store.put(bytesStream(bytes, 256 * 1024));
     expect(info).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.length });
-    expect(await keysUnder(prefix)).toEqual([`${prefix}blobs/sha256/${info.sha256.slice(0, 2)}/${info.sha256.slice(2, 4)}/${info.sha256}`]);
+    expect(await keysUnder(prefix)).toEqual([
+      `${prefix}blobs/sha256/${info.sha256.slice(0, 2)}/${info.sha256.slice(2, 4)}/${info.sha256}`,
+    ]);
     expect(Buffer.from(await readAll((await store.get(info.sha256))!)).equals(bytes)).toBe(true);
     const tail = await store.get(info.sha256, { start: bytes.length - 10, end: bytes.length - 1 });
     expect(Buffer.from(await readAll(tail!)).equals(bytes.subarray(bytes.length - 10))).toBe(true);
@@ -76,8 +82,14 @@ describe('R2 driver specifics', () => {
     // The presigner is the S3 driver's (tested against a real S3); here it only records what it was asked.
     const asked: string[] = [];
     const presigner: ObjectPresigner = {
-      get: async (key) => (asked.push(`GET ${key}`), `https://r2.example/${key}?signed`),
-      put: async (key, o) => (asked.push(`PUT ${key} ${o.sizeBytes}`), { url: `https://r2.example/${key}?signed`, headers: { 'Content-Type': 'application/octet-stream' } }),
+      get: async (key) => {
+        asked.push(`GET ${key}`);
+        return `https://r2.example/${key}?signed`;
+      },
+      put: async (key, o) => {
+        asked.push(`PUT ${key} ${o.sizeBytes}`);
+        return { url: `https://r2.example/${key}?signed`, headers: { 'Content-Type': 'application/octet-stream' } };
+      },
     };
     const fresh = () => {
       const prefix = `du${n++}/`;
@@ -93,13 +105,21 @@ describe('R2 driver specifics', () => {
     it('presigns the final key for links and a fresh staging key for uploads', async () => {
       const { prefix, store } = fresh();
       const sha = sha256Of(Buffer.from('x'));
-      expect(await store.presignGet!(sha, { expiresInSeconds: 60, contentType: 'text/plain', contentDisposition: 'inline' })).toBe(`https://r2.example/${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}?signed`);
+      expect(
+        await store.presignGet!(sha, { expiresInSeconds: 60, contentType: 'text/plain', contentDisposition: 'inline' }),
+      ).toBe(`https://r2.example/${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}?signed`);
       const a = await store.presignUpload!({ sizeBytes: 10, expiresInSeconds: 60 });
       const b = await store.presignUpload!({ sizeBytes: 10, expiresInSeconds: 60 });
       expect(a.stagingKey).toMatch(new RegExp(`^${prefix}staging/[0-9a-f-]{36}$`));
       expect(b.stagingKey).not.toBe(a.stagingKey);
       expect(asked.at(-1)).toBe(`PUT ${b.stagingKey} 10`);
-      await expect(store.presignGet!('not-a-hash', { expiresInSeconds: 60, contentType: 'text/plain', contentDisposition: 'inline' })).rejects.toThrow(/sha256/);
+      await expect(
+        store.presignGet!('not-a-hash', {
+          expiresInSeconds: 60,
+          contentType: 'text/plain',
+          contentDisposition: 'inline',
+        }),
+      ).rejects.toThrow(/sha256/);
     });
 
     it('completes an upload by re-reading and hashing the staged object through the binding', async () => {
@@ -108,7 +128,11 @@ describe('R2 driver specifics', () => {
       const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
       await bucket.put(stagingKey, new Uint8Array(bytes)); // what the client's presigned PUT does
       const pinned: string[] = [];
-      const info = await store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }, async (b) => void pinned.push(b.sha256));
+      const info = await store.commitUpload!(
+        stagingKey,
+        { sizeBytes: bytes.length, sha256: sha256Of(bytes) },
+        async (b) => void pinned.push(b.sha256),
+      );
       expect(info).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.length });
       expect(pinned).toEqual([info.sha256]);
       expect(Buffer.from(await readAll((await store.get(info.sha256))!)).equals(bytes)).toBe(true);
@@ -124,18 +148,47 @@ describe('R2 driver specifics', () => {
         return stagingKey;
       };
       const other = await staged(new Uint8Array(Buffer.from('declared bytez')));
-      await expectArtifactError(store.commitUpload!(other, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'checksum_mismatch');
+      await expectArtifactError(
+        store.commitUpload!(other, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+        'checksum_mismatch',
+      );
       const longer = await staged(new Uint8Array(Buffer.from('declared bytes!')));
-      expect((await expectArtifactError(store.commitUpload!(longer, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'bad_request')).message).toMatch(/not the declared 14 bytes \(got more\)/);
+      expect(
+        (
+          await expectArtifactError(
+            store.commitUpload!(longer, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+            'bad_request',
+          )
+        ).message,
+      ).toMatch(/not the declared 14 bytes \(got more\)/);
       const shorter = await staged(new Uint8Array(Buffer.from('declared')));
-      expect((await expectArtifactError(store.commitUpload!(shorter, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'bad_request')).message).toMatch(/got 8/);
+      expect(
+        (
+          await expectArtifactError(
+            store.commitUpload!(shorter, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+            'bad_request',
+          )
+        ).message,
+      ).toMatch(/got 8/);
       expect(await keysUnder(prefix)).toEqual([]);
 
       const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
-      expect((await expectArtifactError(store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }), 'bad_request')).message).toMatch(/Nothing has been uploaded/);
+      expect(
+        (
+          await expectArtifactError(
+            store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+            'bad_request',
+          )
+        ).message,
+      ).toMatch(/Nothing has been uploaded/);
       await bucket.put(stagingKey, new Uint8Array(bytes));
-      expect(await store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) })).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.length });
-      await expect(store.commitUpload!('elsewhere/key', { sizeBytes: 1, sha256: sha256Of(bytes) })).rejects.toThrow(/not a staging key/);
+      expect(await store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) })).toEqual({
+        sha256: sha256Of(bytes),
+        sizeBytes: bytes.length,
+      });
+      await expect(store.commitUpload!('elsewhere/key', { sizeBytes: 1, sha256: sha256Of(bytes) })).rejects.toThrow(
+        /not a staging key/,
+      );
     });
 
     it('keeps the staged bytes when completing fails for a passing reason, so a retry succeeds', async () => {
@@ -144,9 +197,16 @@ describe('R2 driver specifics', () => {
       const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
       await bucket.put(stagingKey, new Uint8Array(bytes));
       const expected = { sizeBytes: bytes.length, sha256: sha256Of(bytes) };
-      await expect(store.commitUpload!(stagingKey, expected, async () => { throw new Error('pin: retry in a few seconds'); })).rejects.toThrow(/retry/);
+      await expect(
+        store.commitUpload!(stagingKey, expected, async () => {
+          throw new Error('pin: retry in a few seconds');
+        }),
+      ).rejects.toThrow(/retry/);
       expect(await keysUnder(`${prefix}staging/`)).toEqual([stagingKey]);
-      expect(await store.commitUpload!(stagingKey, expected)).toEqual({ sha256: expected.sha256, sizeBytes: bytes.length });
+      expect(await store.commitUpload!(stagingKey, expected)).toEqual({
+        sha256: expected.sha256,
+        sizeBytes: bytes.length,
+      });
       expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
     });
   });

@@ -1,9 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../src/blob/blob-store.js';
-import { ArtifactError, type ErrorCode } from '../src/core/errors.js';
 import { expectArtifactError } from './helpers/artifact-errors.js';
-import { bytesStream, failingStream, hashStream, iteratorStream, readAll, settle, sha256Of } from './helpers/streams.js';
+import {
+  bytesStream,
+  failingStream,
+  hashStream,
+  iteratorStream,
+  readAll,
+  settle,
+  sha256Of,
+} from './helpers/streams.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -49,14 +56,23 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
     it('get returns the identical bytes, as often as asked', async () => {
       const bytes = randomBytes(2 * MiB + 123);
       const { sha256 } = await store.put(bytesStream(bytes));
-      const [a, b] = await Promise.all([store.get(sha256).then((s) => readAll(s!)), store.get(sha256).then((s) => readAll(s!))]);
+      const [a, b] = await Promise.all([
+        store.get(sha256).then((s) => readAll(s!)),
+        store.get(sha256).then((s) => readAll(s!)),
+      ]);
       expect(Buffer.from(a).equals(bytes)).toBe(true);
       expect(Buffer.from(b).equals(bytes)).toBe(true);
     });
 
     it('accepts chunk views into larger buffers and skips empty chunks', async () => {
       const backing = randomBytes(100 * KiB);
-      const chunks = [backing.subarray(10, 5000), new Uint8Array(0), backing.subarray(5000, 5000), backing.subarray(5000, 90_000), backing.subarray(90_000, 90_001)];
+      const chunks = [
+        backing.subarray(10, 5000),
+        new Uint8Array(0),
+        backing.subarray(5000, 5000),
+        backing.subarray(5000, 90_000),
+        backing.subarray(90_000, 90_001),
+      ];
       const expected = Buffer.concat(chunks);
       const info = await store.put(iteratorStream(chunks[Symbol.iterator]()));
       expect(info).toEqual({ sha256: sha256Of(expected), sizeBytes: expected.byteLength });
@@ -85,12 +101,21 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       for (const range of ranges) {
         const got = await readAll((await store.get(sha256, range))!);
         expect(got.byteLength, `range ${range.start}-${range.end}`).toBe(range.end - range.start + 1);
-        expect(Buffer.from(got).equals(bytes.subarray(range.start, range.end + 1)), `range ${range.start}-${range.end}`).toBe(true);
+        expect(
+          Buffer.from(got).equals(bytes.subarray(range.start, range.end + 1)),
+          `range ${range.start}-${range.end}`,
+        ).toBe(true);
       }
     });
 
     it('a missing key: get null, stat null, exists false, delete false', async () => {
-      for (const key of [MISSING_SHA, sha256Of(randomBytes(16)), 'not-a-hash', '../../etc/passwd', MISSING_SHA.toUpperCase()]) {
+      for (const key of [
+        MISSING_SHA,
+        sha256Of(randomBytes(16)),
+        'not-a-hash',
+        '../../etc/passwd',
+        MISSING_SHA.toUpperCase(),
+      ]) {
         expect(await store.get(key), key).toBeNull();
         expect(await store.get(key, { start: 0, end: 0 }), key).toBeNull();
         expect(await store.stat(key), key).toBeNull();
@@ -120,16 +145,27 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       if (!store.readSmall) return ctx.skip('this driver has no readSmall; the HTTP layer streams through get instead');
       const bytes = randomBytes(40 * KiB + 3);
       const { sha256 } = await store.put(bytesStream(bytes));
-      for (const range of [{ start: 0, end: bytes.length - 1 }, { start: 0, end: 0 }, { start: 17, end: 4096 }, { start: bytes.length - 1, end: bytes.length - 1 }]) {
+      for (const range of [
+        { start: 0, end: bytes.length - 1 },
+        { start: 0, end: 0 },
+        { start: 17, end: 4096 },
+        { start: bytes.length - 1, end: bytes.length - 1 },
+      ]) {
         const got = await store.readSmall(sha256, range);
-        expect(got && Buffer.from(got).equals(bytes.subarray(range.start, range.end + 1)), `range ${range.start}-${range.end}`).toBe(true);
+        expect(
+          got && Buffer.from(got).equals(bytes.subarray(range.start, range.end + 1)),
+          `range ${range.start}-${range.end}`,
+        ).toBe(true);
       }
-      for (const key of [MISSING_SHA, 'not-a-hash', '../../etc/passwd']) expect(await store.readSmall(key, { start: 0, end: 0 }), key).toBeNull();
+      for (const key of [MISSING_SHA, 'not-a-hash', '../../etc/passwd'])
+        expect(await store.readSmall(key, { start: 0, end: 0 }), key).toBeNull();
       expect(await store.delete(sha256)).toBe(true);
       expect(await store.readSmall(sha256, { start: 0, end: 0 })).toBeNull();
       // Stored again, it reads back again.
       await store.put(bytesStream(bytes));
-      expect(Buffer.from((await store.readSmall(sha256, { start: 0, end: bytes.length - 1 }))!).equals(bytes)).toBe(true);
+      expect(Buffer.from((await store.readSmall(sha256, { start: 0, end: bytes.length - 1 }))!).equals(bytes)).toBe(
+        true,
+      );
     });
 
     it('beforeCommit sees the hash before the blob is visible, with and without a declared sha256; its failure stores nothing', async () => {
@@ -146,7 +182,9 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       }
       const refused = randomBytes(40 * KiB);
       const boom = new Error('pin refused');
-      await expect(store.put(bytesStream(refused), { beforeCommit: async () => Promise.reject(boom) })).rejects.toBe(boom);
+      await expect(store.put(bytesStream(refused), { beforeCommit: async () => Promise.reject(boom) })).rejects.toBe(
+        boom,
+      );
       expect(await store.exists(sha256Of(refused))).toBe(false);
     });
 
@@ -161,7 +199,10 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       const bytes = randomBytes(3 * MiB);
       const real = sha256Of(bytes);
       const declared = sha256Of(randomBytes(8));
-      const err = await expectArtifactError(store.put(bytesStream(bytes), { expectedSha256: declared }), 'checksum_mismatch');
+      const err = await expectArtifactError(
+        store.put(bytesStream(bytes), { expectedSha256: declared }),
+        'checksum_mismatch',
+      );
       expect(err.status).toBe(422);
       expect(await store.exists(real)).toBe(false);
       expect(await store.exists(declared)).toBe(false);
@@ -173,7 +214,10 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       const exact = randomBytes(limit);
       expect((await store.put(bytesStream(exact, 10_000), { maxBytes: limit })).sizeBytes).toBe(limit);
       const over = randomBytes(limit + 1);
-      const err = await expectArtifactError(store.put(bytesStream(over, 10_000), { maxBytes: limit }), 'payload_too_large');
+      const err = await expectArtifactError(
+        store.put(bytesStream(over, 10_000), { maxBytes: limit }),
+        'payload_too_large',
+      );
       expect(err.status).toBe(413);
       expect(await store.exists(sha256Of(over))).toBe(false);
     });
@@ -207,7 +251,10 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
     it('rejectEmpty: an empty body is bad_request and nothing is stored', async () => {
       const empty = sha256Of(new Uint8Array(0));
       await expectArtifactError(store.put(bytesStream(new Uint8Array(0)), { rejectEmpty: true }), 'bad_request');
-      await expectArtifactError(store.put(iteratorStream([new Uint8Array(0), new Uint8Array(0)][Symbol.iterator]()), { rejectEmpty: true }), 'bad_request');
+      await expectArtifactError(
+        store.put(iteratorStream([new Uint8Array(0), new Uint8Array(0)][Symbol.iterator]()), { rejectEmpty: true }),
+        'bad_request',
+      );
       expect(await store.exists(empty)).toBe(false);
       // One byte is enough.
       expect((await store.put(bytesStream(new Uint8Array([7])), { rejectEmpty: true })).sizeBytes).toBe(1);
@@ -228,7 +275,9 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
     it('concurrent puts of the same content all succeed with the same hash and the blob reads back intact', async () => {
       const bytes = randomBytes(5 * MiB);
       const expected = sha256Of(bytes);
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.put(bytesStream(bytes, (32 + i * 16) * KiB))));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.put(bytesStream(bytes, (32 + i * 16) * KiB))),
+      );
       for (const r of results) expect(r).toEqual({ sha256: expected, sizeBytes: bytes.byteLength });
       expect(await hashStream((await store.get(expected))!)).toEqual({ sha256: expected, sizeBytes: bytes.byteLength });
       expect(await store.stat(expected)).toEqual({ sha256: expected, sizeBytes: bytes.byteLength });
@@ -263,8 +312,13 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       const info = await store.put(iteratorStream(produce()));
       const expected = producerHash.digest('hex');
       expect(info).toEqual({ sha256: expected, sizeBytes: chunks * chunkSize });
-      expect(await hashStream((await store.get(expected))!)).toEqual({ sha256: expected, sizeBytes: chunks * chunkSize });
-      const tail = await readAll((await store.get(expected, { start: chunks * chunkSize - 10, end: chunks * chunkSize - 1 }))!);
+      expect(await hashStream((await store.get(expected))!)).toEqual({
+        sha256: expected,
+        sizeBytes: chunks * chunkSize,
+      });
+      const tail = await readAll(
+        (await store.get(expected, { start: chunks * chunkSize - 10, end: chunks * chunkSize - 1 }))!,
+      );
       expect(tail.byteLength).toBe(10);
     });
 

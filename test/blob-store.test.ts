@@ -85,7 +85,9 @@ describe('fs blob store: layout and staging', () => {
     const files = await listFiles(join(root, 'sha256'));
     expect(files).toEqual([a.sha256, b.sha256].map((h) => `${h.slice(0, 2)}/${h.slice(2, 4)}/${h}`).sort());
     expect(await store.delete(a.sha256)).toBe(true);
-    expect(await listFiles(join(root, 'sha256'))).toEqual([`${b.sha256.slice(0, 2)}/${b.sha256.slice(2, 4)}/${b.sha256}`]);
+    expect(await listFiles(join(root, 'sha256'))).toEqual([
+      `${b.sha256.slice(0, 2)}/${b.sha256.slice(2, 4)}/${b.sha256}`,
+    ]);
   });
 
   it('leaves nothing in {root}/tmp after a successful put', async () => {
@@ -95,9 +97,9 @@ describe('fs blob store: layout and staging', () => {
   });
 
   it('leaves nothing in {root}/tmp or sha256/ after a body that errors mid-way', async () => {
-    await expect(store.put(failingStream([randomBytes(MiB), randomBytes(MiB), randomBytes(10)], new Error('socket hang up')))).rejects.toThrow(
-      'socket hang up',
-    );
+    await expect(
+      store.put(failingStream([randomBytes(MiB), randomBytes(MiB), randomBytes(10)], new Error('socket hang up'))),
+    ).rejects.toThrow('socket hang up');
     expect(await tmpFiles()).toEqual([]);
     expect(await listFiles(join(root, 'sha256'))).toEqual([]);
   });
@@ -167,7 +169,14 @@ describe('fs blob store: layout and staging', () => {
 
   it('never resolves keys outside the store (path traversal, upper case, wrong length)', async () => {
     const { sha256 } = await store.put(bytesStream(randomBytes(100)));
-    for (const key of ['../../../etc/passwd', `../sha256/${sha256}`, sha256.toUpperCase(), sha256.slice(0, 63), `${sha256}0`, '']) {
+    for (const key of [
+      '../../../etc/passwd',
+      `../sha256/${sha256}`,
+      sha256.toUpperCase(),
+      sha256.slice(0, 63),
+      `${sha256}0`,
+      '',
+    ]) {
       expect(await store.get(key), key).toBeNull();
       expect(await store.stat(key), key).toBeNull();
       expect(await store.exists(key), key).toBe(false);
@@ -214,29 +223,35 @@ describe('fs blob store: kept descriptors for small reads', () => {
     return out;
   };
 
-  it.runIf(process.platform === 'linux')('keeps at most maxOpenFiles, least recently used closed first, and close() closes them all', async () => {
-    const store = createFsBlobStore({ root, fsync: false, maxOpenFiles: 2 });
-    const blobs: { bytes: Buffer; sha256: string; sizeBytes: number }[] = [];
-    for (let i = 0; i < 4; i++) {
-      const bytes = randomBytes(1000 + i);
-      blobs.push({ bytes, ...(await store.put(bytesStream(bytes))) });
-    }
-    for (const b of blobs) expect(Buffer.from((await store.readSmall!(b.sha256, { start: 0, end: b.sizeBytes - 1 }))!).equals(b.bytes)).toBe(true);
-    let held = await openUnderRoot();
-    expect(held).toHaveLength(2);
-    expect(held.some((p) => p.endsWith(blobs[3]!.sha256))).toBe(true);
-    expect(held.some((p) => p.endsWith(blobs[2]!.sha256))).toBe(true);
-    // Reading blob 2 again makes 3 the oldest: reading 0 evicts 3, not 2.
-    await store.readSmall!(blobs[2]!.sha256, { start: 0, end: 0 });
-    await store.readSmall!(blobs[0]!.sha256, { start: 0, end: 0 });
-    held = await openUnderRoot();
-    expect(held.map((p) => p.slice(-64)).sort()).toEqual([blobs[0]!.sha256, blobs[2]!.sha256].sort());
-    // delete closes the kept descriptor (the disk space is freed now, not at eviction).
-    expect(await store.delete(blobs[0]!.sha256)).toBe(true);
-    expect((await openUnderRoot()).map((p) => p.slice(-64))).toEqual([blobs[2]!.sha256]);
-    await store.close!();
-    expect(await openUnderRoot()).toEqual([]);
-  });
+  it.runIf(process.platform === 'linux')(
+    'keeps at most maxOpenFiles, least recently used closed first, and close() closes them all',
+    async () => {
+      const store = createFsBlobStore({ root, fsync: false, maxOpenFiles: 2 });
+      const blobs: { bytes: Buffer; sha256: string; sizeBytes: number }[] = [];
+      for (let i = 0; i < 4; i++) {
+        const bytes = randomBytes(1000 + i);
+        blobs.push({ bytes, ...(await store.put(bytesStream(bytes))) });
+      }
+      for (const b of blobs)
+        expect(
+          Buffer.from((await store.readSmall!(b.sha256, { start: 0, end: b.sizeBytes - 1 }))!).equals(b.bytes),
+        ).toBe(true);
+      let held = await openUnderRoot();
+      expect(held).toHaveLength(2);
+      expect(held.some((p) => p.endsWith(blobs[3]!.sha256))).toBe(true);
+      expect(held.some((p) => p.endsWith(blobs[2]!.sha256))).toBe(true);
+      // Reading blob 2 again makes 3 the oldest: reading 0 evicts 3, not 2.
+      await store.readSmall!(blobs[2]!.sha256, { start: 0, end: 0 });
+      await store.readSmall!(blobs[0]!.sha256, { start: 0, end: 0 });
+      held = await openUnderRoot();
+      expect(held.map((p) => p.slice(-64)).sort()).toEqual([blobs[0]!.sha256, blobs[2]!.sha256].sort());
+      // delete closes the kept descriptor (the disk space is freed now, not at eviction).
+      expect(await store.delete(blobs[0]!.sha256)).toBe(true);
+      expect((await openUnderRoot()).map((p) => p.slice(-64))).toEqual([blobs[2]!.sha256]);
+      await store.close!();
+      expect(await openUnderRoot()).toEqual([]);
+    },
+  );
 
   it('a blob removed behind its back (another process) reads null once its descriptor is gone', async () => {
     const store = createFsBlobStore({ root, fsync: false, maxOpenFiles: 1 });
@@ -288,10 +303,16 @@ describe('ingest', () => {
     const bytes = randomBytes(MiB + 10);
     const batches: number[] = [];
     const written: Uint8Array[] = [];
-    const info = await ingest(bytesStream(bytes, 100 * KiB), nodeSha256, {}, async (chunks) => {
-      batches.push(chunks.reduce((n, c) => n + c.byteLength, 0));
-      written.push(...chunks);
-    }, 256 * KiB);
+    const info = await ingest(
+      bytesStream(bytes, 100 * KiB),
+      nodeSha256,
+      {},
+      async (chunks) => {
+        batches.push(chunks.reduce((n, c) => n + c.byteLength, 0));
+        written.push(...chunks);
+      },
+      256 * KiB,
+    );
     expect(info).toEqual({ sha256: sha256Of(bytes), sizeBytes: bytes.byteLength });
     expect(Buffer.concat(written).equals(bytes)).toBe(true);
     for (const b of batches.slice(0, -1)) expect(b).toBeGreaterThanOrEqual(256 * KiB);

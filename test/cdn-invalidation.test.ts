@@ -12,13 +12,18 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function recorder(status: number): Promise<{ url: string; seen: { method: string; path: string; auth: string; body: string }[] }> {
+async function recorder(
+  status: number,
+): Promise<{ url: string; seen: { method: string; path: string; auth: string; body: string }[] }> {
   const seen: { method: string; path: string; auth: string; body: string }[] = [];
   server = createServer(async (req: IncomingMessage, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
     seen.push({ method: req.method!, path: req.url!, auth: String(req.headers.authorization), body });
-    res.writeHead(status, { 'Content-Type': 'text/xml', Location: 'https://cloudfront.amazonaws.com/2020-05-31/distribution/E2X/invalidation/I1' });
+    res.writeHead(status, {
+      'Content-Type': 'text/xml',
+      Location: 'https://cloudfront.amazonaws.com/2020-05-31/distribution/E2X/invalidation/I1',
+    });
     res.end(
       status === 201
         ? '<?xml version="1.0"?><Invalidation xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Id>I1</Id><Status>InProgress</Status><CreateTime>2026-11-23T00:00:00Z</CreateTime><InvalidationBatch><Paths><Quantity>1</Quantity><Items><Path>/x</Path></Items></Paths><CallerReference>r</CallerReference></InvalidationBatch></Invalidation>'
@@ -29,7 +34,13 @@ async function recorder(status: number): Promise<{ url: string; seen: { method: 
   return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, seen };
 }
 
-const client = (endpoint: string) => new CloudFrontClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, maxAttempts: 1 });
+const client = (endpoint: string) =>
+  new CloudFrontClient({
+    region: 'us-east-1',
+    endpoint,
+    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+    maxAttempts: 1,
+  });
 
 describe('CloudFront invalidation for purges', () => {
   it('sends a signed CreateInvalidation for the blob path of the distribution', async () => {
@@ -38,13 +49,18 @@ describe('CloudFront invalidation for purges', () => {
     expect(r.seen).toHaveLength(1);
     expect(r.seen[0]!.method).toBe('POST');
     expect(r.seen[0]!.path).toBe('/2020-05-31/distribution/E2X/invalidation');
-    expect(r.seen[0]!.auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/cloudfront\/aws4_request/);
+    expect(r.seen[0]!.auth).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/cloudfront\/aws4_request/,
+    );
     expect(r.seen[0]!.body).toContain('<Path>/media/blobs/sha256/ab/cd/abcd</Path>');
     expect(r.seen[0]!.body).toMatch(/<CallerReference>artifact-store-[0-9a-f-]{36}<\/CallerReference>/);
   });
 
   it('a refusal becomes backend_unavailable naming the paths', async () => {
     const r = await recorder(403);
-    await expect(cloudFrontInvalidator(client(r.url), 'E2X')(['/blobs/x'])).rejects.toMatchObject({ code: 'backend_unavailable', message: expect.stringContaining('/blobs/x') });
+    await expect(cloudFrontInvalidator(client(r.url), 'E2X')(['/blobs/x'])).rejects.toMatchObject({
+      code: 'backend_unavailable',
+      message: expect.stringContaining('/blobs/x'),
+    });
   });
 });

@@ -43,9 +43,18 @@ function cli(args: string[], env: Record<string, string> = {}, input?: Buffer | 
         cwd: dir,
         encoding: 'buffer',
         maxBuffer: 64 * 1024 * 1024,
-        env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))), HOME: dir, ...env },
+        env: {
+          ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+          HOME: dir,
+          ...env,
+        },
       },
-      (err, stdout, stderr) => ok({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: stdout.toString('latin1'), stderr: stderr.toString() }),
+      (err, stdout, stderr) =>
+        ok({
+          code: err ? ((err as { code?: number }).code ?? 1) : 0,
+          stdout: stdout.toString('latin1'),
+          stderr: stderr.toString(),
+        }),
     );
     if (input !== undefined) child.stdin!.end(input);
     else child.stdin!.end();
@@ -63,7 +72,13 @@ describe('artifact-store put / get / ls / rm', () => {
     expect(put.code, put.stderr).toBe(0);
     const ref = JSON.parse(put.stdout);
     expect(put.stderr).toBe(''); // no progress bar in a pipe
-    expect(ref).toMatchObject({ sizeBytes: bytes.length, sha256: sha(bytes), filename: 'report.pdf', mimeType: 'application/pdf', scope: { sessionId: 's-cli' } });
+    expect(ref).toMatchObject({
+      sizeBytes: bytes.length,
+      sha256: sha(bytes),
+      filename: 'report.pdf',
+      mimeType: 'application/pdf',
+      scope: { sessionId: 's-cli' },
+    });
     expect(Date.parse(ref.expiresAt) - Date.parse(ref.createdAt)).toBe(2 * 3600 * 1000);
 
     const ls = await cli(['ls', '--session', 's-cli'], as());
@@ -98,7 +113,10 @@ describe('artifact-store put / get / ls / rm', () => {
     const back = await cli(['get', id], as());
     expect(back.stdout).toBe('{"rows":[1,2,3]}');
     const ls = JSON.parse((await cli(['ls', '--json', '--type', 'application/json'], as())).stdout);
-    expect(ls.find((r: { id: string }) => r.id === id)).toMatchObject({ filename: 'notes.json', mimeType: 'application/json' });
+    expect(ls.find((r: { id: string }) => r.id === id)).toMatchObject({
+      filename: 'notes.json',
+      mimeType: 'application/json',
+    });
   });
 
   it('resumes an interrupted download with Range, and refuses a partial file that is not this artifact', async () => {
@@ -114,7 +132,9 @@ describe('artifact-store put / get / ls / rm', () => {
     writeFileSync(join(dir, 'wrong.bin.part'), randomBytes(700_000));
     const wrong = await cli(['get', id, '-o', 'wrong.bin'], as());
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toMatch(/wrong\.bin\.part does not hash to the artifact's sha256 .* Delete it and run again\./);
+    expect(wrong.stderr).toMatch(
+      /wrong\.bin\.part does not hash to the artifact's sha256 .* Delete it and run again\./,
+    );
   }, 60_000);
 
   it('draws a progress bar on a terminal for a big file', async () => {
@@ -122,8 +142,11 @@ describe('artifact-store put / get / ls / rm', () => {
     // `script` runs the CLI on a pseudo-terminal, as a person at a shell would.
     const shell = `${join(ROOT, 'bin/artifact-store.js')} put tty.bin -q`;
     const run = await new Promise<Run>((ok) =>
-      execFile('script', ['-qfec', shell, '/dev/null'], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...as(), HOME: dir } }, (err, stdout, stderr) =>
-        ok({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        'script',
+        ['-qfec', shell, '/dev/null'],
+        { cwd: dir, encoding: 'utf8', env: { ...process.env, ...as(), HOME: dir } },
+        (err, stdout, stderr) => ok({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       ),
     );
     expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -147,7 +170,10 @@ describe('artifact-store put / get / ls / rm', () => {
 
 describe('artifact-store token', () => {
   it('mints a token from the dev secret that the server accepts, bound to a session when asked', async () => {
-    const tok = await cli(['token', '--data-dir', dataDir, '--tenant', 'dev', '--session', 's-bound', '--perms', 'read,write'], {});
+    const tok = await cli(
+      ['token', '--data-dir', dataDir, '--tenant', 'dev', '--session', 's-bound', '--perms', 'read,write'],
+      {},
+    );
     expect(tok.code, tok.stderr).toBe(0);
     const token = tok.stdout.trim();
     const env = { ARTIFACT_STORE_URL: server.url, ARTIFACT_STORE_TOKEN: token };
@@ -159,7 +185,9 @@ describe('artifact-store token', () => {
   });
 
   it('prints a link that opens the artifact browser signed in, with the token only in the fragment', async () => {
-    const run = await cli(['token', '--ui', '--data-dir', dataDir, '--session', 's-ui', '--perms', 'read'], { ARTIFACT_STORE_URL: `${server.url}/` });
+    const run = await cli(['token', '--ui', '--data-dir', dataDir, '--session', 's-ui', '--perms', 'read'], {
+      ARTIFACT_STORE_URL: `${server.url}/`,
+    });
     expect(run.code, run.stderr).toBe(0);
     const link = new URL(run.stdout.trim());
     expect(`${link.origin}${link.pathname}${link.search}`).toBe(`${server.url}/ui`);
@@ -174,7 +202,10 @@ describe('artifact-store token', () => {
     const usage = await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${token}` } });
     expect(usage.status).toBe(200);
     // Bound to the session and permissions asked for.
-    expect(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())).toMatchObject({ session: 's-ui', perms: ['read'] });
+    expect(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())).toMatchObject({
+      session: 's-ui',
+      perms: ['read'],
+    });
   });
 });
 
@@ -189,7 +220,9 @@ describe('configuration and errors', () => {
     expect(fileOnly.stderr).toMatch(/Could not reach .*127\.0\.0\.1:9/);
     // The environment wins over the file, and a flag over the environment.
     expect((await cli(['ls', '--config', file], { ARTIFACT_STORE_URL: server.url })).code).toBe(0);
-    expect((await cli(['ls', '--config', file, '--url', 'http://127.0.0.1:9'], { ARTIFACT_STORE_URL: server.url })).code).toBe(1);
+    expect(
+      (await cli(['ls', '--config', file, '--url', 'http://127.0.0.1:9'], { ARTIFACT_STORE_URL: server.url })).code,
+    ).toBe(1);
     // The default file is read from ~/.config/artifact-store/config.json.
     const home = join(dir, '.config', 'artifact-store');
     rmSync(home, { recursive: true, force: true });
@@ -205,7 +238,23 @@ describe('configuration and errors', () => {
 
   it('answers bad usage with one line and exit 2, a bad token with the service’s message and exit 1', async () => {
     const ops = ['--data-dir', dataDir];
-    for (const args of [['ls', '--bogus'], ['put'], ['put', 'missing.txt'], ['get'], ['ls', '--limit', 'lots'], ['frobnicate'], ['keys', 'create', ...ops], ['keys', 'frob', ...ops], ['retention', 'go', ...ops], ['usage', '--top', '0', ...ops], ['fsck', '--fix', ...ops], ['backup', ...ops], ['keys', 'create', '--operator', '--tenant', 'acme', ...ops], ['audit', '--since', 'last tuesday', ...ops], ['audit', '--limit', '0', ...ops]]) {
+    for (const args of [
+      ['ls', '--bogus'],
+      ['put'],
+      ['put', 'missing.txt'],
+      ['get'],
+      ['ls', '--limit', 'lots'],
+      ['frobnicate'],
+      ['keys', 'create', ...ops],
+      ['keys', 'frob', ...ops],
+      ['retention', 'go', ...ops],
+      ['usage', '--top', '0', ...ops],
+      ['fsck', '--fix', ...ops],
+      ['backup', ...ops],
+      ['keys', 'create', '--operator', '--tenant', 'acme', ...ops],
+      ['audit', '--since', 'last tuesday', ...ops],
+      ['audit', '--limit', '0', ...ops],
+    ]) {
       const run = await cli(args, as());
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
@@ -229,7 +278,16 @@ describe('configuration and errors', () => {
       expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
       expect(help.stdout, command).toMatch(/\nExamples:\n {2}.*artifact-store /);
     }
-    for (const [command, ...sub] of [['serve'], ['keys'], ['retention', 'run'], ['usage'], ['fsck'], ['backup'], ['audit'], ['mcp']] as const) {
+    for (const [command, ...sub] of [
+      ['serve'],
+      ['keys'],
+      ['retention', 'run'],
+      ['usage'],
+      ['fsck'],
+      ['backup'],
+      ['audit'],
+      ['mcp'],
+    ] as const) {
       const help = await cli([command, ...sub, '--help'], {});
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
@@ -239,7 +297,7 @@ describe('configuration and errors', () => {
     expect(top.stdout).toMatch(/Exit codes: 0 done; 1 failed .* 2 bad usage;\s+3 no such artifact/);
   });
 
-  it('keys create --operator makes a key with the operator\'s powers over HTTP and none over artifacts; audit lists what the host did', async () => {
+  it("keys create --operator makes a key with the operator's powers over HTTP and none over artifacts; audit lists what the host did", async () => {
     const ops = ['--data-dir', dataDir];
     const created = await cli(['keys', 'create', '--operator', '--label', 'oncall', ...ops], {});
     expect(created.code).toBe(0);
@@ -248,7 +306,9 @@ describe('configuration and errors', () => {
     const id = /operator key (\S+)/.exec(created.stdout)![1]!;
     const usage = await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${key}` } });
     expect(usage.status).toBe(200);
-    expect((await fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(403);
+    expect((await fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(
+      403,
+    );
     const listed = await cli(['keys', 'ls', ...ops], {});
     expect(listed.stdout).toMatch(new RegExp(`^${id}\t\\(operator\\)\tread,write,admin\tactive\toncall$`, 'm'));
     expect((await cli(['keys', 'revoke', id, ...ops], {})).code).toBe(0);
@@ -256,7 +316,19 @@ describe('configuration and errors', () => {
 
     const audit = await cli(['audit', '--json', '--since', '1h', ...ops], {});
     expect(audit.code).toBe(0);
-    const entries = audit.stdout.trim().split('\n').map((l) => JSON.parse(l) as { action: string; role: string; actorKind: string; target: string | null; details: Record<string, unknown> | null });
+    const entries = audit.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            action: string;
+            role: string;
+            actorKind: string;
+            target: string | null;
+            details: Record<string, unknown> | null;
+          },
+      );
     expect(entries.slice(0, 2).map((e) => [e.action, e.role, e.actorKind, e.target])).toEqual([
       ['key.revoke', 'host', 'cli', id],
       ['key.create', 'host', 'cli', id],

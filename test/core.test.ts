@@ -2,7 +2,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64, encodeBase64 } from '../src/core/base64.js';
 import { ConfigSchema, ENV_NAMES, loadConfig } from '../src/core/config.js';
-import { ArtifactError, ERROR_CODES, ERROR_STATUS, errors, isArtifactError, isErrorCode, type ErrorCode } from '../src/core/errors.js';
+import {
+  ArtifactError,
+  ERROR_CODES,
+  ERROR_STATUS,
+  errors,
+  isArtifactError,
+  isErrorCode,
+  type ErrorCode,
+} from '../src/core/errors.js';
 import { contentDisposition, decodeExtValue, headerUtf8, sanitizeFilename } from '../src/core/filename.js';
 import { sha256Hex, toHex } from '../src/core/hash.js';
 import {
@@ -74,16 +82,43 @@ describe('ids', () => {
   });
 
   it('rejects bad namespaces with bad_request', () => {
-    for (const ns of ['Bad NS', '', 'x'.repeat(65), '../x', 'a/b', 'UPPER', 'spa ce', 'emoji😀', 'a\nb', 'a:b', 'tab\t']) {
-      expect(codeOf(() => assertNamespace(ns)), JSON.stringify(ns)).toBe('bad_request');
-      expect(codeOf(() => artifactId(ns, SHA)), JSON.stringify(ns)).toBe('bad_request');
+    for (const ns of [
+      'Bad NS',
+      '',
+      'x'.repeat(65),
+      '../x',
+      'a/b',
+      'UPPER',
+      'spa ce',
+      'emoji😀',
+      'a\nb',
+      'a:b',
+      'tab\t',
+    ]) {
+      expect(
+        codeOf(() => assertNamespace(ns)),
+        JSON.stringify(ns),
+      ).toBe('bad_request');
+      expect(
+        codeOf(() => artifactId(ns, SHA)),
+        JSON.stringify(ns),
+      ).toBe('bad_request');
     }
   });
 
   it('isArtifactId / parseArtifactId read the hex part from the end', () => {
     const id = artifactId('my_tool_v2', SHA);
     expect(parseArtifactId(id)).toEqual({ namespace: 'my_tool_v2', hexPrefix: SHA.slice(0, 24) });
-    for (const bad of ['', 'art', `art_${SHA.slice(0, 23)}`, `art_${SHA.slice(0, 25)}`, `ART_${SHA.slice(0, 24)}`, `art_${SHA.slice(0, 24).toUpperCase()}`, `_${SHA.slice(0, 24)}`, `../x_${SHA.slice(0, 24)}`]) {
+    for (const bad of [
+      '',
+      'art',
+      `art_${SHA.slice(0, 23)}`,
+      `art_${SHA.slice(0, 25)}`,
+      `ART_${SHA.slice(0, 24)}`,
+      `art_${SHA.slice(0, 24).toUpperCase()}`,
+      `_${SHA.slice(0, 24)}`,
+      `../x_${SHA.slice(0, 24)}`,
+    ]) {
       expect(isArtifactId(bad), bad).toBe(false);
       expect(parseArtifactId(bad), bad).toBeUndefined();
     }
@@ -152,7 +187,7 @@ describe('decodeBase64', () => {
   it('ignores line wrapping (GitHub 60 chars with \\n, PEM-style 76 chars with \\r\\n)', () => {
     const big = randomBytes(2000);
     const b64 = Buffer.from(big).toString('base64');
-    const github = b64.match(/.{1,60}/g)!.join('\n') + '\n';
+    const github = `${b64.match(/.{1,60}/g)!.join('\n')}\n`;
     expect(github.split('\n')[0]).toHaveLength(60);
     expect(Buffer.from(decodeBase64(github).bytes).equals(big)).toBe(true);
     const pem = b64.match(/.{1,76}/g)!.join('\r\n');
@@ -188,7 +223,11 @@ describe('decodeBase64', () => {
       '%%%%',
       'aGk=aGk=',
     ];
-    for (const input of malformed) expect(codeOf(() => decodeBase64(input)), JSON.stringify(input)).toBe('bad_request');
+    for (const input of malformed)
+      expect(
+        codeOf(() => decodeBase64(input)),
+        JSON.stringify(input),
+      ).toBe('bad_request');
   });
 });
 
@@ -229,7 +268,20 @@ describe('parseRange', () => {
   });
 
   it('malformed: invalid_range carrying the size', () => {
-    for (const header of ['', 'bytes', 'bytes=', 'bytes=-', 'bytes=a-b', 'items=0-1', '0-9', 'bytes=1-2-3', 'bytes=5-2', 'bytes=0x1-2', 'bytes=1.5-2', 'bytes=0-1,a']) {
+    for (const header of [
+      '',
+      'bytes',
+      'bytes=',
+      'bytes=-',
+      'bytes=a-b',
+      'items=0-1',
+      '0-9',
+      'bytes=1-2-3',
+      'bytes=5-2',
+      'bytes=0x1-2',
+      'bytes=1.5-2',
+      'bytes=0-1,a',
+    ]) {
       let caught: unknown;
       try {
         parseRange(header, size);
@@ -279,14 +331,29 @@ describe('sanitizeFilename', () => {
   });
 
   it('refuses control characters (CR, LF, NUL, DEL, C1) with bad_request', () => {
-    for (const input of ['a\r\nb.pdf', 'evil\nSet-Cookie: x', 'a\rb', 'nul\u0000.pdf', 'tab\t.pdf', 'del\u007f', 'c1\u0085', 'dir/\nfile']) {
-      expect(codeOf(() => sanitizeFilename(input)), JSON.stringify(input)).toBe('bad_request');
+    for (const input of [
+      'a\r\nb.pdf',
+      'evil\nSet-Cookie: x',
+      'a\rb',
+      'nul\u0000.pdf',
+      'tab\t.pdf',
+      'del\u007f',
+      'c1\u0085',
+      'dir/\nfile',
+    ]) {
+      expect(
+        codeOf(() => sanitizeFilename(input)),
+        JSON.stringify(input),
+      ).toBe('bad_request');
     }
   });
 
   it('refuses bidirectional overrides and line separators that disguise an extension', () => {
     for (const input of ['invoice\u202Efdp.exe', 'a\u2066b.pdf', 'x\u200Fy.pdf', 'line\u2028sep.txt']) {
-      expect(codeOf(() => sanitizeFilename(input)), JSON.stringify(input)).toBe('bad_request');
+      expect(
+        codeOf(() => sanitizeFilename(input)),
+        JSON.stringify(input),
+      ).toBe('bad_request');
     }
     // Ordinary non-ASCII (including a zero-width joiner in an emoji sequence) stays.
     expect(sanitizeFilename('family \u{1F468}\u200D\u{1F469}.png')).toBe('family \u{1F468}\u200D\u{1F469}.png');
@@ -318,7 +385,7 @@ describe('contentDisposition', () => {
     expect(evil.startsWith('inline; filename="x_; filename=_evil.html"; filename*=')).toBe(true);
   });
 
-  it('non-ASCII names: an ASCII fallback plus filename*=UTF-8\'\'…', () => {
+  it("non-ASCII names: an ASCII fallback plus filename*=UTF-8''…", () => {
     const h = contentDisposition('attachment', 'naïve résumé.pdf');
     expect(h).toBe(`attachment; filename="na_ve r_sum_.pdf"; filename*=UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.pdf`);
     expect(decodeExtValue(/filename\*=(.*)$/.exec(h)![1]!)).toBe('naïve résumé.pdf');
@@ -328,7 +395,17 @@ describe('contentDisposition', () => {
   });
 
   it('never contains CR, LF or any non-printable byte, whatever the name', () => {
-    const names = ['a\r\nSet-Cookie: x=1', 'nul\u0000', '\u2028line sep', 'emoji 😀.png', 'tab\there', '\u0085next', 'ok.txt', '"\\"\\', 'é\r'];
+    const names = [
+      'a\r\nSet-Cookie: x=1',
+      'nul\u0000',
+      '\u2028line sep',
+      'emoji 😀.png',
+      'tab\there',
+      '\u0085next',
+      'ok.txt',
+      '"\\"\\',
+      'é\r',
+    ];
     for (const name of names) {
       for (const type of ['inline', 'attachment'] as const) {
         const h = contentDisposition(type, name);
@@ -422,14 +499,31 @@ describe('loadConfig', () => {
   });
 
   it('refuses an ARTIFACT_STORE_* variable it does not know, naming it and the closest setting', () => {
-    expect(() => loadConfig({ ARTIFACT_STORE_MAX_TTL: '60' })).toThrow('Invalid configuration:\n  ARTIFACT_STORE_MAX_TTL: not a setting. Did you mean "ARTIFACT_STORE_MAX_TTL_SECONDS"?');
-    expect(() => loadConfig({ ARTIFACT_STORE_XYZZY: '1', ARTIFACT_STORE_PORT: 'eighty' })).toThrow(/ARTIFACT_STORE_XYZZY: not a setting\.\n {2}ARTIFACT_STORE_PORT: /);
+    expect(() => loadConfig({ ARTIFACT_STORE_MAX_TTL: '60' })).toThrow(
+      'Invalid configuration:\n  ARTIFACT_STORE_MAX_TTL: not a setting. Did you mean "ARTIFACT_STORE_MAX_TTL_SECONDS"?',
+    );
+    expect(() => loadConfig({ ARTIFACT_STORE_XYZZY: '1', ARTIFACT_STORE_PORT: 'eighty' })).toThrow(
+      /ARTIFACT_STORE_XYZZY: not a setting\.\n {2}ARTIFACT_STORE_PORT: /,
+    );
     // The CLI's client commands and the dev-worker script read these; they are not service settings.
-    expect(loadConfig({ ARTIFACT_STORE_URL: 'http://x', ARTIFACT_STORE_TOKEN: 't', ARTIFACT_STORE_SESSION: 's', ARTIFACT_STORE_CONFIG: 'c.json', ARTIFACT_STORE_DEV_VARS: '.dev.vars', ARTIFACT_STORE_DEV_STATE: 'st' }).port).toBe(8787);
+    expect(
+      loadConfig({
+        ARTIFACT_STORE_URL: 'http://x',
+        ARTIFACT_STORE_TOKEN: 't',
+        ARTIFACT_STORE_SESSION: 's',
+        ARTIFACT_STORE_CONFIG: 'c.json',
+        ARTIFACT_STORE_DEV_VARS: '.dev.vars',
+        ARTIFACT_STORE_DEV_STATE: 'st',
+      }).port,
+    ).toBe(8787);
   });
 
   it('refuses an unknown key in tenant policies, naming the tenant, the key and the closest one', () => {
-    expect(() => loadConfig({ ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ acme: { maxSessionByte: 10 } }) })).toThrow('ARTIFACT_STORE_TENANT_POLICIES: tenant "acme": unknown key "maxSessionByte". Did you mean "maxSessionBytes"?');
+    expect(() =>
+      loadConfig({ ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ acme: { maxSessionByte: 10 } }) }),
+    ).toThrow(
+      'ARTIFACT_STORE_TENANT_POLICIES: tenant "acme": unknown key "maxSessionByte". Did you mean "maxSessionBytes"?',
+    );
   });
 
   it('empty variables count as unset; NODE_ENV=production implies production', () => {
@@ -473,18 +567,56 @@ describe('loadConfig', () => {
   it('refuses S3, CDN and link settings that do not fit together, naming the variable', () => {
     const cases: [Record<string, string>, string][] = [
       [{ ARTIFACT_STORE_BLOB_DRIVER: 's3' }, 'ARTIFACT_STORE_S3_BUCKET'],
-      [{ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_S3_PREFIX: 'no-slash' }, 'ARTIFACT_STORE_S3_PREFIX'],
-      [{ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_S3_ACCESS_KEY_ID: 'only-half' }, 'ARTIFACT_STORE_S3_ACCESS_KEY_ID'],
-      [{ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_CDN_URL: 'https://d1.cloudfront.net' }, 'ARTIFACT_STORE_CDN_URL'],
-      [{ ARTIFACT_STORE_CDN_URL: 'https://d1.cloudfront.net', ARTIFACT_STORE_CDN_KEY_PAIR_ID: 'K1', ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE: '/k.pem' }, 'ARTIFACT_STORE_CDN_URL'],
+      [
+        { ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_S3_PREFIX: 'no-slash' },
+        'ARTIFACT_STORE_S3_PREFIX',
+      ],
+      [
+        {
+          ARTIFACT_STORE_BLOB_DRIVER: 's3',
+          ARTIFACT_STORE_S3_BUCKET: 'b',
+          ARTIFACT_STORE_S3_ACCESS_KEY_ID: 'only-half',
+        },
+        'ARTIFACT_STORE_S3_ACCESS_KEY_ID',
+      ],
+      [
+        {
+          ARTIFACT_STORE_BLOB_DRIVER: 's3',
+          ARTIFACT_STORE_S3_BUCKET: 'b',
+          ARTIFACT_STORE_CDN_URL: 'https://d1.cloudfront.net',
+        },
+        'ARTIFACT_STORE_CDN_URL',
+      ],
+      [
+        {
+          ARTIFACT_STORE_CDN_URL: 'https://d1.cloudfront.net',
+          ARTIFACT_STORE_CDN_KEY_PAIR_ID: 'K1',
+          ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE: '/k.pem',
+        },
+        'ARTIFACT_STORE_CDN_URL',
+      ],
       [{ ARTIFACT_STORE_S3_ENDPOINT: 'not a url' }, 'ARTIFACT_STORE_S3_ENDPOINT'],
-      [{ ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS: '7200', ARTIFACT_STORE_URL_MAX_TTL_SECONDS: '3600' }, 'ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS'],
+      [
+        { ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS: '7200', ARTIFACT_STORE_URL_MAX_TTL_SECONDS: '3600' },
+        'ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS',
+      ],
       [{ ARTIFACT_STORE_URL_MAX_TTL_SECONDS: '999999999' }, 'ARTIFACT_STORE_URL_MAX_TTL_SECONDS'],
       [{ ARTIFACT_STORE_PUBLIC_URL: 'files.example.com' }, 'ARTIFACT_STORE_PUBLIC_URL'],
     ];
     for (const [env, name] of cases) expect(() => loadConfig(env), JSON.stringify(env)).toThrow(name);
-    const ok = loadConfig({ ARTIFACT_STORE_BLOB_DRIVER: 's3', ARTIFACT_STORE_S3_BUCKET: 'b', ARTIFACT_STORE_S3_ENDPOINT: 'http://127.0.0.1:9000', ARTIFACT_STORE_PUBLIC_URL: 'https://files.example.com/' });
-    expect(ok).toMatchObject({ blobDriver: 's3', s3Bucket: 'b', s3Region: 'us-east-1', s3Prefix: '', publicUrl: 'https://files.example.com' });
+    const ok = loadConfig({
+      ARTIFACT_STORE_BLOB_DRIVER: 's3',
+      ARTIFACT_STORE_S3_BUCKET: 'b',
+      ARTIFACT_STORE_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      ARTIFACT_STORE_PUBLIC_URL: 'https://files.example.com/',
+    });
+    expect(ok).toMatchObject({
+      blobDriver: 's3',
+      s3Bucket: 'b',
+      s3Region: 'us-east-1',
+      s3Prefix: '',
+      publicUrl: 'https://files.example.com',
+    });
   });
 
   it('every setting has an ARTIFACT_STORE_* variable', () => {

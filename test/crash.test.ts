@@ -26,14 +26,27 @@ async function crashAt(dataDir: string, action: 'put' | 'retention', point: stri
   await writeFile(input, bytes);
   // node itself (not the tsx wrapper), so the signal that ends it is the one seen here.
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', 'test/helpers/fault-child.ts', dataDir, action, point, input], { cwd: ROOT }, (err, _stdout, stderr) => {
-      if (err && (err as { signal?: string }).signal === 'SIGKILL') return resolve();
-      reject(new Error(`the child did not die at ${point} (${err ? `code ${(err as { code?: unknown }).code}, signal ${(err as { signal?: unknown }).signal}` : 'exit 0'}):\n${stderr.slice(-2000)}`));
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'test/helpers/fault-child.ts', dataDir, action, point, input],
+      { cwd: ROOT },
+      (err, _stdout, stderr) => {
+        if (err && (err as { signal?: string }).signal === 'SIGKILL') return resolve();
+        reject(
+          new Error(
+            `the child did not die at ${point} (${err ? `code ${(err as { code?: unknown }).code}, signal ${(err as { signal?: unknown }).signal}` : 'exit 0'}):\n${stderr.slice(-2000)}`,
+          ),
+        );
+      },
+    );
   });
 }
 
-async function bytesOf(service: ReturnType<typeof createArtifactService>, sessionId: string, id: string): Promise<Buffer> {
+async function bytesOf(
+  service: ReturnType<typeof createArtifactService>,
+  sessionId: string,
+  id: string,
+): Promise<Buffer> {
   const { body } = await service.getStream({ tenantId: 'acme', filter: { sessionId } }, id);
   return Buffer.from(await new Response(body).arrayBuffer());
 }
@@ -53,7 +66,11 @@ describe('SIGKILL at each phase boundary: the next retention run and fsck finish
     const open = () => {
       const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
       const blobs = createFsBlobStore({ root: join(dataDir, 'blobs') });
-      return { repo, blobs, service: createArtifactService({ repo, blobs, limits, policies: createPolicies(DEFAULT_POLICY) }) };
+      return {
+        repo,
+        blobs,
+        service: createArtifactService({ repo, blobs, limits, policies: createPolicies(DEFAULT_POLICY) }),
+      };
     };
 
     // Before: one artifact still held, one whose bytes nothing holds any more.
@@ -73,14 +90,21 @@ describe('SIGKILL at each phase boundary: the next retention run and fsck finish
     await new Promise((r) => setTimeout(r, 1100));
     const after = open();
     try {
-      const report = await runRetention({ repo: after.repo, blobs: after.blobs, policies: createPolicies(DEFAULT_POLICY), graceMs: 1000, now: () => Date.now() + 11 * 60_000 });
+      const report = await runRetention({
+        repo: after.repo,
+        blobs: after.blobs,
+        policies: createPolicies(DEFAULT_POLICY),
+        graceMs: 1000,
+        now: () => Date.now() + 11 * 60_000,
+      });
       expect(report.blobs.failed).toBe(0);
       const check = await fsck({ repo: after.repo, blobs: after.blobs, hash: nodeSha256, verify: true, graceMs: 1000 });
       expect(check.problems).toEqual([]);
       // Nothing still referenced was deleted.
       expect((await bytesOf(after.service, 'keep', kept.id)).equals(keptBytes)).toBe(true);
       const committed = point === 'put:after-db-commit';
-      const listed = (await after.service.list({ tenantId: 'acme', filter: { sessionId: 'crash' } }, { limit: 10 })).items;
+      const listed = (await after.service.list({ tenantId: 'acme', filter: { sessionId: 'crash' } }, { limit: 10 }))
+        .items;
       expect(listed).toHaveLength(committed ? 1 : 0);
       if (committed) expect((await bytesOf(after.service, 'crash', listed[0]!.id)).equals(newBytes)).toBe(true);
       // The unheld bytes are collected; only what is held stays on disk; no staging leftovers.
@@ -88,7 +112,13 @@ describe('SIGKILL at each phase boundary: the next retention run and fsck finish
       expect(check.checkedBlobs).toBe(committed ? 2 : 1);
       expect(await readdir(join(dataDir, 'blobs', 'tmp')).catch(() => [])).toEqual([]);
       // A second run finds nothing left to do.
-      const again = await runRetention({ repo: after.repo, blobs: after.blobs, policies: createPolicies(DEFAULT_POLICY), graceMs: 1000, now: () => Date.now() + 11 * 60_000 });
+      const again = await runRetention({
+        repo: after.repo,
+        blobs: after.blobs,
+        policies: createPolicies(DEFAULT_POLICY),
+        graceMs: 1000,
+        now: () => Date.now() + 11 * 60_000,
+      });
       expect(again.blobs.collected + again.staging.removed + again.expired.refs).toBe(0);
     } finally {
       await after.service.close();

@@ -32,14 +32,21 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   proc = spawnProcess(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/dev-worker.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), ARTIFACT_STORE_DEV_VARS: join(dir, '.dev.vars'), ARTIFACT_STORE_DEV_STATE: join(dir, 'state'), CI: 'true' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      ARTIFACT_STORE_DEV_VARS: join(dir, '.dev.vars'),
+      ARTIFACT_STORE_DEV_STATE: join(dir, 'state'),
+      CI: 'true',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout!.on('data', (b: Buffer) => (output += b.toString()));
   proc.stderr!.on('data', (b: Buffer) => (output += b.toString()));
   const deadline = Date.now() + 90_000;
   while (!/Ready on/.test(output)) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`npm run dev:worker did not start:\n${output}`);
+    if (proc.exitCode !== null || Date.now() > deadline)
+      throw new Error(`npm run dev:worker did not start:\n${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   token = /^token: (\S+)$/m.exec(output)![1]!;
@@ -55,7 +62,11 @@ describe('npm run dev:worker', () => {
     expect(readFileSync(join(dir, '.dev.vars'), 'utf8')).toMatch(/^ARTIFACT_STORE_JWT_SECRETS=dev:[A-Za-z0-9_-]{43}$/m);
     expect(output).toMatch(/0007_d1_put_scratch\.sql/);
     const auth = { Authorization: `Bearer ${token}` };
-    const put = await fetch(`${base}/v1/artifacts`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json', 'X-Artifact-Ttl': '60' }, body: '{"rows":[1,2,3]}' });
+    const put = await fetch(`${base}/v1/artifacts`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', 'X-Artifact-Ttl': '60' },
+      body: '{"rows":[1,2,3]}',
+    });
     expect(put.status).toBe(201);
     const ref = (await put.json()) as { id: string; sha256: string };
     const back = await fetch(`${base}/v1/artifacts/${ref.id}`, { headers: auth });

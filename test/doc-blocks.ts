@@ -174,6 +174,8 @@ export function writeExampleBlocks(): string[] {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--write')) {
   const changed = writeExampleBlocks();
-  const done = changed.length ? `rewrote the example blocks of ${changed.join(', ')}` : 'every example block matches its region';
+  const done = changed.length
+    ? `rewrote the example blocks of ${changed.join(', ')}`
+    : 'every example block matches its region';
   console.log(done);
 }

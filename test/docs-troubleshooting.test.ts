@@ -66,12 +66,16 @@ describe('docs/troubleshooting.md', () => {
     const server: RunningServer = await startServer(config);
     try {
       const elsewhere = await cli(['token'], scratchDir());
-      const list = (token: string) => fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
+      const list = (token: string) =>
+        fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
       const res = await list(elsewhere.stdout.trim());
       expect(res.status).toBe(401);
       expect(await res.text()).toMatch(quoted('The token signature is invalid'));
       // The fix the page gives: the same folder, or --data-dir.
-      for (const ok of [await cli(['token'], here), await cli(['token', '--data-dir', join(here, 'data')], scratchDir())]) {
+      for (const ok of [
+        await cli(['token'], here),
+        await cli(['token', '--data-dir', join(here, 'data')], scratchDir()),
+      ]) {
         expect((await list(ok.stdout.trim())).status).toBe(200);
       }
     } finally {
@@ -92,7 +96,9 @@ describe('docs/troubleshooting.md', () => {
       proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
       proc.on('exit', () => ok(err));
     });
-    expect(run.replace(`${project}/node_modules/`, '…/')).toMatch(quoted('Cannot find artifact-store/client from a clone'));
+    expect(run.replace(`${project}/node_modules/`, '…/')).toMatch(
+      quoted('Cannot find artifact-store/client from a clone'),
+    );
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     for (const entry of Object.values(manifest.exports as Record<string, { import: string }>)) {
       expect(entry.import).toMatch(/^\.\/dist\//);
@@ -102,7 +108,9 @@ describe('docs/troubleshooting.md', () => {
   it('blobs stored after a backup are orphan_bytes after a restore; --repair removes them past the grace period', async () => {
     const cwd = scratchDir();
     const data = join(cwd, 'data');
-    const server = await startServer(loadConfig({}, { port: 0, dataDir: data, logLevel: 'silent', env: 'development' }));
+    const server = await startServer(
+      loadConfig({}, { port: 0, dataDir: data, logLevel: 'silent', env: 'development' }),
+    );
     const put = async (byte: number) => {
       const body = new Uint8Array(1024).fill(byte);
       const headers = { Authorization: `Bearer ${server.token}` };
@@ -136,7 +144,6 @@ describe('docs/troubleshooting.md', () => {
     expect(repaired.code).toBe(0);
     const clean = await cli(['fsck', '--verify'], cwd);
     expect(clean.stdout).toMatch(/^fsck: 2 blob rows, 2 stored blobs checked; 0 problems, 0 unresolved$/m);
-
   }, 60_000);
 
   it('the fs driver answers POST /v1/uploads with 400 direct_uploads_unavailable, in the words the page quotes', async () => {
@@ -146,13 +153,19 @@ describe('docs/troubleshooting.md', () => {
       const res = await fetch(`${server.url}/v1/uploads`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ sizeBytes: 3, sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' }),
+        body: JSON.stringify({
+          sizeBytes: 3,
+          sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+        }),
       });
       expect(res.status).toBe(400);
       const body = (await res.json()) as { message: string; details: { reason: string } };
       expect(body.details.reason).toBe('direct_uploads_unavailable');
       const section = page.slice(page.indexOf('## Direct uploads answer 400 on the fs driver'));
-      const quote = [...section.matchAll(/^> (.+)$/gm)].slice(0, 2).map((m) => m[1]).join(' ');
+      const quote = [...section.matchAll(/^> (.+)$/gm)]
+        .slice(0, 2)
+        .map((m) => m[1])
+        .join(' ');
       expect(body.message).toBe(quote);
     } finally {
       await server.close();
@@ -160,7 +173,9 @@ describe('docs/troubleshooting.md', () => {
   }, 30_000);
 
   it('an unknown ARTIFACT_STORE_* variable stops the start, naming the setting meant', async () => {
-    const out = await cli(['serve', '--port', '0', '--data-dir', join(scratchDir(), 'data')], ROOT, { ARTIFACT_STORE_PROT: '1' });
+    const out = await cli(['serve', '--port', '0', '--data-dir', join(scratchDir(), 'data')], ROOT, {
+      ARTIFACT_STORE_PROT: '1',
+    });
     expect(out.code).not.toBe(0);
     expect(out.stderr).toMatch(quoted('The service refuses to start: Invalid configuration'));
   }, 30_000);

@@ -170,7 +170,12 @@ async function serveIn(overrides: Parameters<typeof loadConfig>[1] = {}) {
   return { cwd, server };
 }
 
-async function put(s: RunningServer, token: string, body: Uint8Array<ArrayBuffer> | string, more: Record<string, string> = {}) {
+async function put(
+  s: RunningServer,
+  token: string,
+  body: Uint8Array<ArrayBuffer> | string,
+  more: Record<string, string> = {},
+) {
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', ...more };
   const res = await fetch(`${s.url}/v1/artifacts`, { method: 'POST', headers, body });
   expect(res.status).toBe(201);
@@ -203,7 +208,11 @@ describe('docs/cli.md', () => {
     );
     const out = await runBash(CLI_SHIM + script, { cwd });
     const printed = JSON.parse(out.slice(0, out.indexOf('\n}') + 2));
-    expect(printed).toMatchObject({ filename: 'report.pdf', mimeType: 'application/pdf', scope: { sessionId: 's-42' } });
+    expect(printed).toMatchObject({
+      filename: 'report.pdf',
+      mimeType: 'application/pdf',
+      scope: { sessionId: 's-42' },
+    });
     expect(out).toMatch(/^art_[0-9a-f]{24}\s+rows\.json\s+application\/json/m);
     expect(readFileSync(join(cwd, 'copy.pdf'))).toEqual(readFileSync(join(cwd, 'report.pdf')));
     expect(out).toMatch(new RegExp(`^${s.url}/v1/download/art_[0-9a-f]{24}\\?tenant=dev&`, 'm'));
@@ -250,7 +259,9 @@ describe('docs/operations.md', () => {
 
     // The service comes back on the restored data, and the dev token still works.
     const again = await serveIn({ dataDir: join(cwd, 'data') });
-    const res = await fetch(`${again.server.url}/v1/artifacts/${a.id}`, { headers: { Authorization: `Bearer ${s.token}` } });
+    const res = await fetch(`${again.server.url}/v1/artifacts/${a.id}`, {
+      headers: { Authorization: `Bearer ${s.token}` },
+    });
     expect(res.status).toBe(200);
     expect(new Uint8Array(await res.arrayBuffer())).toEqual(new Uint8Array(1024).fill(1));
   }, 60_000);
@@ -258,65 +269,84 @@ describe('docs/operations.md', () => {
 
 describe('docs/http-api.md', () => {
   const curlNote = hasCurl ? '' : ' (skipped: curl not installed)';
-  it.skipIf(!hasCurl)(`the event stream shows what the page shows${curlNote}`, async () => {
-    const { cwd, server: s } = await serveIn();
-    const block = runBlock('docs/http-api.md', 'events-stream');
-    const env = { ...process.env, API: s.url, ARTIFACT_STORE_TOKEN: s.token };
-    const proc = spawnProcess<ChildProcessByStdio<null, Readable, null>>('bash', ['-c', block], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    try {
-      for (let i = 0; i < 100 && !out.includes('data\n\n'); i++) await new Promise((r) => setTimeout(r, 50));
-      await put(s, s.token, 'hello', { 'Content-Type': 'text/plain' });
-      const event = /event: artifact\.stored\ndata: .*\nid: \d+\n/;
-      for (let i = 0; i < 100 && !event.test(out); i++) await new Promise((r) => setTimeout(r, 50));
-    } finally {
-      await stopProcess(proc, { signal: 'SIGKILL' });
-    }
-    const shown = shownOutput(block)
-      .split('\n')
-      .map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/…/g, '.*?').replace(/^id: \d+$/, 'id: \\d+'))
-      .join('\n');
-    expect(out).toMatch(new RegExp(`^${shown}`));
-  }, 30_000);
+  it.skipIf(!hasCurl)(
+    `the event stream shows what the page shows${curlNote}`,
+    async () => {
+      const { cwd, server: s } = await serveIn();
+      const block = runBlock('docs/http-api.md', 'events-stream');
+      const env = { ...process.env, API: s.url, ARTIFACT_STORE_TOKEN: s.token };
+      const proc = spawnProcess<ChildProcessByStdio<null, Readable, null>>('bash', ['-c', block], {
+        cwd,
+        env,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      let out = '';
+      proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      try {
+        for (let i = 0; i < 100 && !out.includes('data\n\n'); i++) await new Promise((r) => setTimeout(r, 50));
+        await put(s, s.token, 'hello', { 'Content-Type': 'text/plain' });
+        const event = /event: artifact\.stored\ndata: .*\nid: \d+\n/;
+        for (let i = 0; i < 100 && !event.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        await stopProcess(proc, { signal: 'SIGKILL' });
+      }
+      const shown = shownOutput(block)
+        .split('\n')
+        .map((l) =>
+          l
+            .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+            .replace(/…/g, '.*?')
+            .replace(/^id: \d+$/, 'id: \\d+'),
+        )
+        .join('\n');
+      expect(out).toMatch(new RegExp(`^${shown}`));
+    },
+    30_000,
+  );
 });
 
 describeS3('docs/s3-and-cdn.md', () => {
   const target = s3TestTarget();
-  it.skipIf(!hasCurl)('a direct upload with curl: begin, PUT straight to S3, complete', async () => {
-    const bucket = await createTestBucket(target!, 'docs');
-    try {
-      const { cwd, server: s } = await serveIn({
-        env: 'test',
-        blobDriver: 's3',
-        s3Bucket: bucket.bucket,
-        s3Region: target!.region,
-        s3Endpoint: target!.endpoint,
-        s3ForcePathStyle: target!.forcePathStyle ? 'true' : 'false',
-        s3AccessKeyId: target!.accessKeyId,
-        s3SecretAccessKey: target!.secretAccessKey,
-      });
-      const bytes = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) % 251);
-      writeFileSync(join(cwd, 'big.zip'), bytes);
-      const env = { API: s.url, ARTIFACT_STORE_TOKEN: s.token };
-      const out = await runBash(runBlock('docs/s3-and-cdn.md', 'direct-upload'), { cwd, env });
-      const ref = JSON.parse(out.trim().split('\n').pop()!) as { id: string; filename: string; sizeBytes: number };
-      expect(ref).toMatchObject({ filename: 'big.zip', sizeBytes: bytes.byteLength });
-      const res = await fetch(`${s.url}/v1/artifacts/${ref.id}`, { headers: { Authorization: `Bearer ${s.token}` } });
-      expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
-      await s.close();
-      server = undefined;
-    } finally {
-      await bucket.cleanup();
-    }
-  }, 60_000);
+  it.skipIf(!hasCurl)(
+    'a direct upload with curl: begin, PUT straight to S3, complete',
+    async () => {
+      const bucket = await createTestBucket(target!, 'docs');
+      try {
+        const { cwd, server: s } = await serveIn({
+          env: 'test',
+          blobDriver: 's3',
+          s3Bucket: bucket.bucket,
+          s3Region: target!.region,
+          s3Endpoint: target!.endpoint,
+          s3ForcePathStyle: target!.forcePathStyle ? 'true' : 'false',
+          s3AccessKeyId: target!.accessKeyId,
+          s3SecretAccessKey: target!.secretAccessKey,
+        });
+        const bytes = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) % 251);
+        writeFileSync(join(cwd, 'big.zip'), bytes);
+        const env = { API: s.url, ARTIFACT_STORE_TOKEN: s.token };
+        const out = await runBash(runBlock('docs/s3-and-cdn.md', 'direct-upload'), { cwd, env });
+        const ref = JSON.parse(out.trim().split('\n').pop()!) as { id: string; filename: string; sizeBytes: number };
+        expect(ref).toMatchObject({ filename: 'big.zip', sizeBytes: bytes.byteLength });
+        const res = await fetch(`${s.url}/v1/artifacts/${ref.id}`, { headers: { Authorization: `Bearer ${s.token}` } });
+        expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
+        await s.close();
+        server = undefined;
+      } finally {
+        await bucket.cleanup();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('the examples the docs show run', () => {
   it('examples/mcp-resources.ts reads a blob resource into the store, then from the cache', async () => {
     const out = await runExample('mcp-resources.ts');
     expect(out).toContain('1 resource(s), 1 template(s)');
-    expect(out).toMatch(/stored files\.resources_read_[0-9a-f]{24} \(application\/pdf, 50009 B\), from the cache: false/);
+    expect(out).toMatch(
+      /stored files\.resources_read_[0-9a-f]{24} \(application\/pdf, 50009 B\), from the cache: false/,
+    );
     expect(out).toContain('read again: from the cache = true');
     expect(out).toMatch(/subscribe: \{"subscribed":false,"reason":"files does not offer resource subscriptions/);
     expect(out).toContain('planner tools: files.resources_list, files.resources_templates_list, files.resources_read');

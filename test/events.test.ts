@@ -20,7 +20,9 @@ afterEach(async () => {
 async function serve(env: Record<string, string> = {}): Promise<{ server: RunningServer; dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'artifact-events-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const server = await startServer(loadConfig(env, { port: 0, dataDir, env: 'test', logLevel: 'silent', shutdownGraceMs: 2000 }));
+  const server = await startServer(
+    loadConfig(env, { port: 0, dataDir, env: 'test', logLevel: 'silent', shutdownGraceMs: 2000 }),
+  );
   cleanups.push(() => server.close());
   return { server, dataDir };
 }
@@ -41,7 +43,8 @@ function collect(iterable: AsyncIterable<ArtifactEvent>) {
     async next(n: number, timeoutMs = 10_000): Promise<ArtifactEvent[]> {
       const deadline = Date.now() + timeoutMs;
       while (got.length < n) {
-        if (Date.now() > deadline) throw new Error(`waited for ${n} events, got ${got.length}: ${got.map((e) => e.type).join(', ')}`);
+        if (Date.now() > deadline)
+          throw new Error(`waited for ${n} events, got ${got.length}: ${got.map((e) => e.type).join(', ')}`);
         await new Promise<void>((r) => {
           wake = r;
           setTimeout(r, 100);
@@ -53,7 +56,9 @@ function collect(iterable: AsyncIterable<ArtifactEvent>) {
 }
 
 describe('GET /v1/events through the SDK', () => {
-  it('streams stored, deleted and expired events of the caller\'s session, including a retention run by another process', { timeout: 30_000 }, async () => {
+  it("streams stored, deleted and expired events of the caller's session, including a retention run by another process", {
+    timeout: 30_000,
+  }, async () => {
     const { server, dataDir } = await serve();
     const s1 = await server.mintToken({ tenant: 'acme', sub: 'u', session: 's1', perms: ['read', 'write'] });
     const s2 = await server.mintToken({ tenant: 'acme', sub: 'u', session: 's2', perms: ['read', 'write'] });
@@ -76,7 +81,12 @@ describe('GET /v1/events through the SDK', () => {
     await new Promise((r) => setTimeout(r, 1100));
     const cli = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
     try {
-      const report = await runRetention({ repo: cli, blobs: createFsBlobStore({ root: join(dataDir, 'blobs') }), policies: policiesOf(loadConfig({})), graceMs: 3_600_000 });
+      const report = await runRetention({
+        repo: cli,
+        blobs: createFsBlobStore({ root: join(dataDir, 'blobs') }),
+        policies: policiesOf(loadConfig({})),
+        graceMs: 3_600_000,
+      });
       expect(report.expired.refs).toBe(1);
     } finally {
       await cli.close();
@@ -90,7 +100,13 @@ describe('GET /v1/events through the SDK', () => {
       ['artifact.expired', brief.id],
     ]);
     // The ArtifactRef as it was, never bytes.
-    expect(events[0]!.ref).toMatchObject({ id: kept.id, filename: 'kept.txt', mimeType: 'text/plain; charset=utf-8', sizeBytes: 4, scope: { tenantId: 'acme', sessionId: 's1' } });
+    expect(events[0]!.ref).toMatchObject({
+      id: kept.id,
+      filename: 'kept.txt',
+      mimeType: 'text/plain; charset=utf-8',
+      sizeBytes: 4,
+      scope: { tenantId: 'acme', sessionId: 's1' },
+    });
     expect(Object.keys(events[0]!).sort()).toEqual(['at', 'id', 'ref', 'type']);
     expect(JSON.stringify(events)).not.toContain('kept"');
     // Session s2 saw only its own put.
@@ -129,7 +145,9 @@ describe('GET /v1/events through the SDK', () => {
     await b.done;
   });
 
-  it('reconnects by itself after the service restarts, and misses nothing written meanwhile', { timeout: 30_000 }, async () => {
+  it('reconnects by itself after the service restarts, and misses nothing written meanwhile', {
+    timeout: 30_000,
+  }, async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'artifact-events-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const config = { dataDir, env: 'development' as const, logLevel: 'silent' as const, shutdownGraceMs: 2000 };
@@ -146,7 +164,11 @@ describe('GET /v1/events through the SDK', () => {
     // The service goes away; a change happens while it is down (another process, same database).
     await first.close();
     const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
-    const offline = createArtifactService({ repo, blobs: createFsBlobStore({ root: join(dataDir, 'blobs') }), limits: { maxArtifactBytes: 1 << 20, defaultTtlSeconds: 3600, maxTtlSeconds: 3600, touchFlushMs: 0 } });
+    const offline = createArtifactService({
+      repo,
+      blobs: createFsBlobStore({ root: join(dataDir, 'blobs') }),
+      limits: { maxArtifactBytes: 1 << 20, defaultTtlSeconds: 3600, maxTtlSeconds: 3600, touchFlushMs: 0 },
+    });
     const during = await offline.putText({ tenantId: 'dev', sessionId: 's1' }, 'while down');
     await offline.close();
     await repo.close();
@@ -160,16 +182,23 @@ describe('GET /v1/events through the SDK', () => {
     await stream.done;
   });
 
-  it('sends heartbeats on an idle stream, refuses a bad Last-Event-ID, and needs a token', { timeout: 30_000 }, async () => {
+  it('sends heartbeats on an idle stream, refuses a bad Last-Event-ID, and needs a token', {
+    timeout: 30_000,
+  }, async () => {
     const { server } = await serve({ ARTIFACT_STORE_EVENTS_HEARTBEAT_SECONDS: '1' });
     const token = await server.mintToken({ tenant: 'acme', perms: ['read'] });
     expect((await fetch(`${server.url}/v1/events`)).status).toBe(401);
-    const bad = await fetch(`${server.url}/v1/events`, { headers: { Authorization: `Bearer ${token}`, 'Last-Event-ID': 'yesterday' } });
+    const bad = await fetch(`${server.url}/v1/events`, {
+      headers: { Authorization: `Bearer ${token}`, 'Last-Event-ID': 'yesterday' },
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { code: string }).code).toBe('bad_request');
 
     const abort = new AbortController();
-    const res = await fetch(`${server.url}/v1/events`, { headers: { Authorization: `Bearer ${token}` }, signal: abort.signal });
+    const res = await fetch(`${server.url}/v1/events`, {
+      headers: { Authorization: `Bearer ${token}` },
+      signal: abort.signal,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -183,7 +212,12 @@ describe('GET /v1/events through the SDK', () => {
 });
 
 /** Reads an SSE stream for a while and returns its events' data (without the id-only positions). */
-async function readEvents(url: string, token: string, until: (events: Record<string, any>[]) => boolean, timeoutMs = 10_000): Promise<Record<string, any>[]> {
+async function readEvents(
+  url: string,
+  token: string,
+  until: (events: Record<string, any>[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<Record<string, any>[]> {
   const controller = new AbortController();
   const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` }, signal: controller.signal });
   expect(res.status).toBe(200);
@@ -213,16 +247,22 @@ async function readEvents(url: string, token: string, until: (events: Record<str
 }
 
 describe('event streams by role', () => {
-  it("an operator streams every tenant's events and the audit trail; a tenant's admin its tenant's, audit included when asked; agents no audit", { timeout: 30_000 }, async () => {
+  it("an operator streams every tenant's events and the audit trail; a tenant's admin its tenant's, audit included when asked; agents no audit", {
+    timeout: 30_000,
+  }, async () => {
     const { server } = await serve();
     const { key: operator } = await issueApiKey(server.repo, { operator: true });
     const acmeAdmin = await server.mintToken({ tenant: 'acme', sub: 'boss', perms: ['read', 'write', 'admin'] });
     const acmeAgent = await server.mintToken({ tenant: 'acme', sub: 'agent', perms: ['read', 'write'] });
     const betaAdmin = await server.mintToken({ tenant: 'beta', sub: 'boss', perms: ['read', 'write', 'admin'] });
-    const summary = (events: Record<string, any>[]) => events.map((e) => (e.ref ? `${e.type} ${e.ref.scope.tenantId}` : `${e.type} ${e.audit.action} ${e.audit.tenantId || '(service)'}`));
+    const summary = (events: Record<string, any>[]) =>
+      events.map((e) =>
+        e.ref ? `${e.type} ${e.ref.scope.tenantId}` : `${e.type} ${e.audit.action} ${e.audit.tenantId || '(service)'}`,
+      );
     // Each stream reads until the last put it can see (the outbox is in order): anything it should
     // not see would have come before.
-    const upTo = (n: number) => (events: Record<string, any>[]) => events.filter((e) => e.ref?.filename === 'last').length >= n;
+    const upTo = (n: number) => (events: Record<string, any>[]) =>
+      events.filter((e) => e.ref?.filename === 'last').length >= n;
 
     const streams = {
       operator: readEvents(`${server.url}/v1/events?audit=true`, operator, upTo(2)),
@@ -233,24 +273,62 @@ describe('event streams by role', () => {
       betaAdmin: readEvents(`${server.url}/v1/events?audit=true`, betaAdmin, upTo(1)),
     };
     await new Promise((r) => setTimeout(r, 500));
-    const put = async (token: string, body: string, filename = 'thing') => (await (await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/plain', 'X-Artifact-Filename': filename }, body })).json()) as { id: string };
+    const put = async (token: string, body: string, filename = 'thing') =>
+      (await (
+        await fetch(`${server.url}/v1/artifacts`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/plain', 'X-Artifact-Filename': filename },
+          body,
+        })
+      ).json()) as { id: string };
     const a = await put(acmeAgent, 'acme thing');
     await put(betaAdmin, 'beta thing');
-    expect((await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${acmeAdmin}` } })).status).toBe(200);
-    expect((await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${operator}` } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, {
+          method: 'DELETE',
+          headers: { Authorization: `Bearer ${acmeAdmin}` },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await fetch(`${server.url}/v1/admin/retention`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${operator}` },
+        })
+      ).status,
+    ).toBe(200);
     await put(acmeAgent, 'acme last', 'last');
     await put(betaAdmin, 'beta last', 'last');
 
-    const got = Object.fromEntries(await Promise.all(Object.entries(streams).map(async ([k, p]) => [k, summary(await p)])));
+    const got = Object.fromEntries(
+      await Promise.all(Object.entries(streams).map(async ([k, p]) => [k, summary(await p)])),
+    );
     const lastOf = (t: string) => `artifact.stored ${t}`;
-    expect(got.operator).toEqual(['artifact.stored acme', 'artifact.stored beta', 'artifact.deleted acme', 'audit.recorded artifact.purge acme', 'audit.recorded retention.run (service)', lastOf('acme'), lastOf('beta')]);
+    expect(got.operator).toEqual([
+      'artifact.stored acme',
+      'artifact.stored beta',
+      'artifact.deleted acme',
+      'audit.recorded artifact.purge acme',
+      'audit.recorded retention.run (service)',
+      lastOf('acme'),
+      lastOf('beta'),
+    ]);
     expect(got.operatorBeta).toEqual(['artifact.stored beta', lastOf('beta')]);
-    expect(got.acmeAdmin).toEqual(['artifact.stored acme', 'artifact.deleted acme', 'audit.recorded artifact.purge acme', lastOf('acme')]);
+    expect(got.acmeAdmin).toEqual([
+      'artifact.stored acme',
+      'artifact.deleted acme',
+      'audit.recorded artifact.purge acme',
+      lastOf('acme'),
+    ]);
     expect(got.acmeAdminPlain).toEqual(['artifact.stored acme', 'artifact.deleted acme', lastOf('acme')]);
     expect(got.acmeAgent).toEqual(['artifact.stored acme', 'artifact.deleted acme', lastOf('acme')]);
     expect(got.betaAdmin).toEqual(['artifact.stored beta', lastOf('beta')]);
     // An agent may not ask for the audit trail.
-    const refused = await fetch(`${server.url}/v1/events?audit=true`, { headers: { Authorization: `Bearer ${acmeAgent}` } });
+    const refused = await fetch(`${server.url}/v1/events?audit=true`, {
+      headers: { Authorization: `Bearer ${acmeAgent}` },
+    });
     expect(refused.status).toBe(403);
   });
 });

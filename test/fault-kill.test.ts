@@ -29,11 +29,17 @@ afterAll(async () => {
 });
 
 describe('kills during concurrent uploads', () => {
-  it(`acknowledged uploads survive SIGKILL at random moments, and fsck is clean after one retention run (seed ${SEED}; replay with FAULT_SEED=${SEED})`, { timeout: 120_000 }, async () => {
+  it(`acknowledged uploads survive SIGKILL at random moments, and fsck is clean after one retention run (seed ${SEED}; replay with FAULT_SEED=${SEED})`, {
+    timeout: 120_000,
+  }, async () => {
     const rand = rng(SEED);
     const dataDir = await mkdtemp(join(tmpdir(), 'artifact-kill-'));
     dirs.push(dataDir);
-    const env = { ARTIFACT_STORE_ENV: 'development', ARTIFACT_STORE_GC_GRACE_SECONDS: '1', ARTIFACT_STORE_MAX_ARTIFACT_BYTES: String(4 * 1024 * 1024) };
+    const env = {
+      ARTIFACT_STORE_ENV: 'development',
+      ARTIFACT_STORE_GC_GRACE_SECONDS: '1',
+      ARTIFACT_STORE_MAX_ARTIFACT_BYTES: String(4 * 1024 * 1024),
+    };
     const acknowledged = new Map<string, string>(); // id -> sha256 of the bytes sent
     let refused = 0;
     let cut = 0;
@@ -45,7 +51,8 @@ describe('kills during concurrent uploads', () => {
         return server.token;
       })();
       const uploads = Array.from({ length: UPLOADS_PER_ROUND }, (_, i) => {
-        const size = rand() < 0.2 ? 1024 * 1024 + Math.floor(rand() * 1024 * 1024) : 1024 + Math.floor(rand() * 64 * 1024);
+        const size =
+          rand() < 0.2 ? 1024 * 1024 + Math.floor(rand() * 1024 * 1024) : 1024 + Math.floor(rand() * 64 * 1024);
         const bytes = randomBytes(size);
         const sha = createHash('sha256').update(bytes).digest('hex');
         const declare = rand() < 0.5;
@@ -53,7 +60,13 @@ describe('kills during concurrent uploads', () => {
           try {
             const res = await fetch(`${server.url}/v1/artifacts`, {
               method: 'POST',
-              headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', 'X-Artifact-Session': 'load', 'X-Artifact-Filename': `r${round}-${i}.bin`, ...(declare ? { 'X-Artifact-Sha256': sha } : {}) },
+              headers: {
+                Authorization: `Bearer ${token}`,
+                'Content-Type': 'application/octet-stream',
+                'X-Artifact-Session': 'load',
+                'X-Artifact-Filename': `r${round}-${i}.bin`,
+                ...(declare ? { 'X-Artifact-Sha256': sha } : {}),
+              },
               body: bytes,
             });
             const body = (await res.json()) as { id?: string; sha256?: string };
@@ -90,7 +103,9 @@ describe('kills during concurrent uploads', () => {
       expect(check.problems).toEqual([]);
       for (const [id, sha] of acknowledged) {
         const { body } = await service.getStream({ tenantId: 'dev', filter: { sessionId: 'load' } }, id);
-        const got = createHash('sha256').update(Buffer.from(await new Response(body).arrayBuffer())).digest('hex');
+        const got = createHash('sha256')
+          .update(Buffer.from(await new Response(body).arrayBuffer()))
+          .digest('hex');
         expect(got, id).toBe(sha);
       }
     } finally {

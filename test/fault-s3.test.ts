@@ -34,7 +34,9 @@ const hasRadosgw = spawnSync('sh', ['-c', 'command -v radosgw'], { stdio: 'ignor
 
 function rgw(command: 'start' | 'stop' | 'gateway-kill' | 'gateway-start', dir: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('bash', [RGW_SCRIPT, command, dir], { timeout: 240_000 }, (err, stdout, stderr) => (err ? reject(new Error(`rgw.sh ${command} failed: ${stderr}`)) : resolve(stdout)));
+    execFile('bash', [RGW_SCRIPT, command, dir], { timeout: 240_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`rgw.sh ${command} failed: ${stderr}`)) : resolve(stdout),
+    );
   });
 }
 
@@ -44,7 +46,8 @@ function describeWithRgw(name: string, fn: () => void): void {
     describe(name, fn);
     return;
   }
-  const reason = 'radosgw is not installed (Debian/Ubuntu: apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common)';
+  const reason =
+    'radosgw is not installed (Debian/Ubuntu: apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common)';
   if (process.env.CI === 'true') {
     describe(name, () => {
       it('has Ceph RGW to kill and restart', () => {
@@ -67,7 +70,10 @@ describeWithRgw('the S3 backend killed and restarted under load', () => {
   beforeAll(async () => {
     rgwDir = await mkdtemp(join(tmpdir(), 'artifact-fault-rgw-'));
     dataDir = await mkdtemp(join(tmpdir(), 'artifact-fault-s3-'));
-    const info = JSON.parse((await rgw('start', rgwDir)).trim().split('\n').pop()!) as Omit<S3TargetInfo, 'name' | 'forcePathStyle'>;
+    const info = JSON.parse((await rgw('start', rgwDir)).trim().split('\n').pop()!) as Omit<
+      S3TargetInfo,
+      'name' | 'forcePathStyle'
+    >;
     target = { ...info, name: 'private Ceph RGW', forcePathStyle: true };
     ({ bucket, cleanup: dropBucket } = await createTestBucket(target, 'fault'));
     server = await startCliServer(dataDir, {
@@ -92,7 +98,9 @@ describeWithRgw('the S3 backend killed and restarted under load', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 120_000);
 
-  it(`answers 503 with Retry-After and never a reset while S3 is down, recovers when it is back, loses nothing acknowledged, and fsck is clean after one retention run (seed ${SEED}; FAULT_SEED replays it)`, { timeout: 240_000 }, async () => {
+  it(`answers 503 with Retry-After and never a reset while S3 is down, recovers when it is back, loses nothing acknowledged, and fsck is clean after one retention run (seed ${SEED}; FAULT_SEED replays it)`, {
+    timeout: 240_000,
+  }, async () => {
     const rand = rng(SEED);
     const s = server!;
     const auth = { Authorization: `Bearer ${s.token}` };
@@ -118,17 +126,29 @@ describeWithRgw('the S3 backend killed and restarted under load', () => {
       while (Date.now() < stopAt) {
         try {
           if (acknowledged.size === 0 || rand() < 0.5) {
-            const bytes = randomBytes(rand() < 0.1 ? 256 * 1024 + Math.floor(rand() * 768 * 1024) : 1024 + Math.floor(rand() * 63 * 1024));
+            const bytes = randomBytes(
+              rand() < 0.1 ? 256 * 1024 + Math.floor(rand() * 768 * 1024) : 1024 + Math.floor(rand() * 63 * 1024),
+            );
             const sha = createHash('sha256').update(bytes).digest('hex');
             const declare = rand() < 0.5;
             const putPhase = phase;
-            const res = await fetch(`${s.url}/v1/artifacts`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/octet-stream', 'X-Artifact-Session': 'load', ...(declare ? { 'X-Artifact-Sha256': sha } : {}) }, body: bytes });
+            const res = await fetch(`${s.url}/v1/artifacts`, {
+              method: 'POST',
+              headers: {
+                ...auth,
+                'Content-Type': 'application/octet-stream',
+                'X-Artifact-Session': 'load',
+                ...(declare ? { 'X-Artifact-Sha256': sha } : {}),
+              },
+              body: bytes,
+            });
             record(res, 'put');
             const body = (await res.json()) as { id?: string; sha256?: string };
             if (res.status === 201) {
               if (body.sha256 !== sha) corrupt.push(`put ${body.id}: acknowledged sha ${body.sha256}, sent ${sha}`);
               acknowledged.set(body.id!, sha);
-              if ((putPhase === 'restarting' || putPhase === 'after') && recoveredAt === undefined) recoveredAt = Date.now();
+              if ((putPhase === 'restarting' || putPhase === 'after') && recoveredAt === undefined)
+                recoveredAt = Date.now();
             }
           } else {
             const ids = [...acknowledged.keys()];
@@ -136,7 +156,8 @@ describeWithRgw('the S3 backend killed and restarted under load', () => {
             const res = await fetch(`${s.url}/v1/artifacts/${id}`, { headers: auth });
             record(res, 'get');
             const bytes = Buffer.from(await res.arrayBuffer());
-            if (res.status === 200 && createHash('sha256').update(bytes).digest('hex') !== acknowledged.get(id)) corrupt.push(`get ${id}: bytes differ`);
+            if (res.status === 200 && createHash('sha256').update(bytes).digest('hex') !== acknowledged.get(id))
+              corrupt.push(`get ${id}: bytes differ`);
           }
         } catch (err) {
           const cause = (err as { cause?: { code?: string; message?: string } }).cause;
@@ -166,20 +187,34 @@ describeWithRgw('the S3 backend killed and restarted under load', () => {
       await Promise.all(loops);
     }
 
-    const summary = JSON.stringify({ answers, acknowledged: acknowledged.size, gatewayStartMs: restartedAt - restartBegan, firstPutAfterStartMs: recoveredAt === undefined ? null : recoveredAt - restartBegan, resets: resets.length });
+    const summary = JSON.stringify({
+      answers,
+      acknowledged: acknowledged.size,
+      gatewayStartMs: restartedAt - restartBegan,
+      firstPutAfterStartMs: recoveredAt === undefined ? null : recoveredAt - restartBegan,
+      resets: resets.length,
+    });
     console.info(`S3 outage under load: ${summary}`);
     expect(resets, summary).toEqual([]);
     expect(unexpected, summary).toEqual([]);
     expect(corrupt, summary).toEqual([]);
     expect(answers.before['201'] ?? 0, summary).toBeGreaterThan(0);
     expect(answers.down['503'] ?? 0, summary).toBeGreaterThan(0); // the outage was seen, as 503s
-    expect(recoveredAt, `no put succeeded within ${RECOVERY_BOUND_MS / 1000} s of the gateway answering again: ${summary}`).toBeDefined();
+    expect(
+      recoveredAt,
+      `no put succeeded within ${RECOVERY_BOUND_MS / 1000} s of the gateway answering again: ${summary}`,
+    ).toBeDefined();
 
     // Everything acknowledged reads back through the same service, which was never restarted.
     for (const [id, sha] of acknowledged) {
       const res = await fetch(`${s.url}/v1/artifacts/${id}`, { headers: auth });
       expect(res.status, id).toBe(200);
-      expect(createHash('sha256').update(Buffer.from(await res.arrayBuffer())).digest('hex'), id).toBe(sha);
+      expect(
+        createHash('sha256')
+          .update(Buffer.from(await res.arrayBuffer()))
+          .digest('hex'),
+        id,
+      ).toBe(sha);
     }
 
     // Past the grace period of puts that died after pinning, one retention run, then fsck --verify.

@@ -19,7 +19,9 @@ export default async function setup(project: TestProject) {
     project.provide('s3Unavailable', target.unavailable);
     return;
   }
-  console.log(`S3 tests: ${target.info.name} at ${target.info.endpoint}, ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `S3 tests: ${target.info.name} at ${target.info.endpoint}, ready in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   project.provide('s3', target.info);
   project.provide('s3Unavailable', null);
   return () => target.stop();

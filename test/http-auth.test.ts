@@ -19,7 +19,9 @@ const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('
 function hs256(payload: JWTPayload, opts: { kid?: string; secret?: string; alg?: string } = {}) {
   const header: { alg: string; kid?: string; typ: string } = { alg: opts.alg ?? 'HS256', typ: 'JWT' };
   if (opts.kid !== '') header.kid = opts.kid ?? 'k1';
-  return new SignJWT(payload).setProtectedHeader(header).sign(new TextEncoder().encode(opts.secret ?? HMAC_KEYS[0].secret));
+  return new SignJWT(payload)
+    .setProtectedHeader(header)
+    .sign(new TextEncoder().encode(opts.secret ?? HMAC_KEYS[0].secret));
 }
 
 async function expectUnauthorized(res: Response, message?: RegExp) {
@@ -43,16 +45,25 @@ describe('bearer tokens', () => {
 
   it('missing Authorization → 401 with WWW-Authenticate, on every /v1 route', async () => {
     await expectUnauthorized(await list(t.app), /Missing Authorization/);
-    for (const [method, path] of [['POST', '/v1/artifacts'], ['GET', '/v1/artifacts/art_0123456789abcdef01234567'], ['HEAD', '/v1/artifacts/art_0123456789abcdef01234567'], ['GET', '/v1/artifacts/x/meta'], ['DELETE', '/v1/artifacts/x']] as const) {
+    for (const [method, path] of [
+      ['POST', '/v1/artifacts'],
+      ['GET', '/v1/artifacts/art_0123456789abcdef01234567'],
+      ['HEAD', '/v1/artifacts/art_0123456789abcdef01234567'],
+      ['GET', '/v1/artifacts/x/meta'],
+      ['DELETE', '/v1/artifacts/x'],
+    ] as const) {
       const res = await t.app.request(path, { method, ...(method === 'POST' ? { body: 'x' } : {}) });
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     }
   });
 
-  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer a b', 'Token abc', 'bearer'])('malformed header %j → 401', async (header) => {
-    await expectUnauthorized(await list(t.app, header));
-  });
+  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer a b', 'Token abc', 'bearer'])(
+    'malformed header %j → 401',
+    async (header) => {
+      await expectUnauthorized(await list(t.app, header));
+    },
+  );
 
   it('is case-insensitive about the scheme', async () => {
     const res = await list(t.app, `bearer ${await t.token({ tenant: 'acme' })}`);
@@ -64,7 +75,10 @@ describe('bearer tokens', () => {
   });
 
   it('expired token → 401', async () => {
-    await expectUnauthorized(await list(t.app, `Bearer ${await t.token({ tenant: 'acme' }, { ttlSeconds: -120 })}`), /expired/);
+    await expectUnauthorized(
+      await list(t.app, `Bearer ${await t.token({ tenant: 'acme' }, { ttlSeconds: -120 })}`),
+      /expired/,
+    );
   });
 
   it('a remembered token still expires on time, and every spelling of its header is accepted', async () => {
@@ -84,7 +98,10 @@ describe('bearer tokens', () => {
   });
 
   it('wrong signature → 401', async () => {
-    const token = await hs256({ tenant: 'acme', exp: now() + 600 }, { secret: 'some-other-secret-of-sufficient-length' });
+    const token = await hs256(
+      { tenant: 'acme', exp: now() + 600 },
+      { secret: 'some-other-secret-of-sufficient-length' },
+    );
     await expectUnauthorized(await list(t.app, `Bearer ${token}`), /signature/);
     // A valid token with a byte of its signature changed.
     const good = await t.token({ tenant: 'acme' });
@@ -92,7 +109,9 @@ describe('bearer tokens', () => {
     await expectUnauthorized(await list(t.app, `Bearer ${good.slice(0, -2)}${last}${good.at(-1)}`));
     // A valid signature over a changed payload.
     const [h, , s] = good.split('.');
-    await expectUnauthorized(await list(t.app, `Bearer ${h}.${b64url({ tenant: 'other', perms: ['admin'], exp: now() + 600 })}.${s}`));
+    await expectUnauthorized(
+      await list(t.app, `Bearer ${h}.${b64url({ tenant: 'other', perms: ['admin'], exp: now() + 600 })}.${s}`),
+    );
   });
 
   it('unknown kid → 401; no kid with several keys configured → 401', async () => {
@@ -104,7 +123,11 @@ describe('bearer tokens', () => {
 
   it('alg none (an unsigned JWT) → 401', async () => {
     const payload = { tenant: 'acme', perms: ['read', 'write', 'admin'], exp: now() + 600 };
-    for (const header of [{ alg: 'none', typ: 'JWT' }, { alg: 'none', kid: 'k1' }, { alg: 'None', kid: 'k1' }]) {
+    for (const header of [
+      { alg: 'none', typ: 'JWT' },
+      { alg: 'none', kid: 'k1' },
+      { alg: 'None', kid: 'k1' },
+    ]) {
       const token = `${b64url(header)}.${b64url(payload)}.`;
       await expectUnauthorized(await list(t.app, `Bearer ${token}`));
       // Also with a junk signature part.
@@ -126,10 +149,19 @@ describe('bearer tokens', () => {
   });
 
   it('a token missing the tenant claim, or with bad claims, → 401', async () => {
-    await expectUnauthorized(await list(t.app, `Bearer ${await hs256({ sub: 'u', perms: ['read'], exp: now() + 600 })}`), /tenant/);
+    await expectUnauthorized(
+      await list(t.app, `Bearer ${await hs256({ sub: 'u', perms: ['read'], exp: now() + 600 })}`),
+      /tenant/,
+    );
     await expectUnauthorized(await list(t.app, `Bearer ${await hs256({ tenant: '', exp: now() + 600 })}`), /tenant/);
-    await expectUnauthorized(await list(t.app, `Bearer ${await hs256({ tenant: 'acme', perms: ['root'], exp: now() + 600 })}`), /perms/);
-    await expectUnauthorized(await list(t.app, `Bearer ${await hs256({ tenant: 42, exp: now() + 600 } as JWTPayload)}`), /tenant/);
+    await expectUnauthorized(
+      await list(t.app, `Bearer ${await hs256({ tenant: 'acme', perms: ['root'], exp: now() + 600 })}`),
+      /perms/,
+    );
+    await expectUnauthorized(
+      await list(t.app, `Bearer ${await hs256({ tenant: 42, exp: now() + 600 } as JWTPayload)}`),
+      /tenant/,
+    );
   });
 
   it('perms: a token without perms is read-only (POST → 403 forbidden)', async () => {
@@ -156,8 +188,14 @@ describe('issuer and audience', () => {
     try {
       const good = await app.token({ tenant: 'acme' });
       expect((await list(app.app, `Bearer ${good}`)).status).toBe(200);
-      await expectUnauthorized(await list(app.app, `Bearer ${await app.token({ tenant: 'acme' }, { issuer: 'https://evil.example' })}`), /iss/);
-      await expectUnauthorized(await list(app.app, `Bearer ${await app.token({ tenant: 'acme' }, { audience: 'someone-else' })}`), /aud/);
+      await expectUnauthorized(
+        await list(app.app, `Bearer ${await app.token({ tenant: 'acme' }, { issuer: 'https://evil.example' })}`),
+        /iss/,
+      );
+      await expectUnauthorized(
+        await list(app.app, `Bearer ${await app.token({ tenant: 'acme' }, { audience: 'someone-else' })}`),
+        /aud/,
+      );
       const bare = await hs256({ tenant: 'acme', exp: now() + 600 });
       await expectUnauthorized(await list(app.app, `Bearer ${bare}`));
     } finally {
@@ -179,7 +217,10 @@ describe('public keys (JWKS)', () => {
     const app = await createTestApp({ hmacSecrets: [], jwks: { keys: [jwk] } });
     try {
       const rs = (key: CryptoKey, kid: string, payload: JWTPayload = { tenant: 'acme', perms: ['read', 'write'] }) =>
-        new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid }).setExpirationTime(now() + 600).sign(key);
+        new SignJWT(payload)
+          .setProtectedHeader({ alg: 'RS256', kid })
+          .setExpirationTime(now() + 600)
+          .sign(key);
 
       const good = await rs(privateKey, 'rsa-1');
       const put = await putArtifact(app.app, good, 'signed by rsa');
@@ -187,7 +228,10 @@ describe('public keys (JWKS)', () => {
       expect(put.json.scope).toEqual({ tenantId: 'acme' });
 
       // An HS256 token, even one signed with the public key's bytes, is refused.
-      await expectUnauthorized(await list(app.app, `Bearer ${await hs256({ tenant: 'acme', exp: now() + 600 })}`), /HS256/);
+      await expectUnauthorized(
+        await list(app.app, `Bearer ${await hs256({ tenant: 'acme', exp: now() + 600 })}`),
+        /HS256/,
+      );
       const confused = await new SignJWT({ tenant: 'acme' })
         .setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' })
         .setExpirationTime(now() + 600)
@@ -198,7 +242,9 @@ describe('public keys (JWKS)', () => {
       await expectUnauthorized(await list(app.app, `Bearer ${await rs(other.privateKey, 'rsa-1')}`));
       await expectUnauthorized(await list(app.app, `Bearer ${await rs(privateKey, 'rsa-2')}`));
       // exp is still required.
-      const noExp = await new SignJWT({ tenant: 'acme' }).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).sign(privateKey);
+      const noExp = await new SignJWT({ tenant: 'acme' })
+        .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+        .sign(privateKey);
       await expectUnauthorized(await list(app.app, `Bearer ${noExp}`));
     } finally {
       await app.cleanup();
@@ -248,44 +294,73 @@ describe('API keys', () => {
 });
 
 describe("roles: a tenant's admin is not the operator", () => {
-  const get = (path: string, authorization: string, init: RequestInit = {}) => t.app.request(path, { ...init, headers: { Authorization: authorization, ...(init.headers ?? {}) } });
+  const get = (path: string, authorization: string, init: RequestInit = {}) =>
+    t.app.request(path, { ...init, headers: { Authorization: authorization, ...(init.headers ?? {}) } });
 
   async function twoTenants() {
     const acme = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
     const beta = await t.token({ tenant: 'beta', sub: 'u2', perms: ['read', 'write'] });
-    expect((await putArtifact(t.app, acme, 'acme bytes', { 'X-Artifact-Session': 'acme-secret-session' })).res.status).toBe(201);
-    expect((await putArtifact(t.app, beta, 'beta bytes', { 'X-Artifact-Session': 'secret-project-x' })).res.status).toBe(201);
+    expect(
+      (await putArtifact(t.app, acme, 'acme bytes', { 'X-Artifact-Session': 'acme-secret-session' })).res.status,
+    ).toBe(201);
+    expect(
+      (await putArtifact(t.app, beta, 'beta bytes', { 'X-Artifact-Session': 'secret-project-x' })).res.status,
+    ).toBe(201);
   }
 
   it('an operator key sees every tenant, runs retention and fsck, reads the audit trail, and holds no artifacts', async () => {
     await twoTenants();
     const operator = `Bearer ${await t.operatorKey()}`;
-    const usage = (await (await get('/v1/usage', operator)).json()) as { tenants: { tenantId: string }[]; sessions: { sessionId: string }[] };
+    const usage = (await (await get('/v1/usage', operator)).json()) as {
+      tenants: { tenantId: string }[];
+      sessions: { sessionId: string }[];
+    };
     expect(usage.tenants.map((x) => x.tenantId).sort()).toEqual(['acme', 'beta']);
     expect(usage.sessions.map((x) => x.sessionId).sort()).toEqual(['acme-secret-session', 'secret-project-x']);
     expect((await get('/v1/admin/retention', operator, { method: 'POST' })).status).toBe(200);
     const fsck = await get('/v1/admin/fsck', operator, { method: 'POST' });
     expect(fsck.status).toBe(200);
     expect(await fsck.json()).toMatchObject({ checkedRows: 2, unresolved: 0 });
-    const audit = (await (await get('/v1/admin/audit', operator)).json()) as { entries: { action: string; role: string }[] };
+    const audit = (await (await get('/v1/admin/audit', operator)).json()) as {
+      entries: { action: string; role: string }[];
+    };
     expect(audit.entries.map((e) => [e.action, e.role]).slice(0, 2)).toEqual([
       ['fsck.run', 'operator'],
       ['retention.run', 'operator'],
     ]);
-    for (const [method, path] of [['GET', '/v1/artifacts'], ['POST', '/v1/artifacts'], ['POST', '/v1/uploads']] as const) {
-      const res = await get(path, operator, { method, ...(method === 'POST' ? { body: '{}', headers: { 'Content-Type': 'application/json' } } : {}) });
+    for (const [method, path] of [
+      ['GET', '/v1/artifacts'],
+      ['POST', '/v1/artifacts'],
+      ['POST', '/v1/uploads'],
+    ] as const) {
+      const res = await get(path, operator, {
+        method,
+        ...(method === 'POST' ? { body: '{}', headers: { 'Content-Type': 'application/json' } } : {}),
+      });
       expect(res.status).toBe(403);
       expect(((await res.json()) as { message: string }).message).toMatch(/operator key .* holds no artifacts/);
     }
     // The Worker serves no /mcp at all (404 for everyone).
-    expect((await get('/mcp', operator, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).status).toBe(RUNTIME === 'node' ? 403 : 404);
+    expect(
+      (await get('/mcp', operator, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } }))
+        .status,
+    ).toBe(RUNTIME === 'node' ? 403 : 404);
   });
 
   it('no JWT becomes an operator, whatever its claims', async () => {
     await twoTenants();
     const exp = now() + 600;
     const forged: JWTPayload[] = [
-      { tenant: 'acme', perms: ['read', 'write', 'admin'], operator: true, role: 'operator', roles: ['operator'], admin: true, scope: 'operator admin', exp },
+      {
+        tenant: 'acme',
+        perms: ['read', 'write', 'admin'],
+        operator: true,
+        role: 'operator',
+        roles: ['operator'],
+        admin: true,
+        scope: 'operator admin',
+        exp,
+      },
       { tenant: '*', perms: ['read', 'write', 'admin'], operator: true, exp },
       { tenant: '', perms: ['admin'], exp },
       { tenant: 'acme', perms: ['operator'], exp },
@@ -317,7 +392,8 @@ describe("roles: a tenant's admin is not the operator", () => {
     const text = await usage.text();
     expect(JSON.parse(text).tenants.map((x: { tenantId: string }) => x.tenantId)).toEqual(['acme']);
     expect(text).not.toMatch(/beta|secret-project-x/);
-    for (const path of ['/v1/usage?tenant=beta', '/v1/admin/audit?tenant=beta', '/v1/events?tenant=beta']) expect((await get(path, admin)).status).toBe(403);
+    for (const path of ['/v1/usage?tenant=beta', '/v1/admin/audit?tenant=beta', '/v1/events?tenant=beta'])
+      expect((await get(path, admin)).status).toBe(403);
     expect((await get('/v1/usage?tenant=acme', admin)).status).toBe(200);
     expect((await get('/v1/admin/audit', admin)).status).toBe(200);
   });

@@ -37,7 +37,8 @@ const freshSession = () => `s-${process.pid}-${++sessionCounter}-${Math.random()
 
 describeArtifactStoreContract('HTTP client ↔ real service (session-bound tokens)', async () => {
   const { server } = await realServer();
-  const tokenFor = (session: string) => server.mintToken({ tenant: 'acme', sub: 'u-1', session, perms: ['read', 'write'] });
+  const tokenFor = (session: string) =>
+    server.mintToken({ tenant: 'acme', sub: 'u-1', session, perms: ['read', 'write'] });
   const [a, b] = await Promise.all([tokenFor(freshSession()), tokenFor(freshSession())]);
   return {
     store: createHttpArtifactStore({ baseUrl: server.url, token: a }),
@@ -50,25 +51,41 @@ describe('HTTP client ↔ real service: tokens and scope', () => {
   it('a tenant-wide token names the scope of puts and listings with options.scope', async () => {
     const { server } = await realServer();
     const session = freshSession();
-    const store = createHttpArtifactStore({ baseUrl: server.url, token: server.token, scope: { sessionId: session, traceId: 'tr-1' } });
+    const store = createHttpArtifactStore({
+      baseUrl: server.url,
+      token: server.token,
+      scope: { sessionId: session, traceId: 'tr-1' },
+    });
     const ref = await store.putText('scoped by headers', { filename: 'scoped.txt' });
     expect(ref.scope).toMatchObject({ tenantId: 'dev', sessionId: session, traceId: 'tr-1' });
     expect((await store.list()).items.map((r) => r.id)).toEqual([ref.id]);
-    const bound = createHttpArtifactStore({ baseUrl: server.url, token: await server.mintToken({ tenant: 'dev', session, perms: ['read'] }) });
+    const bound = createHttpArtifactStore({
+      baseUrl: server.url,
+      token: await server.mintToken({ tenant: 'dev', session, perms: ['read'] }),
+    });
     expect((await bound.getRef(ref.id))?.filename).toBe('scoped.txt');
   });
 
   it('a session-bound token cannot store for another session (forbidden)', async () => {
     const { server } = await realServer();
-    const store = createHttpArtifactStore({ baseUrl: server.url, token: await server.mintToken({ tenant: 'acme', session: freshSession(), perms: ['read', 'write'] }) });
+    const store = createHttpArtifactStore({
+      baseUrl: server.url,
+      token: await server.mintToken({ tenant: 'acme', session: freshSession(), perms: ['read', 'write'] }),
+    });
     expect((await rejection(store.putText('x', { scope: { sessionId: 'someone-else' } }))).code).toBe('forbidden');
   });
 
   it('a read-only token can read but not put or delete', async () => {
     const { server } = await realServer();
     const session = freshSession();
-    const writer = createHttpArtifactStore({ baseUrl: server.url, token: await server.mintToken({ tenant: 'acme', session, perms: ['read', 'write'] }) });
-    const reader = createHttpArtifactStore({ baseUrl: server.url, token: await server.mintToken({ tenant: 'acme', session, perms: ['read'] }) });
+    const writer = createHttpArtifactStore({
+      baseUrl: server.url,
+      token: await server.mintToken({ tenant: 'acme', session, perms: ['read', 'write'] }),
+    });
+    const reader = createHttpArtifactStore({
+      baseUrl: server.url,
+      token: await server.mintToken({ tenant: 'acme', session, perms: ['read'] }),
+    });
     const ref = await writer.putText('read only');
     expect(new TextDecoder().decode((await reader.get(ref.id))!)).toBe('read only');
     expect((await rejection(reader.putText('nope'))).code).toBe('forbidden');
@@ -105,7 +122,12 @@ afterEach(async () => {
 async function scriptedServer(handler: Handler, options: { readBody?: boolean } = {}) {
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
-    const record: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.alloc(0) };
+    const record: SeenRequest = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body: Buffer.alloc(0),
+    };
     const n = seen.length;
     seen.push(record);
     if (options.readBody === false) return handler(req, res, record, n);
@@ -136,7 +158,16 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
 
 async function fakeRef(bytes: Uint8Array, overrides: Record<string, unknown> = {}) {
   const sha256 = await sha256Hex(bytes);
-  return { id: `art_${sha256.slice(0, 24)}`, mimeType: 'application/octet-stream', sizeBytes: bytes.byteLength, sha256, namespace: 'art', scope: { tenantId: 't' }, createdAt: new Date(0).toISOString(), ...overrides };
+  return {
+    id: `art_${sha256.slice(0, 24)}`,
+    mimeType: 'application/octet-stream',
+    sizeBytes: bytes.byteLength,
+    sha256,
+    namespace: 'art',
+    scope: { tenantId: 't' },
+    createdAt: new Date(0).toISOString(),
+    ...overrides,
+  };
 }
 
 // Waits are capped far below Retry-After so the tests do not sleep for seconds.
@@ -170,7 +201,9 @@ describe('HTTP client retries', () => {
   });
 
   it('gives up after `retries` retries with the last error, Retry-After included', async () => {
-    const { url, seen } = await scriptedServer((_req, res) => json(res, 503, { code: 'backend_unavailable', message: 'still down' }, { 'Retry-After': '7' }));
+    const { url, seen } = await scriptedServer((_req, res) =>
+      json(res, 503, { code: 'backend_unavailable', message: 'still down' }, { 'Retry-After': '7' }),
+    );
     const store = createHttpArtifactStore({ baseUrl: url, retries: 2, ...fast });
     const err = await rejection(store.putText('x'));
     expect(err).toMatchObject({ code: 'backend_unavailable', message: 'still down', retryAfter: 7, status: 503 });
@@ -236,7 +269,12 @@ describe('HTTP client retries', () => {
 
   it('connection refused is retried, then thrown as backend_unavailable', async () => {
     const { port, counter, counting } = await refusedPort();
-    const store = createHttpArtifactStore({ baseUrl: `http://127.0.0.1:${port}`, fetch: counting, retries: 2, ...fast });
+    const store = createHttpArtifactStore({
+      baseUrl: `http://127.0.0.1:${port}`,
+      fetch: counting,
+      retries: 2,
+      ...fast,
+    });
     const err = await rejection(store.putText('nobody home'));
     expect(err.code).toBe('backend_unavailable');
     expect(err.message).toContain('after 3 attempts');
@@ -247,7 +285,12 @@ describe('HTTP client retries', () => {
 
   it('a streamed put to a refused connection is not retried', async () => {
     const { port, counter, counting } = await refusedPort();
-    const store = createHttpArtifactStore({ baseUrl: `http://127.0.0.1:${port}`, fetch: counting, retries: 3, ...fast });
+    const store = createHttpArtifactStore({
+      baseUrl: `http://127.0.0.1:${port}`,
+      fetch: counting,
+      retries: 3,
+      ...fast,
+    });
     expect((await rejection(store.putStream(new Response('once').body!))).code).toBe('backend_unavailable');
     expect(counter.calls).toBe(1);
   });
@@ -279,17 +322,31 @@ describe('HTTP client retries', () => {
 describe('HTTP client errors', () => {
   it('rebuilds { code, message, details } bodies as ArtifactError', async () => {
     const { url } = await scriptedServer((_req, res) =>
-      json(res, 409, { code: 'quota_exceeded', message: 'Session quota of 10 artifacts reached.', details: { limit: 10, usage: 10 } }),
+      json(res, 409, {
+        code: 'quota_exceeded',
+        message: 'Session quota of 10 artifacts reached.',
+        details: { limit: 10, usage: 10 },
+      }),
     );
     const store = createHttpArtifactStore({ baseUrl: url, ...fast });
     const err = await rejection(store.putText('x'));
-    expect(err).toMatchObject({ code: 'quota_exceeded', status: 409, message: 'Session quota of 10 artifacts reached.', details: { limit: 10, usage: 10 } });
+    expect(err).toMatchObject({
+      code: 'quota_exceeded',
+      status: 409,
+      message: 'Session quota of 10 artifacts reached.',
+      details: { limit: 10, usage: 10 },
+    });
     expect(err.retryAfter).toBeUndefined();
   });
 
   it('keeps Retry-After (seconds or HTTP date) on errors that are not retried', async () => {
     const { url } = await scriptedServer((_req, res, _seen, n) =>
-      json(res, 429, { code: 'rate_limited', message: 'slow down' }, { 'Retry-After': n === 0 ? '12' : new Date(Date.now() + 120_000).toUTCString() }),
+      json(
+        res,
+        429,
+        { code: 'rate_limited', message: 'slow down' },
+        { 'Retry-After': n === 0 ? '12' : new Date(Date.now() + 120_000).toUTCString() },
+      ),
     );
     const store = createHttpArtifactStore({ baseUrl: url, retries: 0 });
     expect(await rejection(store.putText('x'))).toMatchObject({ code: 'rate_limited', retryAfter: 12 });
@@ -336,7 +393,12 @@ describe('HTTP client errors', () => {
     expect(await store.getRef(id)).toBeNull();
     expect(await store.exists(id)).toBe(false);
     expect(await store.delete(id)).toBe(false);
-    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([`GET /v1/artifacts/${id}`, `GET /v1/artifacts/${id}/meta`, `HEAD /v1/artifacts/${id}`, `DELETE /v1/artifacts/${id}`]);
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([
+      `GET /v1/artifacts/${id}`,
+      `GET /v1/artifacts/${id}/meta`,
+      `HEAD /v1/artifacts/${id}`,
+      `DELETE /v1/artifacts/${id}`,
+    ]);
   });
 
   it('a 2xx answer that is not an ArtifactRef is an error, not a broken ref', async () => {
@@ -350,8 +412,13 @@ describe('HTTP client errors', () => {
 });
 
 describe('HTTP client wire format', () => {
-  async function capturePut(run: (store: ReturnType<typeof createHttpArtifactStore>) => Promise<unknown>, options: Partial<HttpArtifactStoreOptions> = {}) {
-    const { url, seen } = await scriptedServer(async (_req, res, req) => json(res, 201, await fakeRef(new Uint8Array(req.body))));
+  async function capturePut(
+    run: (store: ReturnType<typeof createHttpArtifactStore>) => Promise<unknown>,
+    options: Partial<HttpArtifactStoreOptions> = {},
+  ) {
+    const { url, seen } = await scriptedServer(async (_req, res, req) =>
+      json(res, 201, await fakeRef(new Uint8Array(req.body))),
+    );
     await run(createHttpArtifactStore({ baseUrl: `${url}/`, ...options }));
     expect(seen).toHaveLength(1);
     return seen[0]!;
@@ -390,7 +457,9 @@ describe('HTTP client wire format', () => {
   });
 
   it('encodes a non-ASCII filename and meta as RFC 8187 ext-values', async () => {
-    const req = await capturePut((store) => store.putText('x', { filename: 'Résumé 报告.pdf', meta: { city: 'Zürich' } }));
+    const req = await capturePut((store) =>
+      store.putText('x', { filename: 'Résumé 报告.pdf', meta: { city: 'Zürich' } }),
+    );
     expect(req.headers['x-artifact-filename']).toBe("UTF-8''R%C3%A9sum%C3%A9%20%E6%8A%A5%E5%91%8A.pdf");
     expect(req.headers['x-artifact-meta']).toBe(`UTF-8''${encodeURIComponent('{"city":"Zürich"}')}`);
     expect(req.headers['content-type']).toBe('text/plain; charset=utf-8');
@@ -402,8 +471,14 @@ describe('HTTP client wire format', () => {
   });
 
   it('names the scope from options.scope, a per-put scope winning', async () => {
-    const req = await capturePut((store) => store.putText('x', { scope: { traceId: 'tr-9' } }), { scope: { sessionId: 's-1', traceId: 'tr-1', userId: 'u-1' } });
-    expect(req.headers).toMatchObject({ 'x-artifact-session': 's-1', 'x-artifact-trace': 'tr-9', 'x-artifact-user': 'u-1' });
+    const req = await capturePut((store) => store.putText('x', { scope: { traceId: 'tr-9' } }), {
+      scope: { sessionId: 's-1', traceId: 'tr-1', userId: 'u-1' },
+    });
+    expect(req.headers).toMatchObject({
+      'x-artifact-session': 's-1',
+      'x-artifact-trace': 'tr-9',
+      'x-artifact-user': 'u-1',
+    });
   });
 
   it('refuses header values that cannot travel in a header, before sending anything', async () => {
@@ -423,9 +498,24 @@ describe('HTTP client wire format', () => {
   it('lists with the query names of the API, defaulting to options.scope', async () => {
     const { url, seen } = await scriptedServer((_req, res) => json(res, 200, { items: [], nextCursor: 'c2' }));
     const store = createHttpArtifactStore({ baseUrl: url, scope: { sessionId: 's-1' } });
-    expect(await store.list({ namespace: 'ns', mimePrefix: 'image/', limit: 5, cursor: 'c1', createdAfter: '2026-01-01T00:00:00Z' })).toEqual({ items: [], nextCursor: 'c2' });
+    expect(
+      await store.list({
+        namespace: 'ns',
+        mimePrefix: 'image/',
+        limit: 5,
+        cursor: 'c1',
+        createdAfter: '2026-01-01T00:00:00Z',
+      }),
+    ).toEqual({ items: [], nextCursor: 'c2' });
     const query = new URL(seen[0]!.url, url).searchParams;
-    expect(Object.fromEntries(query)).toEqual({ session: 's-1', namespace: 'ns', mimePrefix: 'image/', limit: '5', cursor: 'c1', createdAfter: '2026-01-01T00:00:00Z' });
+    expect(Object.fromEntries(query)).toEqual({
+      session: 's-1',
+      namespace: 'ns',
+      mimePrefix: 'image/',
+      limit: '5',
+      cursor: 'c1',
+      createdAfter: '2026-01-01T00:00:00Z',
+    });
   });
 
   it('asks for a range with a Range header, and cuts it out when an intermediary ignored it', async () => {
@@ -448,7 +538,12 @@ describe('HTTP client wire format', () => {
   });
 
   it('declares what the HTTP service can do', () => {
-    expect(createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:1' }).capabilities).toEqual({ persistent: true, ranges: true, signedUrls: true, events: true });
+    expect(createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:1' }).capabilities).toEqual({
+      persistent: true,
+      ranges: true,
+      signedUrls: true,
+      events: true,
+    });
   });
 });
 
@@ -473,7 +568,10 @@ describe('HTTP client: answers are checked against their schemas', () => {
       const text = typeof body === 'string' ? body : JSON.stringify(body);
       return new Response(text, { status, headers: { 'Content-Type': 'application/json' } });
     };
-    return { calls, store: createHttpArtifactStore({ baseUrl: 'http://artifacts.test', fetch: fakeFetch, retries: 0 }) };
+    return {
+      calls,
+      store: createHttpArtifactStore({ baseUrl: 'http://artifacts.test', fetch: fakeFetch, retries: 0 }),
+    };
   }
 
   it('a valid answer comes back as sent: key order and fields a newer service adds are kept', async () => {
@@ -495,7 +593,9 @@ describe('HTTP client: answers are checked against their schemas', () => {
   });
 
   it('put: a ref with fields of the wrong type is refused, nested ones too', async () => {
-    const wrongSize = await rejection(answering({ ...validRef, sizeBytes: '3' }, 201).store.putBytes(new Uint8Array([1])));
+    const wrongSize = await rejection(
+      answering({ ...validRef, sizeBytes: '3' }, 201).store.putBytes(new Uint8Array([1])),
+    );
     expect(wrongSize).toMatchObject({ code: 'backend_unavailable' });
     expect(wrongSize.message).toMatch(/field sizeBytes: .*expected number, received string/);
     const wrongScope = await rejection(answering({ ...validRef, scope: { tenantId: 7 } }, 201).store.putText('x'));
@@ -523,11 +623,16 @@ describe('HTTP client: answers are checked against their schemas', () => {
     expect(badItem.message).toContain('field items[1].id');
     const badCursor = await rejection(answering({ items: [], nextCursor: 5 }).store.list());
     expect(badCursor.message).toContain('field nextCursor');
-    expect(await answering({ items: [validRef], nextCursor: 'c2' }).store.list()).toEqual({ items: [validRef], nextCursor: 'c2' });
+    expect(await answering({ items: [validRef], nextCursor: 'c2' }).store.list()).toEqual({
+      items: [validRef],
+      nextCursor: 'c2',
+    });
   });
 
   it('url: a link without its url is refused', async () => {
-    const err = await rejection(answering({ fetchMode: 'proxy', urlExpiresAt: 'x', mimeType: 'text/plain', sizeBytes: 1 }).store.url!(id));
+    const err = await rejection(
+      answering({ fetchMode: 'proxy', urlExpiresAt: 'x', mimeType: 'text/plain', sizeBytes: 1 }).store.url!(id),
+    );
     expect(err.code).toBe('backend_unavailable');
     expect(err.message).toContain('did not match DownloadUrl: field url');
   });

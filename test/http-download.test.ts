@@ -152,21 +152,30 @@ describe('untrusted bytes', () => {
     expectSafeDownload(head);
   });
 
-  it.each(['text/html', 'text/html; charset=utf-8', 'image/svg+xml', 'application/xml', 'text/xml', 'text/javascript', 'application/javascript', 'application/xhtml+xml'])(
-    '%s is always an attachment, even with ?disposition=inline',
-    async (mime) => {
-      const a = await stored({ 'Content-Type': mime, 'X-Artifact-Filename': 'page.html' }, new TextEncoder().encode(`<x>${mime}</x>`));
-      for (const query of ['', '?disposition=inline']) {
-        const res = await get(a.id, {}, query);
-        expect(res.status).toBe(200);
-        expect(res.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
-        expectSafeDownload(res);
-        await res.arrayBuffer();
-        const head = await get(a.id, {}, query, 'HEAD');
-        expect(head.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
-      }
-    },
-  );
+  it.each([
+    'text/html',
+    'text/html; charset=utf-8',
+    'image/svg+xml',
+    'application/xml',
+    'text/xml',
+    'text/javascript',
+    'application/javascript',
+    'application/xhtml+xml',
+  ])('%s is always an attachment, even with ?disposition=inline', async (mime) => {
+    const a = await stored(
+      { 'Content-Type': mime, 'X-Artifact-Filename': 'page.html' },
+      new TextEncoder().encode(`<x>${mime}</x>`),
+    );
+    for (const query of ['', '?disposition=inline']) {
+      const res = await get(a.id, {}, query);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
+      expectSafeDownload(res);
+      await res.arrayBuffer();
+      const head = await get(a.id, {}, query, 'HEAD');
+      expect(head.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
+    }
+  });
 
   it('a PDF is inline by default and an attachment with ?disposition=attachment', async () => {
     const a = await stored({ 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'Sales.pdf' });

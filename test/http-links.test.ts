@@ -17,7 +17,11 @@ afterEach(async () => {
 });
 
 async function linkFor(id: string, body: unknown = {}, token = tok) {
-  const res = await t.app.request(`/v1/artifacts/${id}/url`, { method: 'POST', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await t.app.request(`/v1/artifacts/${id}/url`, {
+    method: 'POST',
+    headers: { ...bearer(token), 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { res, json: (await res.json()) as Record<string, any> };
 }
 
@@ -32,11 +36,19 @@ const local = (url: string) => {
 describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
   it('returns a link on the public URL that downloads without a token, with Range, until it expires', async () => {
     const bytes = bytesOf(5000, 9);
-    const { json: ref } = await putArtifact(t.app, tok, bytes, { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'Q3 report.pdf' });
+    const { json: ref } = await putArtifact(t.app, tok, bytes, {
+      'Content-Type': 'application/pdf',
+      'X-Artifact-Filename': 'Q3 report.pdf',
+    });
     const { res, json } = await linkFor(ref.id, { expiresIn: 600 });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(json).toMatchObject({ fetchMode: 'proxy', mimeType: 'application/pdf', sizeBytes: 5000, urlExpiresAt: '2030-01-01T00:10:00.000Z' });
+    expect(json).toMatchObject({
+      fetchMode: 'proxy',
+      mimeType: 'application/pdf',
+      sizeBytes: 5000,
+      urlExpiresAt: '2030-01-01T00:10:00.000Z',
+    });
     expect(json.url.startsWith(`https://files.example.com/v1/download/${ref.id}?`)).toBe(true);
 
     const got = await t.app.request(local(json.url));
@@ -63,10 +75,17 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
   });
 
   it('attachment links, and active types are attachments whatever was asked', async () => {
-    const { json: pdf } = await putArtifact(t.app, tok, bytesOf(100, 1), { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'a.pdf' });
+    const { json: pdf } = await putArtifact(t.app, tok, bytesOf(100, 1), {
+      'Content-Type': 'application/pdf',
+      'X-Artifact-Filename': 'a.pdf',
+    });
     const att = await linkFor(pdf.id, { disposition: 'attachment' });
-    expect((await t.app.request(local(att.json.url))).headers.get('content-disposition')).toBe('attachment; filename="a.pdf"');
-    const { json: svg } = await putArtifact(t.app, tok, '<svg xmlns="http://www.w3.org/2000/svg"/>', { 'Content-Type': 'image/svg+xml' });
+    expect((await t.app.request(local(att.json.url))).headers.get('content-disposition')).toBe(
+      'attachment; filename="a.pdf"',
+    );
+    const { json: svg } = await putArtifact(t.app, tok, '<svg xmlns="http://www.w3.org/2000/svg"/>', {
+      'Content-Type': 'image/svg+xml',
+    });
     const inl = await linkFor(svg.id, { disposition: 'inline' });
     expect((await t.app.request(local(inl.json.url))).headers.get('content-disposition')).toBe('attachment');
   });
@@ -93,7 +112,9 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
       'no signature': variant((q) => q.delete('signature')),
       'junk expiry': variant((q) => q.set('expires', '1e99')),
       // The same 32 bytes spelled another way (the last character's unused bits).
-      'non-canonical signature': variant((q) => q.set('signature', sig.slice(0, -1) + B64URL[B64URL.indexOf(sig[42]!) ^ 1])),
+      'non-canonical signature': variant((q) =>
+        q.set('signature', sig.slice(0, -1) + B64URL[B64URL.indexOf(sig[42]!) ^ 1]),
+      ),
     };
     for (const [name, path] of Object.entries(cases)) {
       const res = await t.app.request(path);
@@ -110,17 +131,28 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
     const { json: a } = await putArtifact(t.app, tok, bytesOf(50, 4));
     // Signed by l0, the second (older) key: still accepted.
     const old = createUrlSigner([URL_KEYS[1]!]);
-    const query = await old.sign({ tenantId: 'acme', artifactId: a.id, expiresAt: clock / 1000 + 60, disposition: 'inline' });
+    const query = await old.sign({
+      tenantId: 'acme',
+      artifactId: a.id,
+      expiresAt: clock / 1000 + 60,
+      disposition: 'inline',
+    });
     expect((await t.app.request(`/v1/download/${a.id}?${query}`)).status).toBe(200);
   });
 
   it('needs the read perm, sees only the caller scope (same 404), and never outlives the reference', async () => {
-    const { json: a } = await putArtifact(t.app, tok, bytesOf(200, 5), { 'X-Artifact-Session': 's1', 'X-Artifact-Ttl': '120' });
+    const { json: a } = await putArtifact(t.app, tok, bytesOf(200, 5), {
+      'X-Artifact-Session': 's1',
+      'X-Artifact-Ttl': '120',
+    });
     const other = await t.token({ tenant: 'acme', sub: 'u2', session: 's2', perms: ['read'] });
     const hidden = await linkFor(a.id, {}, other);
     expect(hidden.res.status).toBe(404);
     const missing = await linkFor('art_0123456789abcdef01234567');
-    expect(hidden.json).toEqual({ ...missing.json, message: missing.json.message.replace('art_0123456789abcdef01234567', a.id) });
+    expect(hidden.json).toEqual({
+      ...missing.json,
+      message: missing.json.message.replace('art_0123456789abcdef01234567', a.id),
+    });
     const writeOnly = await t.token({ tenant: 'acme', sub: 'u1', perms: ['write'] });
     expect((await linkFor(a.id, {}, writeOnly)).res.status).toBe(403);
 
@@ -130,12 +162,22 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
 
   it('refuses a bad body with 400', async () => {
     const { json: a } = await putArtifact(t.app, tok, bytesOf(10, 6));
-    for (const body of [{ expiresIn: 0 }, { expiresIn: 10 ** 9 }, { expiresIn: 1.5 }, { mode: 'cdn' }, { disposition: 'download' }]) {
+    for (const body of [
+      { expiresIn: 0 },
+      { expiresIn: 10 ** 9 },
+      { expiresIn: 1.5 },
+      { mode: 'cdn' },
+      { disposition: 'download' },
+    ]) {
       const { res, json } = await linkFor(a.id, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(json.code).toBe('bad_request');
     }
-    const raw = await t.app.request(`/v1/artifacts/${a.id}/url`, { method: 'POST', headers: { ...bearer(tok), 'Content-Type': 'application/json' }, body: '{not json' });
+    const raw = await t.app.request(`/v1/artifacts/${a.id}/url`, {
+      method: 'POST',
+      headers: { ...bearer(tok), 'Content-Type': 'application/json' },
+      body: '{not json',
+    });
     expect(raw.status).toBe(400);
   });
 
@@ -157,30 +199,46 @@ describe('POST /v1/artifacts/{id}/url (proxy links)', () => {
 describe('?url= on ArtifactRef answers', () => {
   it('put, meta and list carry a working link when asked, and none otherwise', async () => {
     const bytes = bytesOf(1234, 11);
-    const put = await t.app.request('/v1/artifacts?url=proxy', { method: 'POST', headers: { ...bearer(tok), 'Content-Type': 'application/pdf' }, body: bytes as Uint8Array<ArrayBuffer> });
+    const put = await t.app.request('/v1/artifacts?url=proxy', {
+      method: 'POST',
+      headers: { ...bearer(tok), 'Content-Type': 'application/pdf' },
+      body: bytes as Uint8Array<ArrayBuffer>,
+    });
     expect(put.status).toBe(201);
     const ref = (await put.json()) as Record<string, any>;
     expect(ref).toMatchObject({ fetchMode: 'proxy', urlExpiresAt: '2030-01-01T00:15:00.000Z' });
     const fetched = await t.app.request(local(ref.url));
     expect(Buffer.from(await fetched.arrayBuffer()).equals(bytes)).toBe(true);
 
-    const meta = (await (await t.app.request(`/v1/artifacts/${ref.id}/meta?url=direct`, { headers: bearer(tok) })).json()) as Record<string, any>;
+    const meta = (await (
+      await t.app.request(`/v1/artifacts/${ref.id}/meta?url=direct`, { headers: bearer(tok) })
+    ).json()) as Record<string, any>;
     expect(meta.fetchMode).toBe('proxy'); // fs cannot presign
     expect((await t.app.request(local(meta.url))).status).toBe(200);
-    const plain = (await (await t.app.request(`/v1/artifacts/${ref.id}/meta`, { headers: bearer(tok) })).json()) as Record<string, any>;
+    const plain = (await (
+      await t.app.request(`/v1/artifacts/${ref.id}/meta`, { headers: bearer(tok) })
+    ).json()) as Record<string, any>;
     expect(plain.url).toBeUndefined();
 
     await putArtifact(t.app, tok, bytesOf(10, 12));
-    const list = (await (await t.app.request('/v1/artifacts?url=proxy', { headers: bearer(tok) })).json()) as { items: Record<string, any>[] };
+    const list = (await (await t.app.request('/v1/artifacts?url=proxy', { headers: bearer(tok) })).json()) as {
+      items: Record<string, any>[];
+    };
     expect(list.items).toHaveLength(2);
     for (const item of list.items) expect((await t.app.request(local(item.url))).status).toBe(200);
   });
 
   it('a bad url mode is 400, and a put refused for it stores nothing', async () => {
-    const put = await t.app.request('/v1/artifacts?url=cdn', { method: 'POST', headers: { ...bearer(tok), 'Content-Type': 'text/plain' }, body: 'never stored' });
+    const put = await t.app.request('/v1/artifacts?url=cdn', {
+      method: 'POST',
+      headers: { ...bearer(tok), 'Content-Type': 'text/plain' },
+      body: 'never stored',
+    });
     expect(put.status).toBe(400);
     expect((await put.json()).code).toBe('bad_request');
-    const list = (await (await t.app.request('/v1/artifacts', { headers: bearer(tok) })).json()) as { items: unknown[] };
+    const list = (await (await t.app.request('/v1/artifacts', { headers: bearer(tok) })).json()) as {
+      items: unknown[];
+    };
     expect(list.items).toEqual([]);
     expect((await t.app.request('/v1/artifacts?url=cdn', { headers: bearer(tok) })).status).toBe(400);
   });

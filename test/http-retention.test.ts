@@ -20,7 +20,10 @@ async function setup(policy: Partial<Policy>) {
   let clock = Date.UTC(2026, 10, 1);
   t = await createTestApp({ now: () => clock, policy: { maxTtlSeconds: 7 * 24 * 3600, ...policy }, gcGraceMs: 0 });
   const app = t;
-  const writer = await app.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] }, { ttlSeconds: 30 * 24 * 3600 });
+  const writer = await app.token(
+    { tenant: 'acme', sub: 'u1', perms: ['read', 'write'] },
+    { ttlSeconds: 30 * 24 * 3600 },
+  );
   const admin = await app.operatorKey();
   const get = (id: string) => app.app.request(`/v1/artifacts/${id}/meta`, { headers: bearer(writer) });
   const retention = async () => {
@@ -34,21 +37,33 @@ async function setup(policy: Partial<Policy>) {
 it(`runs on ${RUNTIME === 'workerd' ? 'D1 and R2 in workerd' : 'SQLite and fs on Node'}`, async () => {
   t = await createTestApp();
   expect(t.blobs.driver).toBe(RUNTIME === 'workerd' ? 'r2' : 'fs');
-  expect(typeof (globalThis as { WebSocketPair?: unknown }).WebSocketPair).toBe(RUNTIME === 'workerd' ? 'function' : 'undefined');
+  expect(typeof (globalThis as { WebSocketPair?: unknown }).WebSocketPair).toBe(
+    RUNTIME === 'workerd' ? 'function' : 'undefined',
+  );
 });
 
 describe('retention over HTTP', () => {
   it('POST /v1/admin/retention expires references past their TTL and collects bytes no artifact holds', async () => {
     const h = await setup({});
-    const short = await putArtifact(h.app.app, h.writer, 'gone within the hour', { 'X-Artifact-Ttl': '60', 'X-Artifact-Session': 's1' });
-    const long = await putArtifact(h.app.app, h.writer, 'kept for a day', { 'X-Artifact-Ttl': '86400', 'X-Artifact-Session': 's1' });
+    const short = await putArtifact(h.app.app, h.writer, 'gone within the hour', {
+      'X-Artifact-Ttl': '60',
+      'X-Artifact-Session': 's1',
+    });
+    const long = await putArtifact(h.app.app, h.writer, 'kept for a day', {
+      'X-Artifact-Ttl': '86400',
+      'X-Artifact-Session': 's1',
+    });
     expect([short.res.status, long.res.status]).toEqual([201, 201]);
     expect(await h.app.blobFiles()).toHaveLength(2);
 
     h.advance(HOUR);
     expect((await h.get(short.json.id)).status).toBe(404);
     const report = await h.retention();
-    expect(report).toMatchObject({ trigger: 'http', expired: { refs: 1, bytes: 'gone within the hour'.length }, blobs: { collected: 1, failed: 0 } });
+    expect(report).toMatchObject({
+      trigger: 'http',
+      expired: { refs: 1, bytes: 'gone within the hour'.length },
+      blobs: { collected: 1, failed: 0 },
+    });
     expect(await h.app.blobFiles()).toHaveLength(1);
     expect((await h.get(long.json.id)).status).toBe(200);
     const body = await h.app.app.request(`/v1/artifacts/${long.json.id}`, { headers: bearer(h.writer) });
@@ -96,7 +111,15 @@ describe('retention over HTTP', () => {
     expect(refused.res.status).toBe(409);
     expect(refused.json).toMatchObject({
       code: 'quota_exceeded',
-      details: { scope: 'session', id: 's1', limit: 'maxSessionBytes', limitValue: 10, usageBytes: 8, usageCount: 1, neededBytes: 6 },
+      details: {
+        scope: 'session',
+        id: 's1',
+        limit: 'maxSessionBytes',
+        limitValue: 10,
+        usageBytes: 8,
+        usageCount: 1,
+        neededBytes: 6,
+      },
     });
     expect(refused.json.message).toEqual(expect.any(String));
     // Nothing of the refused put remains: no reference, no event, no bytes.
@@ -133,7 +156,12 @@ describe('retention over HTTP', () => {
 });
 
 describe('the event stream', () => {
-  const eventsOf = (text: string) => [...text.matchAll(/^event: (\S+)\ndata: (.*)\nid: (\d+)$/gm)].map((m) => ({ type: m[1]!, id: JSON.parse(m[2]!).ref.id as string, seq: m[3]! }));
+  const eventsOf = (text: string) =>
+    [...text.matchAll(/^event: (\S+)\ndata: (.*)\nid: (\d+)$/gm)].map((m) => ({
+      type: m[1]!,
+      id: JSON.parse(m[2]!).ref.id as string,
+      seq: m[3]!,
+    }));
   /** Id-only messages: the stream's position, for resuming. */
   const positionsOf = (text: string) => [...text.matchAll(/^id: (\d+)\ndata\n$/gm)].map((m) => m[1]!);
 
@@ -151,7 +179,9 @@ describe('the event stream', () => {
     expect(positionsOf(text)).toEqual(['0', seen[0]!.seq]);
 
     const second = await putArtifact(t.app, tok, 'two', { 'X-Artifact-Session': 's1' });
-    const resumed = await (await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': seen[0]!.seq } })).text();
+    const resumed = await (
+      await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': seen[0]!.seq } })
+    ).text();
     expect(eventsOf(resumed).map((e) => [e.type, e.id])).toEqual([['artifact.stored', second.json.id]]);
   });
 
@@ -166,7 +196,9 @@ describe('the event stream', () => {
     expect(at).toMatch(/^[1-9]\d*$/);
     // Stored between the end of that stream and the reconnect.
     const gap = await putArtifact(t.app, tok, 'in the gap', { 'X-Artifact-Session': 's1' });
-    const next = await (await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': at! } })).text();
+    const next = await (
+      await t.app.request('/v1/events', { headers: { ...bearer(tok), 'Last-Event-ID': at! } })
+    ).text();
     expect(eventsOf(next).map((e) => e.id)).toEqual([gap.json.id]);
   });
 
@@ -174,7 +206,8 @@ describe('the event stream', () => {
     t = await createTestApp({ events: { pollMs: 5, maxPolls: 2 } });
     const app = t.app;
     const tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
-    const fetchApp = ((input: RequestInfo | URL, init?: RequestInit) => app.request(input instanceof Request ? input : String(input), init)) as typeof fetch;
+    const fetchApp = ((input: RequestInfo | URL, init?: RequestInit) =>
+      app.request(input instanceof Request ? input : String(input), init)) as typeof fetch;
     const store = createHttpArtifactStore({ baseUrl: 'http://artifacts.test', token: tok, fetch: fetchApp });
     const controller = new AbortController();
     const stream = store.events!({ sessionId: 's1', signal: controller.signal })[Symbol.asyncIterator]();

@@ -20,16 +20,29 @@ afterEach(async () => {
 describe('POST /v1/artifacts', () => {
   it('answers 201 with a ref and Location, then 200 with the same id and a refreshed expiry on re-put', async () => {
     const bytes = bytesOf(3000, 7);
-    const first = await putArtifact(t.app, tok, bytes, { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'report.pdf' });
+    const first = await putArtifact(t.app, tok, bytes, {
+      'Content-Type': 'application/pdf',
+      'X-Artifact-Filename': 'report.pdf',
+    });
     expect(first.res.status).toBe(201);
     const ref = first.json;
     expect(ref.id).toBe(`art_${sha256(bytes).slice(0, 24)}`);
-    expect(ref).toMatchObject({ mimeType: 'application/pdf', sizeBytes: 3000, sha256: sha256(bytes), namespace: 'art', filename: 'report.pdf', scope: { tenantId: 'acme', userId: 'u1' } });
+    expect(ref).toMatchObject({
+      mimeType: 'application/pdf',
+      sizeBytes: 3000,
+      sha256: sha256(bytes),
+      namespace: 'art',
+      filename: 'report.pdf',
+      scope: { tenantId: 'acme', userId: 'u1' },
+    });
     expect(first.res.headers.get('location')).toBe(`/v1/artifacts/${ref.id}`);
     expect(ref.expiresAt).toBe(new Date(clock + 3600_000).toISOString());
 
     clock += 60_000;
-    const again = await putArtifact(t.app, tok, bytes, { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'report.pdf' });
+    const again = await putArtifact(t.app, tok, bytes, {
+      'Content-Type': 'application/pdf',
+      'X-Artifact-Filename': 'report.pdf',
+    });
     expect(again.res.status).toBe(200);
     expect(again.json.id).toBe(ref.id);
     expect(again.res.headers.get('location')).toBe(`/v1/artifacts/${ref.id}`);
@@ -51,7 +64,13 @@ describe('POST /v1/artifacts', () => {
     });
     const { res, json } = await putArtifact(t.app, tok, bytes, { 'Content-Type': 'application/json' }, `?${q}`);
     expect(res.status).toBe(201);
-    expect(json).toMatchObject({ id: `tableau.query_${sha256(bytes).slice(0, 24)}`, namespace: 'tableau.query', filename: 'rows.json', meta, mimeType: 'application/json' });
+    expect(json).toMatchObject({
+      id: `tableau.query_${sha256(bytes).slice(0, 24)}`,
+      namespace: 'tableau.query',
+      filename: 'rows.json',
+      meta,
+      mimeType: 'application/json',
+    });
     expect(Date.parse(json.expiresAt)).toBe(clock + 120_000);
 
     const wrong = await putArtifact(t.app, tok, bytes, {}, `?sha256=${'0'.repeat(64)}`);
@@ -71,7 +90,13 @@ describe('POST /v1/artifacts', () => {
       'X-Artifact-Sha256': sha256(bytes).toUpperCase(),
     });
     expect(res.status).toBe(201);
-    expect(json).toMatchObject({ namespace: 'playwright.screenshot', filename: 'shot.png', meta: { page: 'home' }, source: { tool: 'screenshot' }, mimeType: 'image/png' });
+    expect(json).toMatchObject({
+      namespace: 'playwright.screenshot',
+      filename: 'shot.png',
+      meta: { page: 'home' },
+      source: { tool: 'screenshot' },
+      mimeType: 'image/png',
+    });
     expect(Date.parse(json.expiresAt)).toBe(clock + 30_000);
   });
 });
@@ -101,13 +126,23 @@ describe('GET / HEAD / meta / DELETE', () => {
   });
 
   it('GET /meta answers the ref as the caller sees it', async () => {
-    const { json } = await putArtifact(t.app, tok, 'x', { 'Content-Type': 'text/plain', 'X-Artifact-Filename': 'x.txt', 'X-Artifact-Meta': '{"a":1}' });
+    const { json } = await putArtifact(t.app, tok, 'x', {
+      'Content-Type': 'text/plain',
+      'X-Artifact-Filename': 'x.txt',
+      'X-Artifact-Meta': '{"a":1}',
+    });
     const res = await t.app.request(`/v1/artifacts/${json.id}/meta`, { headers: bearer(tok) });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('cache-control')).toBe('private, no-cache');
     const ref = await res.json();
-    expect(ref).toMatchObject({ id: json.id, filename: 'x.txt', meta: { a: 1 }, sizeBytes: 1, scope: { tenantId: 'acme' } });
+    expect(ref).toMatchObject({
+      id: json.id,
+      filename: 'x.txt',
+      meta: { a: 1 },
+      sizeBytes: 1,
+      scope: { tenantId: 'acme' },
+    });
   });
 
   it('DELETE answers 204, then the id is gone (404 everywhere)', async () => {
@@ -115,7 +150,12 @@ describe('GET / HEAD / meta / DELETE', () => {
     const del = await t.app.request(`/v1/artifacts/${json.id}`, { method: 'DELETE', headers: bearer(tok) });
     expect(del.status).toBe(204);
     expect(await del.text()).toBe('');
-    for (const [method, path] of [['GET', ''], ['HEAD', ''], ['GET', '/meta'], ['DELETE', '']] as const) {
+    for (const [method, path] of [
+      ['GET', ''],
+      ['HEAD', ''],
+      ['GET', '/meta'],
+      ['DELETE', ''],
+    ] as const) {
       const res = await t.app.request(`/v1/artifacts/${json.id}${path}`, { method, headers: bearer(tok) });
       expect(res.status, `${method} ${path}`).toBe(404);
       if (method !== 'HEAD') expect((await res.json()).code).toBe('not_found');
@@ -154,7 +194,9 @@ describe('GET /v1/artifacts (list)', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const res = await t.app.request(`/v1/artifacts?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: bearer(tok) });
+      const res = await t.app.request(`/v1/artifacts?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+        headers: bearer(tok),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get('cache-control')).toBe('private, no-cache');
       const page = (await res.json()) as { items: { id: string }[]; nextCursor?: string };
@@ -196,7 +238,16 @@ describe('GET /v1/artifacts (list)', () => {
     expect(ok.status).toBe(200);
     const one = await t.app.request('/v1/artifacts?limit=1', { headers: bearer(tok) });
     expect(((await one.json()) as { items: unknown[] }).items).toHaveLength(1);
-    for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'limit=-1', 'cursor=not-a-cursor', `cursor=${btoa('v1:x:y')}`, 'createdAfter=yesterday', 'namespace=Bad NS']) {
+    for (const q of [
+      'limit=0',
+      'limit=1001',
+      'limit=abc',
+      'limit=-1',
+      'cursor=not-a-cursor',
+      `cursor=${btoa('v1:x:y')}`,
+      'createdAfter=yesterday',
+      'namespace=Bad NS',
+    ]) {
       const res = await t.app.request(`/v1/artifacts?${q}`, { headers: bearer(tok) });
       expect(res.status, q).toBe(400);
       const body = await res.json();
@@ -218,7 +269,12 @@ describe('ops endpoints', () => {
 
   it('/readyz answers 503 with Retry-After once draining', async () => {
     let draining = false;
-    const app = createApp({ service: t.service, ops: t.ops, auth: createAuthenticator({ hmacSecrets: [{ kid: 'k1', secret: 'x'.repeat(32) }] }), isDraining: () => draining });
+    const app = createApp({
+      service: t.service,
+      ops: t.ops,
+      auth: createAuthenticator({ hmacSecrets: [{ kid: 'k1', secret: 'x'.repeat(32) }] }),
+      isDraining: () => draining,
+    });
     expect((await app.request('/readyz')).status).toBe(200);
     draining = true;
     const res = await app.request('/readyz');
@@ -231,7 +287,12 @@ describe('ops endpoints', () => {
     const res = await t.app.request('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const doc = (await res.json()) as { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } };
+    const doc = (await res.json()) as {
+      openapi: string;
+      info: { title: string; version: string };
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+    };
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.info.title).toBe('artifact-store');
     expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+/);
@@ -280,7 +341,12 @@ describe('bad input', () => {
         else controller.enqueue(chunk);
       },
     });
-    const res = await t.app.request('/v1/artifacts', { method: 'POST', headers: bearer(tok), body: stream, duplex: 'half' } as RequestInit);
+    const res = await t.app.request('/v1/artifacts', {
+      method: 'POST',
+      headers: bearer(tok),
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
     expect((await res.json()).code).toBe('payload_too_large');
     expect(pulled).toBeLessThan(4 * 1024 * 1024);
@@ -340,7 +406,14 @@ describe('bad input', () => {
     const unknown = await body('art_0123456789abcdef01234567');
     expect(unknown.code).toBe('not_found');
     expect(unknown.message).toContain('<id>');
-    for (const bad of ['nope', 'ART_0123456789ABCDEF01234567', 'art_0123', 'art_0123456789abcdef0123456z', 'a b', 'art_0123456789abcdef01234567x']) {
+    for (const bad of [
+      'nope',
+      'ART_0123456789ABCDEF01234567',
+      'art_0123',
+      'art_0123456789abcdef0123456z',
+      'a b',
+      'art_0123456789abcdef01234567x',
+    ]) {
       expect(await body(bad), bad).toEqual(unknown);
     }
     const get = await t.app.request('/v1/artifacts/nope', { headers: bearer(tok) });
@@ -350,7 +423,11 @@ describe('bad input', () => {
   });
 
   it('answers unknown routes with a JSON 404', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['GET', '/v2/artifacts'], ['PUT', '/healthz']] as const) {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['GET', '/v2/artifacts'],
+      ['PUT', '/healthz'],
+    ] as const) {
       const res = await t.app.request(path, { method, headers: bearer(tok) });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -384,13 +461,18 @@ describe('X-Request-Id', () => {
       ['416', { headers: { Range: 'bytes=9000-9001' } }, 416],
     ];
     for (const [name, init, status] of cases) {
-      const res = await t.app.request(url, { ...init, headers: { ...bearer(tok), ...(init.headers as Record<string, string>), 'X-Request-Id': `dl-${name}` } });
+      const res = await t.app.request(url, {
+        ...init,
+        headers: { ...bearer(tok), ...(init.headers as Record<string, string>), 'X-Request-Id': `dl-${name}` },
+      });
       expect(res.status, name).toBe(status);
       expect(res.headers.get('x-request-id'), name).toBe(`dl-${name}`);
       // Exactly one value, never the id twice.
       expect(res.headers.get('x-request-id')?.split(',')).toHaveLength(1);
     }
-    const gone = await t.app.request('/v1/artifacts/art_0123456789abcdef01234567', { headers: { ...bearer(tok), 'X-Request-Id': 'dl-404' } });
+    const gone = await t.app.request('/v1/artifacts/art_0123456789abcdef01234567', {
+      headers: { ...bearer(tok), 'X-Request-Id': 'dl-404' },
+    });
     expect(gone.status).toBe(404);
     expect(gone.headers.get('x-request-id')).toBe('dl-404');
   });
@@ -416,21 +498,29 @@ describe('CORS', () => {
       const preflight = (origin: string) =>
         c.app.request('/v1/artifacts', {
           method: 'OPTIONS',
-          headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,x-artifact-filename,content-type' },
+          headers: {
+            Origin: origin,
+            'Access-Control-Request-Method': 'POST',
+            'Access-Control-Request-Headers': 'authorization,x-artifact-filename,content-type',
+          },
         });
       const ok = await preflight('https://app.example');
       expect(ok.status).toBe(204);
       expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
       expect(ok.headers.get('access-control-allow-methods')).toContain('POST');
       const allowed = (ok.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(',');
-      expect(allowed).toEqual(expect.arrayContaining(['authorization', 'x-artifact-filename', 'content-type', 'range']));
+      expect(allowed).toEqual(
+        expect.arrayContaining(['authorization', 'x-artifact-filename', 'content-type', 'range']),
+      );
 
       const other = await preflight('https://evil.example');
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
 
       const token = await c.token({ tenant: 'acme', perms: ['read', 'write'] });
       const { json } = await putArtifact(c.app, token, 'cors bytes', { Origin: 'https://app.example' });
-      const get = await c.app.request(`/v1/artifacts/${json.id}`, { headers: { ...bearer(token), Origin: 'https://app.example', Range: 'bytes=0-3' } });
+      const get = await c.app.request(`/v1/artifacts/${json.id}`, {
+        headers: { ...bearer(token), Origin: 'https://app.example', Range: 'bytes=0-3' },
+      });
       expect(get.status).toBe(206);
       expect(get.headers.get('access-control-allow-origin')).toBe('https://app.example');
       const exposed = (get.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(',');
@@ -438,7 +528,9 @@ describe('CORS', () => {
       expect(get.headers.get('vary')).toMatch(/origin/i);
       expect(await get.text()).toBe('cors');
 
-      const evil = await c.app.request(`/v1/artifacts/${json.id}`, { headers: { ...bearer(token), Origin: 'https://evil.example' } });
+      const evil = await c.app.request(`/v1/artifacts/${json.id}`, {
+        headers: { ...bearer(token), Origin: 'https://evil.example' },
+      });
       expect(evil.headers.get('access-control-allow-origin')).toBeNull();
       await evil.arrayBuffer();
     } finally {
@@ -454,7 +546,9 @@ describe('CORS', () => {
     expect(pre.headers.get('access-control-allow-origin')).toBeNull();
     expect(pre.headers.get('access-control-allow-methods')).toBeNull();
     const { json } = await putArtifact(t.app, tok, 'no cors');
-    const get = await t.app.request(`/v1/artifacts/${json.id}`, { headers: { ...bearer(tok), Origin: 'https://app.example' } });
+    const get = await t.app.request(`/v1/artifacts/${json.id}`, {
+      headers: { ...bearer(tok), Origin: 'https://app.example' },
+    });
     expect(get.status).toBe(200);
     for (const [name] of get.headers) expect(name.startsWith('access-control-')).toBe(false);
     expect(await get.text()).toBe('no cors');

@@ -73,7 +73,13 @@ async function startS3Service(): Promise<void> {
 }
 
 async function stagingKeys(): Promise<string[]> {
-  const client = createS3Client({ region: target!.region, endpoint: target!.endpoint, forcePathStyle: target!.forcePathStyle, accessKeyId: target!.accessKeyId, secretAccessKey: target!.secretAccessKey });
+  const client = createS3Client({
+    region: target!.region,
+    endpoint: target!.endpoint,
+    forcePathStyle: target!.forcePathStyle,
+    accessKeyId: target!.accessKeyId,
+    secretAccessKey: target!.secretAccessKey,
+  });
   try {
     const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'svc/staging/' }));
     return (out.Contents ?? []).map((o) => o.Key!);
@@ -82,11 +88,19 @@ async function stagingKeys(): Promise<string[]> {
   }
 }
 
-const api = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, { ...init, headers: { Authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) } });
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${server.url}${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) },
+  });
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 
 async function begin(bytes: Uint8Array, extra: Record<string, unknown> = {}, declaredSha = sha256(bytes)) {
-  const res = await api('/v1/uploads', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: bytes.byteLength, sha256: declaredSha, ...extra }) });
+  const res = await api('/v1/uploads', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ sizeBytes: bytes.byteLength, sha256: declaredSha, ...extra }),
+  });
   return { res, ticket: await json(res) };
 }
 
@@ -104,16 +118,30 @@ describeS3('the service on the S3 driver', () => {
       server.mintToken({ tenant: 'acme', sub: 'u1', session, perms: ['read', 'write'] }),
       server.mintToken({ tenant: 'acme', sub: 'u1', session: `${session}-b`, perms: ['read', 'write'] }),
     ]);
-    return { store: createHttpArtifactStore({ baseUrl: server.url, token: a }), otherSession: createHttpArtifactStore({ baseUrl: server.url, token: b }), cleanup: async () => {} };
+    return {
+      store: createHttpArtifactStore({ baseUrl: server.url, token: a }),
+      otherSession: createHttpArtifactStore({ baseUrl: server.url, token: b }),
+      cleanup: async () => {},
+    };
   });
 
   describe('direct links', () => {
     it('a direct link is an S3 presigned GET: no credentials needed, the right type and name, Range works', async () => {
       const bytes = randomBytes(70_000);
-      const put = await api('/v1/artifacts', { method: 'POST', headers: { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'Q3.pdf' }, body: bytes });
+      const put = await api('/v1/artifacts', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'Q3.pdf' },
+        body: bytes,
+      });
       expect(put.status).toBe(201);
       const ref = await json(put);
-      const link = await json(await api(`/v1/artifacts/${ref.id}/url`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ mode: 'direct', disposition: 'attachment' }) }));
+      const link = await json(
+        await api(`/v1/artifacts/${ref.id}/url`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ mode: 'direct', disposition: 'attachment' }),
+        }),
+      );
       expect(link.fetchMode).toBe('direct');
       expect(link.url.startsWith(target!.endpoint)).toBe(true);
       // A browser-style fetch: no Authorization, no cookies.
@@ -128,8 +156,20 @@ describeS3('the service on the S3 driver', () => {
     });
 
     it('the S3 server itself refuses a tampered or expired direct link', async () => {
-      const ref = await json(await api('/v1/artifacts', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'for your eyes only' }));
-      const link = await json(await api(`/v1/artifacts/${ref.id}/url`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ mode: 'direct', expiresIn: 1 }) }));
+      const ref = await json(
+        await api('/v1/artifacts', {
+          method: 'POST',
+          headers: { 'Content-Type': 'text/plain' },
+          body: 'for your eyes only',
+        }),
+      );
+      const link = await json(
+        await api(`/v1/artifacts/${ref.id}/url`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ mode: 'direct', expiresIn: 1 }),
+        }),
+      );
       const u = new URL(link.url);
       const sig = u.searchParams.get('X-Amz-Signature')!;
       u.searchParams.set('X-Amz-Signature', sig.slice(0, -1) + (sig.endsWith('0') ? '1' : '0'));
@@ -149,7 +189,11 @@ describeS3('the service on the S3 driver', () => {
   describe('direct uploads', () => {
     it('begin → PUT to S3 without a token → complete gives the ArtifactRef; the bytes download', async () => {
       const bytes = randomBytes(3 * 1024 * 1024 + 5);
-      const { res, ticket } = await begin(bytes, { mimeType: 'application/zip', filename: 'data.zip', meta: { run: 7 } });
+      const { res, ticket } = await begin(bytes, {
+        mimeType: 'application/zip',
+        filename: 'data.zip',
+        meta: { run: 7 },
+      });
       expect(res.status).toBe(201);
       expect(ticket).toMatchObject({ method: 'PUT', uploadId: expect.stringMatching(/^up_[0-9a-f]{32}$/) });
       const put = await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes });
@@ -157,7 +201,14 @@ describeS3('the service on the S3 driver', () => {
       const done = await api(`/v1/uploads/${ticket.uploadId}/complete?url=proxy`, { method: 'POST' });
       expect(done.status).toBe(201);
       const ref = await json(done);
-      expect(ref).toMatchObject({ sha256: sha256(bytes), sizeBytes: bytes.byteLength, mimeType: 'application/zip', filename: 'data.zip', meta: { run: 7 }, fetchMode: 'proxy' });
+      expect(ref).toMatchObject({
+        sha256: sha256(bytes),
+        sizeBytes: bytes.byteLength,
+        mimeType: 'application/zip',
+        filename: 'data.zip',
+        meta: { run: 7 },
+        fetchMode: 'proxy',
+      });
       const got = await api(`/v1/artifacts/${ref.id}`);
       expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
       expect(await stagingKeys()).toEqual([]);
@@ -183,8 +234,12 @@ describeS3('the service on the S3 driver', () => {
     it('the presigned PUT takes exactly the declared size: S3 refuses more or fewer bytes', async () => {
       const bytes = randomBytes(2000);
       const { ticket } = await begin(bytes);
-      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: randomBytes(50_000) })).status).toBe(403);
-      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes.subarray(0, 1999) })).status).toBe(403);
+      expect(
+        (await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: randomBytes(50_000) })).status,
+      ).toBe(403);
+      expect(
+        (await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes.subarray(0, 1999) })).status,
+      ).toBe(403);
       expect(await stagingKeys()).toEqual([]);
       expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).status).toBe(200);
       expect((await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' })).status).toBe(201);
@@ -201,22 +256,42 @@ describeS3('the service on the S3 driver', () => {
     });
 
     it('only the scope that began an upload may complete it', async () => {
-      const other = await server.mintToken({ tenant: 'acme', sub: 'u1', session: 'somebody-else', perms: ['read', 'write'] });
+      const other = await server.mintToken({
+        tenant: 'acme',
+        sub: 'u1',
+        session: 'somebody-else',
+        perms: ['read', 'write'],
+      });
       const mineOnly = await server.mintToken({ tenant: 'acme', sub: 'u1', session: 'mine', perms: ['read', 'write'] });
       const bytes = randomBytes(500);
-      const started = await fetch(`${server.url}/v1/uploads`, { method: 'POST', headers: { Authorization: `Bearer ${mineOnly}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: 500, sha256: sha256(bytes) }) });
+      const started = await fetch(`${server.url}/v1/uploads`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${mineOnly}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sizeBytes: 500, sha256: sha256(bytes) }),
+      });
       const ticket = await json(started);
       await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes });
-      const foreign = await fetch(`${server.url}/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST', headers: { Authorization: `Bearer ${other}` } });
+      const foreign = await fetch(`${server.url}/v1/uploads/${ticket.uploadId}/complete`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${other}` },
+      });
       expect(foreign.status).toBe(404);
-      const own = await fetch(`${server.url}/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST', headers: { Authorization: `Bearer ${mineOnly}` } });
+      const own = await fetch(`${server.url}/v1/uploads/${ticket.uploadId}/complete`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${mineOnly}` },
+      });
       expect(own.status).toBe(201);
       expect((await json(own)).scope.sessionId).toBe('mine');
     });
 
     it('the SDK sends large puts straight to S3 and small ones through the service', async () => {
       const calls: string[] = [];
-      const store = createHttpArtifactStore({ baseUrl: server.url, token, fetch: recordingFetch(server.url, calls), directUploadAboveBytes: 1024 * 1024 });
+      const store = createHttpArtifactStore({
+        baseUrl: server.url,
+        token,
+        fetch: recordingFetch(server.url, calls),
+        directUploadAboveBytes: 1024 * 1024,
+      });
       const big = randomBytes(2 * 1024 * 1024);
       const ref = await store.putBytes(big, { mimeType: 'application/octet-stream', filename: 'big.bin' });
       expect(ref).toMatchObject({ sha256: sha256(big), sizeBytes: big.byteLength, filename: 'big.bin' });
@@ -231,7 +306,13 @@ describeS3('the service on the S3 driver', () => {
       const spoolDir = await mkdtemp(join(tmpdir(), 'artifact-spool-test-'));
       try {
         const calls: string[] = [];
-        const store = createHttpArtifactStore({ baseUrl: server.url, token, fetch: recordingFetch(server.url, calls), directUploadAboveBytes: 1024 * 1024, spool: createFileSpool({ dir: spoolDir }) });
+        const store = createHttpArtifactStore({
+          baseUrl: server.url,
+          token,
+          fetch: recordingFetch(server.url, calls),
+          directUploadAboveBytes: 1024 * 1024,
+          spool: createFileSpool({ dir: spoolDir }),
+        });
         const big = randomBytes(3 * 1024 * 1024 + 123);
         const ref = await store.putStream(chunked(big), { filename: 'streamed.bin' });
         expect(ref).toMatchObject({ sha256: sha256(big), sizeBytes: big.byteLength, filename: 'streamed.bin' });
@@ -253,9 +334,17 @@ describeS3('the service on the S3 driver', () => {
       const spoolDir = await mkdtemp(join(tmpdir(), 'artifact-spool-test-'));
       try {
         const calls: string[] = [];
-        const store = createHttpArtifactStore({ baseUrl: server.url, token, fetch: recordingFetch(server.url, calls), directUploadAboveBytes: 1024 * 1024, spool: createFileSpool({ dir: spoolDir }) });
+        const store = createHttpArtifactStore({
+          baseUrl: server.url,
+          token,
+          fetch: recordingFetch(server.url, calls),
+          directUploadAboveBytes: 1024 * 1024,
+          spool: createFileSpool({ dir: spoolDir }),
+        });
         const big = randomBytes(2 * 1024 * 1024);
-        await expect(store.putStream(chunked(big), { sha256: 'a'.repeat(64) })).rejects.toMatchObject({ code: 'checksum_mismatch' });
+        await expect(store.putStream(chunked(big), { sha256: 'a'.repeat(64) })).rejects.toMatchObject({
+          code: 'checksum_mismatch',
+        });
         await expect(store.putStream(chunked(big, 1536 * 1024))).rejects.toThrow('source broke');
         await expect(store.putStream(chunked(big, 512 * 1024))).rejects.toThrow('source broke');
         expect(calls).toEqual([]);
@@ -270,14 +359,26 @@ describeS3('the service on the S3 driver', () => {
       const { ticket } = await begin(bytes);
       expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).status).toBe(200);
       expect((await stagingKeys()).length).toBeGreaterThan(0);
-      const client = createS3Client({ region: target!.region, endpoint: target!.endpoint, forcePathStyle: target!.forcePathStyle, accessKeyId: target!.accessKeyId, secretAccessKey: target!.secretAccessKey });
+      const client = createS3Client({
+        region: target!.region,
+        endpoint: target!.endpoint,
+        forcePathStyle: target!.forcePathStyle,
+        accessKeyId: target!.accessKeyId,
+        secretAccessKey: target!.secretAccessKey,
+      });
       try {
         const blobs = createS3BlobStore({ client, bucket, prefix: 'svc/' });
         const policies = policiesOf(loadConfig({}));
         // Still within its hour: left alone.
         expect((await runRetention({ repo: server.repo, blobs, policies, graceMs: 60_000 })).uploads.reaped).toBe(0);
         // Two hours on, past its expiry and the grace: reaped.
-        const report = await runRetention({ repo: server.repo, blobs, policies, graceMs: 60_000, now: () => Date.now() + 2 * 3_600_000 });
+        const report = await runRetention({
+          repo: server.repo,
+          blobs,
+          policies,
+          graceMs: 60_000,
+          now: () => Date.now() + 2 * 3_600_000,
+        });
         expect(report.uploads.reaped).toBeGreaterThanOrEqual(1);
         expect(report.uploads.stagingFailed).toBe(0);
       } finally {
@@ -298,11 +399,19 @@ describeS3('the service on the S3 driver', () => {
         [{ sizeBytes: 10, sha256: 'a'.repeat(64), ttl: 10 ** 9 }, 400],
       ];
       for (const [body, status] of cases) {
-        const res = await api('/v1/uploads', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await api('/v1/uploads', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         expect(res.status, JSON.stringify(body)).toBe(status);
       }
       const readOnly = await server.mintToken({ tenant: 'acme', sub: 'u1', perms: ['read'] });
-      const res = await fetch(`${server.url}/v1/uploads`, { method: 'POST', headers: { Authorization: `Bearer ${readOnly}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: 1, sha256: 'a'.repeat(64) }) });
+      const res = await fetch(`${server.url}/v1/uploads`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${readOnly}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sizeBytes: 1, sha256: 'a'.repeat(64) }),
+      });
       expect(res.status).toBe(403);
     });
   });
@@ -313,7 +422,11 @@ describe('direct uploads on a driver without them (fs)', () => {
     const t = await createTestApp();
     try {
       const tok = await t.token({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
-      const res = await t.app.request('/v1/uploads', { method: 'POST', headers: { ...bearer(tok), 'Content-Type': 'application/json' }, body: JSON.stringify({ sizeBytes: 10, sha256: 'a'.repeat(64) }) });
+      const res = await t.app.request('/v1/uploads', {
+        method: 'POST',
+        headers: { ...bearer(tok), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sizeBytes: 10, sha256: 'a'.repeat(64) }),
+      });
       expect(res.status).toBe(400);
       const body = (await res.json()) as Record<string, any>;
       expect(body.details).toEqual({ reason: 'direct_uploads_unavailable' });
@@ -326,7 +439,12 @@ describe('direct uploads on a driver without them (fs)', () => {
         calls.push(`${init?.method} ${url.pathname}`);
         return t.app.request(`${url.pathname}${url.search}`, init);
       };
-      const store = createHttpArtifactStore({ baseUrl: 'http://artifacts.test', token: tok, fetch: viaApp, directUploadAboveBytes: 10 });
+      const store = createHttpArtifactStore({
+        baseUrl: 'http://artifacts.test',
+        token: tok,
+        fetch: viaApp,
+        directUploadAboveBytes: 10,
+      });
       await store.putText('more than ten bytes');
       await store.putText('more than ten bytes, again');
       expect(calls).toEqual(['POST /v1/uploads', 'POST /v1/artifacts', 'POST /v1/artifacts']);
@@ -335,7 +453,13 @@ describe('direct uploads on a driver without them (fs)', () => {
       const spoolDir = await mkdtemp(join(tmpdir(), 'artifact-spool-test-'));
       try {
         calls.length = 0;
-        const fresh = createHttpArtifactStore({ baseUrl: 'http://artifacts.test', token: tok, fetch: viaApp, directUploadAboveBytes: 1024, spool: createFileSpool({ dir: spoolDir }) });
+        const fresh = createHttpArtifactStore({
+          baseUrl: 'http://artifacts.test',
+          token: tok,
+          fetch: viaApp,
+          directUploadAboveBytes: 1024,
+          spool: createFileSpool({ dir: spoolDir }),
+        });
         const bytes = randomBytes(200 * 1024);
         const ref = await fresh.putStream(chunked(bytes));
         expect(ref.sha256).toBe(sha256(bytes));

@@ -24,12 +24,24 @@ async function notFoundShape(res: Response, id: string) {
 /** Status, headers a caller can see, and the body of a 404, for GET / HEAD / meta / DELETE. */
 async function probe(app: TestApp['app'], token: string, id: string) {
   const out: Record<string, unknown> = {};
-  for (const [label, method, suffix] of [['get', 'GET', ''], ['meta', 'GET', '/meta'], ['delete', 'DELETE', '']] as const) {
+  for (const [label, method, suffix] of [
+    ['get', 'GET', ''],
+    ['meta', 'GET', '/meta'],
+    ['delete', 'DELETE', ''],
+  ] as const) {
     const res = await app.request(`/v1/artifacts/${id}${suffix}`, { method, headers: bearer(token) });
-    out[label] = res.status === 404 ? await notFoundShape(res, id) : { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
+    out[label] =
+      res.status === 404
+        ? await notFoundShape(res, id)
+        : { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
   }
   const head = await app.request(`/v1/artifacts/${id}`, { method: 'HEAD', headers: bearer(token) });
-  out.head = { status: head.status, length: (await head.arrayBuffer()).byteLength, etag: head.headers.get('etag'), type: head.headers.get('content-type') };
+  out.head = {
+    status: head.status,
+    length: (await head.arrayBuffer()).byteLength,
+    etag: head.headers.get('etag'),
+    type: head.headers.get('content-type'),
+  };
   return out;
 }
 
@@ -37,7 +49,10 @@ describe('tenants', () => {
   it("tenant B cannot see tenant A's artifact: every route answers exactly the never-existed 404", async () => {
     const a = await t.token({ tenant: 'A', perms: ['read', 'write'] });
     const b = await t.token({ tenant: 'B', perms: ['read', 'write', 'admin'] });
-    const { json } = await putArtifact(t.app, a, bytesOf(500, 9), { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'secret.pdf' });
+    const { json } = await putArtifact(t.app, a, bytesOf(500, 9), {
+      'Content-Type': 'application/pdf',
+      'X-Artifact-Filename': 'secret.pdf',
+    });
     // The id embeds the hash prefix; B guessing it learns nothing.
     const foreign = await probe(t.app, b, json.id);
     const missing = await probe(t.app, b, NEVER);
@@ -61,7 +76,11 @@ describe('tenants', () => {
     expect(second.json.id).toBe(first.json.id);
     expect(second.json.scope).toEqual({ tenantId: 'B' });
     expect(second.json.filename).toBeUndefined();
-    expect(Object.keys(second.json).sort()).toEqual(Object.keys(first.json).filter((k) => k !== 'filename').sort());
+    expect(Object.keys(second.json).sort()).toEqual(
+      Object.keys(first.json)
+        .filter((k) => k !== 'filename')
+        .sort(),
+    );
   });
 });
 
@@ -100,7 +119,10 @@ describe('sessions', () => {
 
   it('a session-bound token cannot put into another session', async () => {
     const k = await tokens();
-    for (const [headers, query] of [[{ 'X-Artifact-Session': 's2' }, ''], [{}, '?session=s2']] as const) {
+    for (const [headers, query] of [
+      [{ 'X-Artifact-Session': 's2' }, ''],
+      [{}, '?session=s2'],
+    ] as const) {
       const { res, json } = await putArtifact(t.app, k.s1, 'escape', headers, query);
       expect(res.status).toBe(403);
       expect(json.code).toBe('forbidden');
@@ -114,7 +136,11 @@ describe('sessions', () => {
 
   it('a tenant-wide token puts into a named session and lists by ?session=', async () => {
     const k = await tokens();
-    const a = await putArtifact(t.app, k.wide, 'one', { 'X-Artifact-Session': 'sA', 'X-Artifact-Trace': 'tr1', 'X-Artifact-User': 'u7' });
+    const a = await putArtifact(t.app, k.wide, 'one', {
+      'X-Artifact-Session': 'sA',
+      'X-Artifact-Trace': 'tr1',
+      'X-Artifact-User': 'u7',
+    });
     expect(a.json.scope).toEqual({ tenantId: 'acme', sessionId: 'sA', traceId: 'tr1', userId: 'u7' });
     const b = await putArtifact(t.app, k.wide, 'two', {}, '?session=sB');
     expect(b.json.scope).toEqual({ tenantId: 'acme', sessionId: 'sB' });
@@ -130,8 +156,16 @@ describe('sessions', () => {
   it('same bytes in two sessions: each sees its own filename and meta', async () => {
     const k = await tokens();
     const bytes = bytesOf(256, 77);
-    const one = await putArtifact(t.app, k.s1, bytes, { 'Content-Type': 'application/pdf', 'X-Artifact-Filename': 'mine.pdf', 'X-Artifact-Meta': '{"who":"s1"}' });
-    const two = await putArtifact(t.app, k.s2, bytes, { 'Content-Type': 'image/png', 'X-Artifact-Filename': 'theirs.png', 'X-Artifact-Meta': '{"who":"s2"}' });
+    const one = await putArtifact(t.app, k.s1, bytes, {
+      'Content-Type': 'application/pdf',
+      'X-Artifact-Filename': 'mine.pdf',
+      'X-Artifact-Meta': '{"who":"s1"}',
+    });
+    const two = await putArtifact(t.app, k.s2, bytes, {
+      'Content-Type': 'image/png',
+      'X-Artifact-Filename': 'theirs.png',
+      'X-Artifact-Meta': '{"who":"s2"}',
+    });
     expect(one.res.status).toBe(201);
     expect(two.res.status).toBe(201);
     expect(two.json.id).toBe(one.json.id);
@@ -141,15 +175,36 @@ describe('sessions', () => {
       const meta = await (await t.app.request(`/v1/artifacts/${id}/meta`, { headers: bearer(token) })).json();
       const dl = await t.app.request(`/v1/artifacts/${id}`, { headers: bearer(token) });
       await dl.arrayBuffer();
-      return { filename: meta.filename, meta: meta.meta, mime: meta.mimeType, disposition: dl.headers.get('content-disposition'), type: dl.headers.get('content-type') };
+      return {
+        filename: meta.filename,
+        meta: meta.meta,
+        mime: meta.mimeType,
+        disposition: dl.headers.get('content-disposition'),
+        type: dl.headers.get('content-type'),
+      };
     };
-    expect(await view(k.s1)).toEqual({ filename: 'mine.pdf', meta: { who: 's1' }, mime: 'application/pdf', disposition: 'inline; filename="mine.pdf"', type: 'application/pdf' });
-    expect(await view(k.s2)).toEqual({ filename: 'theirs.png', meta: { who: 's2' }, mime: 'image/png', disposition: 'inline; filename="theirs.png"', type: 'image/png' });
+    expect(await view(k.s1)).toEqual({
+      filename: 'mine.pdf',
+      meta: { who: 's1' },
+      mime: 'application/pdf',
+      disposition: 'inline; filename="mine.pdf"',
+      type: 'application/pdf',
+    });
+    expect(await view(k.s2)).toEqual({
+      filename: 'theirs.png',
+      meta: { who: 's2' },
+      mime: 'image/png',
+      disposition: 'inline; filename="theirs.png"',
+      type: 'image/png',
+    });
     expect(JSON.stringify(await listAll(t.app, k.s1))).not.toContain('theirs');
     expect(JSON.stringify(await listAll(t.app, k.s2))).not.toContain('mine');
     // Tenant-wide listing returns one row per scope holding the id.
     const rows = await listAll(t.app, k.wide);
-    expect(rows.map((r) => [r.id, r.scope.sessionId]).sort()).toEqual([[id, 's1'], [id, 's2']]);
+    expect(rows.map((r) => [r.id, r.scope.sessionId]).sort()).toEqual([
+      [id, 's1'],
+      [id, 's2'],
+    ]);
   });
 
   it("a session DELETE removes only that session's reference", async () => {
@@ -185,15 +240,24 @@ describe('sessions', () => {
     const mine = await putArtifact(t.app, k.s1, 'visible');
     const theirs = await putArtifact(t.app, k.s2, 'invisible');
 
-    const visible = await t.app.request(`/v1/artifacts/${mine.json.id}`, { method: 'DELETE', headers: bearer(k.s1ReadOnly) });
+    const visible = await t.app.request(`/v1/artifacts/${mine.json.id}`, {
+      method: 'DELETE',
+      headers: bearer(k.s1ReadOnly),
+    });
     expect(visible.status).toBe(403);
     expect((await visible.json()).code).toBe('forbidden');
 
-    const hidden = await t.app.request(`/v1/artifacts/${theirs.json.id}`, { method: 'DELETE', headers: bearer(k.s1ReadOnly) });
+    const hidden = await t.app.request(`/v1/artifacts/${theirs.json.id}`, {
+      method: 'DELETE',
+      headers: bearer(k.s1ReadOnly),
+    });
     const never = await t.app.request(`/v1/artifacts/${NEVER}`, { method: 'DELETE', headers: bearer(k.s1ReadOnly) });
     expect(await notFoundShape(hidden, theirs.json.id)).toEqual(await notFoundShape(never, NEVER));
 
-    const wide = await t.app.request(`/v1/artifacts/${mine.json.id}`, { method: 'DELETE', headers: bearer(k.wideReadOnly) });
+    const wide = await t.app.request(`/v1/artifacts/${mine.json.id}`, {
+      method: 'DELETE',
+      headers: bearer(k.wideReadOnly),
+    });
     expect(wide.status).toBe(403);
     // Nothing was deleted.
     expect(await listAll(t.app, k.wide)).toHaveLength(2);

@@ -53,7 +53,9 @@ describe('in-process server (startServer)', () => {
 
   beforeAll(async () => {
     dataDir = tempDir();
-    server = await startServer(loadConfig({}, { port: 0, dataDir, logLevel: 'silent', env: 'test', maxArtifactBytes: MiB }));
+    server = await startServer(
+      loadConfig({}, { port: 0, dataDir, logLevel: 'silent', env: 'test', maxArtifactBytes: MiB }),
+    );
   });
   afterAll(async () => {
     await server?.close();
@@ -78,7 +80,10 @@ describe('in-process server (startServer)', () => {
     const origin = new URL(server.url).origin;
     expect(absolute.filter((u) => new URL(u).origin !== origin)).toEqual([]);
 
-    const refs = [...html.matchAll(/<script\b[^>]*\bsrc="([^"]+)"/g), ...html.matchAll(/<link\b[^>]*\bhref="([^"]+)"/g)].map((m) => m[1]!);
+    const refs = [
+      ...html.matchAll(/<script\b[^>]*\bsrc="([^"]+)"/g),
+      ...html.matchAll(/<link\b[^>]*\bhref="([^"]+)"/g),
+    ].map((m) => m[1]!);
     expect(refs.length).toBeGreaterThanOrEqual(4);
     const expectations: [RegExp, RegExp, number][] = [
       [/swagger-ui-bundle\.js$/, /^text\/javascript/, 100_000],
@@ -178,7 +183,11 @@ describe('in-process server (startServer)', () => {
   }, 120_000);
 
   it('answers 413 at once for a declared Content-Length over the limit', async () => {
-    const res = await request(`${server.url}/v1/artifacts`, { method: 'POST', headers: { ...auth(), 'Content-Length': String(2 * MiB) } }, Buffer.alloc(0));
+    const res = await request(
+      `${server.url}/v1/artifacts`,
+      { method: 'POST', headers: { ...auth(), 'Content-Length': String(2 * MiB) } },
+      Buffer.alloc(0),
+    );
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body.toString()).code).toBe('payload_too_large');
   });
@@ -187,7 +196,14 @@ describe('in-process server (startServer)', () => {
     const name = 'naïve 報告.pdf';
     const res = await request(
       `${server.url}/v1/artifacts`,
-      { method: 'POST', headers: { ...auth(), 'Content-Type': 'application/pdf', 'X-Artifact-Filename': Buffer.from(name, 'utf8').toString('latin1') } },
+      {
+        method: 'POST',
+        headers: {
+          ...auth(),
+          'Content-Type': 'application/pdf',
+          'X-Artifact-Filename': Buffer.from(name, 'utf8').toString('latin1'),
+        },
+      },
       Buffer.from(bytesOf(100, 21)),
     );
     expect(res.status).toBe(201);
@@ -195,7 +211,9 @@ describe('in-process server (startServer)', () => {
     expect(ref.filename).toBe(name);
     const dl = await request(`${server.url}/v1/artifacts/${ref.id}`, { headers: auth() });
     expect(dl.status).toBe(200);
-    expect(dl.headers['content-disposition']).toBe(`inline; filename="na_ve __.pdf"; filename*=UTF-8''na%C3%AFve%20%E5%A0%B1%E5%91%8A.pdf`);
+    expect(dl.headers['content-disposition']).toBe(
+      `inline; filename="na_ve __.pdf"; filename*=UTF-8''na%C3%AFve%20%E5%A0%B1%E5%91%8A.pdf`,
+    );
     expect(dl.body.equals(Buffer.from(bytesOf(100, 21)))).toBe(true);
   });
 
@@ -248,18 +266,27 @@ describe('production start-up', () => {
   });
 
   it('refuses a short secret', async () => {
-    const config = loadConfig({ ARTIFACT_STORE_JWT_SECRETS: 'k1:too-short' }, { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' });
+    const config = loadConfig(
+      { ARTIFACT_STORE_JWT_SECRETS: 'k1:too-short' },
+      { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' },
+    );
     await expect(startServer(config)).rejects.toThrow(/k1.*shorter than 32/);
   });
 
   it('refuses a short URL signing key, with the same rule as the Worker', async () => {
-    const config = loadConfig({ ARTIFACT_STORE_JWT_SECRETS: `k1:${'p'.repeat(40)}`, ARTIFACT_STORE_URL_SIGNING_KEYS: 'l1:too-short' }, { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' });
+    const config = loadConfig(
+      { ARTIFACT_STORE_JWT_SECRETS: `k1:${'p'.repeat(40)}`, ARTIFACT_STORE_URL_SIGNING_KEYS: 'l1:too-short' },
+      { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' },
+    );
     await expect(startServer(config)).rejects.toThrow(/URL signing key of kid "l1" is shorter than 32/);
   });
 
   it('starts with a strong secret, prints no dev token, and accepts tokens signed with it', async () => {
     const secret = 'p'.repeat(40);
-    const config = loadConfig({ ARTIFACT_STORE_JWT_SECRETS: `prod1:${secret}` }, { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' });
+    const config = loadConfig(
+      { ARTIFACT_STORE_JWT_SECRETS: `prod1:${secret}` },
+      { env: 'production', port: 0, dataDir: tempDir(), logLevel: 'silent' },
+    );
     const running = await startServer(config);
     try {
       expect(running.token).toBe('');
@@ -279,31 +306,53 @@ describe('production start-up', () => {
 });
 
 describe('close() drains', () => {
-  it('finishes a keep-alive download in progress, then closes its idle connection without waiting for the keep-alive timeout', { timeout: 120_000 }, async () => {
-    const running = await startServer(loadConfig({}, { port: 0, dataDir: tempDir(), logLevel: 'silent', env: 'test', maxArtifactBytes: 64 * MiB, shutdownGraceMs: 30 * 60_000 }));
+  it('finishes a keep-alive download in progress, then closes its idle connection without waiting for the keep-alive timeout', {
+    timeout: 120_000,
+  }, async () => {
+    const running = await startServer(
+      loadConfig(
+        {},
+        {
+          port: 0,
+          dataDir: tempDir(),
+          logLevel: 'silent',
+          env: 'test',
+          maxArtifactBytes: 64 * MiB,
+          shutdownGraceMs: 30 * 60_000,
+        },
+      ),
+    );
     // Far beyond the test timeout: close() must not wait for idle keep-alive connections to time out.
     running.server.keepAliveTimeout = 30 * 60_000;
     const bytes = Buffer.from(bytesOf(16 * MiB, 33));
-    const put = await fetch(`${running.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${running.token}` }, body: bytes });
+    const put = await fetch(`${running.url}/v1/artifacts`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${running.token}` },
+      body: bytes,
+    });
     expect(put.status).toBe(201);
     const { id } = (await put.json()) as { id: string };
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     let closing: Promise<void> | undefined;
     const result = await new Promise<{ body: Buffer; socketClosed: Promise<void> }>((ok, fail) => {
-      const req = http.get(`${running.url}/v1/artifacts/${id}`, { agent, headers: { Authorization: `Bearer ${running.token}` } }, (res) => {
-        const chunks: Buffer[] = [];
-        const socketClosed = new Promise<void>((done) => res.socket.once('close', () => done()));
-        res.once('data', (first: Buffer) => {
-          res.pause();
-          chunks.push(first);
-          closing = running.close();
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => ok({ body: Buffer.concat(chunks), socketClosed }));
-          res.on('error', fail);
-          setTimeout(() => res.resume(), 200);
-        });
-      });
+      const req = http.get(
+        `${running.url}/v1/artifacts/${id}`,
+        { agent, headers: { Authorization: `Bearer ${running.token}` } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          const socketClosed = new Promise<void>((done) => res.socket.once('close', () => done()));
+          res.once('data', (first: Buffer) => {
+            res.pause();
+            chunks.push(first);
+            closing = running.close();
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => ok({ body: Buffer.concat(chunks), socketClosed }));
+            res.on('error', fail);
+            setTimeout(() => res.resume(), 200);
+          });
+        },
+      );
       req.on('error', fail);
     });
     expect(result.body.equals(bytes)).toBe(true);
@@ -321,17 +370,21 @@ describe('CLI serve: SIGTERM drains in-flight downloads', () => {
 
   it('finishes the download in progress, refuses new connections, and exits 0', { timeout: 300_000 }, async () => {
     const dataDir = tempDir();
-    const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
-      cwd: ROOT,
-      env: {
-        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
-        ARTIFACT_STORE_ENV: 'test',
-        ARTIFACT_STORE_LOG_LEVEL: 'warn',
-        ARTIFACT_STORE_MAX_ARTIFACT_BYTES: String(128 * MiB),
-        ARTIFACT_STORE_SHUTDOWN_GRACE_MS: '240000',
+    const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir],
+      {
+        cwd: ROOT,
+        env: {
+          ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+          ARTIFACT_STORE_ENV: 'test',
+          ARTIFACT_STORE_LOG_LEVEL: 'warn',
+          ARTIFACT_STORE_MAX_ARTIFACT_BYTES: String(128 * MiB),
+          ARTIFACT_STORE_SHUTDOWN_GRACE_MS: '240000',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     child = proc;
     let stdout = '';
     let stderr = '';
@@ -343,7 +396,9 @@ describe('CLI serve: SIGTERM drains in-flight downloads', () => {
       for (const w of waiters.splice(0)) w();
     });
     proc.stderr.on('data', (d: string) => (stderr += d));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => proc.on('exit', (code, signal) => ok({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) =>
+      proc.on('exit', (code, signal) => ok({ code, signal })),
+    );
     const waitForStdout = async (pattern: RegExp): Promise<RegExpExecArray> => {
       for (;;) {
         const m = pattern.exec(stdout);
@@ -365,7 +420,11 @@ describe('CLI serve: SIGTERM drains in-flight downloads', () => {
     const big = Buffer.alloc(size);
     for (let i = 0; i < size; i += 4096) big.writeUInt32LE(i, i);
     const expected = createHash('sha256').update(big).digest('hex');
-    const put = await fetch(`${url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' }, body: big });
+    const put = await fetch(`${url}/v1/artifacts`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' },
+      body: big,
+    });
     expect(put.status).toBe(201);
     const ref = (await put.json()) as { id: string; sha256: string };
     expect(ref.sha256).toBe(expected);
@@ -381,38 +440,47 @@ describe('CLI serve: SIGTERM drains in-flight downloads', () => {
         s.once('error', (err: NodeJS.ErrnoException) => ok(err.code === 'ECONNREFUSED'));
       });
 
-    const download = await new Promise<{ received: number; sha256: string; refusedWhileInFlight: boolean; receivedAtSignal: number }>((ok, fail) => {
-      const req = http.get(`${url}/v1/artifacts/${ref.id}`, { agent: false, headers: { Authorization: `Bearer ${token}` } }, (res) => {
-        if (res.statusCode !== 200) {
-          fail(new Error(`download answered ${res.statusCode}`));
-          return;
-        }
-        const hash = createHash('sha256');
-        let received = 0;
-        res.once('data', (first: Buffer) => {
-          res.pause();
-          hash.update(first);
-          received += first.byteLength;
-          void (async () => {
-            const receivedAtSignal = received;
-            proc.kill('SIGTERM');
-            await waitForStdout(/"msg":"shutting down"/);
-            // The listener closes right after the signal; poll briefly for the refusal while the download is paused.
-            let refusedWhileInFlight = false;
-            for (let i = 0; i < 200 && !refusedWhileInFlight; i++) {
-              refusedWhileInFlight = await connectRefused();
-              if (!refusedWhileInFlight) await new Promise((r) => setTimeout(r, 100));
-            }
-            res.on('data', (chunk: Buffer) => {
-              hash.update(chunk);
-              received += chunk.byteLength;
-            });
-            res.on('end', () => ok({ received, sha256: hash.digest('hex'), refusedWhileInFlight, receivedAtSignal }));
-            res.on('error', fail);
-            res.resume();
-          })().catch(fail);
-        });
-      });
+    const download = await new Promise<{
+      received: number;
+      sha256: string;
+      refusedWhileInFlight: boolean;
+      receivedAtSignal: number;
+    }>((ok, fail) => {
+      const req = http.get(
+        `${url}/v1/artifacts/${ref.id}`,
+        { agent: false, headers: { Authorization: `Bearer ${token}` } },
+        (res) => {
+          if (res.statusCode !== 200) {
+            fail(new Error(`download answered ${res.statusCode}`));
+            return;
+          }
+          const hash = createHash('sha256');
+          let received = 0;
+          res.once('data', (first: Buffer) => {
+            res.pause();
+            hash.update(first);
+            received += first.byteLength;
+            void (async () => {
+              const receivedAtSignal = received;
+              proc.kill('SIGTERM');
+              await waitForStdout(/"msg":"shutting down"/);
+              // The listener closes right after the signal; poll briefly for the refusal while the download is paused.
+              let refusedWhileInFlight = false;
+              for (let i = 0; i < 200 && !refusedWhileInFlight; i++) {
+                refusedWhileInFlight = await connectRefused();
+                if (!refusedWhileInFlight) await new Promise((r) => setTimeout(r, 100));
+              }
+              res.on('data', (chunk: Buffer) => {
+                hash.update(chunk);
+                received += chunk.byteLength;
+              });
+              res.on('end', () => ok({ received, sha256: hash.digest('hex'), refusedWhileInFlight, receivedAtSignal }));
+              res.on('error', fail);
+              res.resume();
+            })().catch(fail);
+          });
+        },
+      );
       req.on('error', fail);
     });
 

@@ -15,7 +15,10 @@ const DEPCRUISE = join(ROOT, 'node_modules', '.bin', 'depcruise');
 
 async function cruise(cwd: string): Promise<{ code: number; out: string }> {
   try {
-    const { stdout } = await run(DEPCRUISE, ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], { cwd, timeout: 120_000 });
+    const { stdout } = await run(DEPCRUISE, ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], {
+      cwd,
+      timeout: 120_000,
+    });
     return { code: 0, out: stdout };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -40,14 +43,59 @@ describe('layer rules', () => {
       writeFileSync(join(dir, path), text);
     };
     const cases: [rule: string, files: Record<string, string>][] = [
-      ['http-asks-the-service', { 'src/db/repo.ts': 'export const repo = 1;\n', 'src/http/route.ts': "import { repo } from '../db/repo.js';\nexport const x = repo;\n" }],
-      ['service-below-transports', { 'src/http/tokens.ts': 'export const PERMS = 1;\n', 'src/service/keys.ts': "import { PERMS } from '../http/tokens.js';\nexport const x = PERMS;\n" }],
-      ['client-imports-core-only', { 'src/service/cursor.ts': 'export const c = 1;\n', 'src/client/store.ts': "import { c } from '../service/cursor.js';\nexport const x = c;\n" }],
-      ['web-standards-only', { 'src/client/spool.ts': "import { tmpdir } from 'node:os';\nexport const x = tmpdir();\n" }],
-      ['core-imports-nothing', { 'src/service/s.ts': 'export const s = 1;\n', 'src/core/c.ts': "import { s } from '../service/s.js';\nexport const x = s;\n" }],
-      ['cli-remote-commands-are-clients', { 'src/node/keys.ts': 'export const k = 1;\n', 'src/cli/remote-commands.ts': "import { k } from '../node/keys.js';\nexport const x = k;\n" }],
-      ['worker-runtime-not-node', { 'src/db/sqlite.ts': 'export const db = 1;\n', 'src/worker/app.ts': "import { db } from '../db/sqlite.js';\nexport const x = db;\n" }],
-      ['no-circular', { 'src/mcp/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n", 'src/mcp/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n" }],
+      [
+        'http-asks-the-service',
+        {
+          'src/db/repo.ts': 'export const repo = 1;\n',
+          'src/http/route.ts': "import { repo } from '../db/repo.js';\nexport const x = repo;\n",
+        },
+      ],
+      [
+        'service-below-transports',
+        {
+          'src/http/tokens.ts': 'export const PERMS = 1;\n',
+          'src/service/keys.ts': "import { PERMS } from '../http/tokens.js';\nexport const x = PERMS;\n",
+        },
+      ],
+      [
+        'client-imports-core-only',
+        {
+          'src/service/cursor.ts': 'export const c = 1;\n',
+          'src/client/store.ts': "import { c } from '../service/cursor.js';\nexport const x = c;\n",
+        },
+      ],
+      [
+        'web-standards-only',
+        { 'src/client/spool.ts': "import { tmpdir } from 'node:os';\nexport const x = tmpdir();\n" },
+      ],
+      [
+        'core-imports-nothing',
+        {
+          'src/service/s.ts': 'export const s = 1;\n',
+          'src/core/c.ts': "import { s } from '../service/s.js';\nexport const x = s;\n",
+        },
+      ],
+      [
+        'cli-remote-commands-are-clients',
+        {
+          'src/node/keys.ts': 'export const k = 1;\n',
+          'src/cli/remote-commands.ts': "import { k } from '../node/keys.js';\nexport const x = k;\n",
+        },
+      ],
+      [
+        'worker-runtime-not-node',
+        {
+          'src/db/sqlite.ts': 'export const db = 1;\n',
+          'src/worker/app.ts': "import { db } from '../db/sqlite.js';\nexport const x = db;\n",
+        },
+      ],
+      [
+        'no-circular',
+        {
+          'src/mcp/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
+          'src/mcp/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
+        },
+      ],
     ];
     for (const [rule, files] of cases) {
       it(rule, async () => {

@@ -32,25 +32,39 @@ describe('batchedLines', () => {
 
   it('carries JSON log lines unchanged', async () => {
     const chunks: string[] = [];
-    const logger = createJsonLogger('info', batchedLines((c) => chunks.push(c)));
+    const logger = createJsonLogger(
+      'info',
+      batchedLines((c) => chunks.push(c)),
+    );
     logger.info('request', { status: 200, path: '/v1/artifacts/x\ny' });
     logger.debug('dropped');
     logger.warn('slow');
     await nextTurn();
-    const lines = chunks.join('').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.map((l) => [l.level, l.msg])).toEqual([['info', 'request'], ['warn', 'slow']]);
+    const lines = chunks
+      .join('')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ['info', 'request'],
+      ['warn', 'slow'],
+    ]);
     expect(lines[0]!.path).toBe('/v1/artifacts/x\ny');
   });
 
   // A process that exits (or crashes) in the same turn it logged must not lose those lines.
   const runChild = (ending: string) => {
-    const lines = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href);
+    const lines = JSON.stringify(
+      pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href,
+    );
     const code = `const { batchedLines } = await import(${lines});
 const log = batchedLines((c) => process.stdout.write(c));
 log('first'); log('last');
 ${ending}`;
     return new Promise<{ stdout: string; code: number | null }>((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (_err, stdout) => resolve({ stdout, code: child.exitCode }));
+      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (_err, stdout) =>
+        resolve({ stdout, code: child.exitCode }),
+      );
     });
   };
 
@@ -60,7 +74,9 @@ ${ending}`;
 
   it('importing artifact-store/node registers no process handlers; the first logged line adds the exit flush', async () => {
     const node = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node.ts', import.meta.url))).href);
-    const lines = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href);
+    const lines = JSON.stringify(
+      pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href,
+    );
     const events = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'uncaughtException', 'unhandledRejection'];
     const code = `const count = () => ${JSON.stringify(events)}.map((e) => process.listenerCount(e)).join(',');
 const before = count();
@@ -69,7 +85,11 @@ const { batchedLines } = await import(${lines});
 const imported = count();
 batchedLines(() => {})('a line');
 console.log(JSON.stringify({ before, imported, logged: count() }));`;
-    const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (err, stdout) => (err ? reject(err) : resolve(stdout))));
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      ),
+    );
     const { before, imported, logged } = JSON.parse(out.trim().split('\n').pop()!) as Record<string, string>;
     expect(imported).toBe(before);
     expect(logged).not.toBe(before);

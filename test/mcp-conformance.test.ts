@@ -32,9 +32,20 @@ let mount: ReturnType<typeof registerMcp>;
 
 beforeAll(async () => {
   t = await createTestApp();
-  const caller: Caller = { kind: 'jwt', role: 'tenant', actorId: 'tester', tenantId: 'conformance', sessionId: 's-1', perms: new Set(['read', 'write']) };
+  const caller: Caller = {
+    kind: 'jwt',
+    role: 'tenant',
+    actorId: 'tester',
+    tenantId: 'conformance',
+    sessionId: 's-1',
+    perms: new Set(['read', 'write']),
+  };
   const app = new OpenAPIHono<AppEnv>();
-  mount = registerMcp(app, { service: t.service, ops: t.ops, auth: { authenticate: async () => caller } as unknown as Authenticator }, { allowedHosts: LOOPBACK_HOSTS });
+  mount = registerMcp(
+    app,
+    { service: t.service, ops: t.ops, auth: { authenticate: async () => caller } as unknown as Authenticator },
+    { allowedHosts: LOOPBACK_HOSTS },
+  );
   await t.service.putText({ tenantId: 'conformance', sessionId: 's-1' }, 'hello', { filename: 'hello.txt' });
   server = await new Promise<ServerType>((ok) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
@@ -52,7 +63,11 @@ afterAll(async () => {
 
 /** Runs one server scenario; returns the suite's pass/fail counts and its output. */
 async function scenario(name: string): Promise<{ passed: number; failed: number; output: string }> {
-  const result = await run(process.execPath, [SUITE, 'server', '--url', url, '--scenario', name], { cwd: ROOT, timeout: 60_000, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } }).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+  const result = await run(process.execPath, [SUITE, 'server', '--url', url, '--scenario', name], {
+    cwd: ROOT,
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+  }).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
   const output = `${result.stdout}\n${result.stderr}`;
   const m = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(output);
   if (!m) throw new Error(`no result line from the conformance suite for ${name}:\n${output}`);
@@ -60,29 +75,52 @@ async function scenario(name: string): Promise<{ passed: number; failed: number;
 }
 
 describe('MCP conformance (server scenarios that apply to an artifact server)', () => {
-  it.each(['server-initialize', 'ping', 'tools-list', 'resources-list', 'server-sse-multiple-streams', 'dns-rebinding-protection'])('%s passes', async (name) => {
-    const { passed, failed, output } = await scenario(name);
-    expect(failed, output).toBe(0);
-    expect(passed, output).toBeGreaterThan(0);
-  }, 90_000);
+  it.each([
+    'server-initialize',
+    'ping',
+    'tools-list',
+    'resources-list',
+    'server-sse-multiple-streams',
+    'dns-rebinding-protection',
+  ])(
+    '%s passes',
+    async (name) => {
+      const { passed, failed, output } = await scenario(name);
+      expect(failed, output).toBe(0);
+      expect(passed, output).toBeGreaterThan(0);
+    },
+    90_000,
+  );
 
   // Both subscribe to the suite's fixture test://watched-resource. This server refuses subscriptions
   // to uris that are not stored artifacts (-32002), so a host learns at once that no update will come.
-  it.each(['resources-subscribe', 'resources-unsubscribe'])('%s fails only on the fixture uri', async (name) => {
-    const { failed, output } = await scenario(name);
-    expect(failed).toBe(1);
-    expect(output).toContain('Resource not found: test://watched-resource');
-  }, 90_000);
+  it.each(['resources-subscribe', 'resources-unsubscribe'])(
+    '%s fails only on the fixture uri',
+    async (name) => {
+      const { failed, output } = await scenario(name);
+      expect(failed).toBe(1);
+      expect(output).toContain('Resource not found: test://watched-resource');
+    },
+    90_000,
+  );
 });
 
 describe('MCP conformance (client scenarios), driving wrapMcpClient + ResourceBridge', () => {
-  it.each(['initialize', 'tools_call', 'sse-retry'])('%s passes', async (name) => {
-    const client = `${join(ROOT, 'node_modules/.bin/tsx')} ${join(ROOT, 'test/helpers/conformance-client.ts')}`;
-    const result = await run(process.execPath, [SUITE, 'client', '--command', client, '--scenario', name], { cwd: ROOT, timeout: 90_000, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } }).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
-    const output = `${result.stdout}\n${result.stderr}`;
-    const m = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(output);
-    expect(m, output).not.toBeNull();
-    expect(Number(m![3]), output).toBe(0);
-    expect(Number(m![1]), output).toBeGreaterThan(0);
-  }, 120_000);
+  it.each(['initialize', 'tools_call', 'sse-retry'])(
+    '%s passes',
+    async (name) => {
+      const client = `${join(ROOT, 'node_modules/.bin/tsx')} ${join(ROOT, 'test/helpers/conformance-client.ts')}`;
+      const result = await run(process.execPath, [SUITE, 'client', '--command', client, '--scenario', name], {
+        cwd: ROOT,
+        timeout: 90_000,
+        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      }).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+      const output = `${result.stdout}\n${result.stderr}`;
+      const m = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(output);
+      expect(m, output).not.toBeNull();
+      expect(Number(m![3]), output).toBe(0);
+      expect(Number(m![1]), output).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });

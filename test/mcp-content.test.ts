@@ -3,13 +3,24 @@ import { mkdir, mkdtemp, realpath, rm, symlink, truncate, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AudioContentSchema, EmbeddedResourceSchema, ImageContentSchema, ResourceLinkSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  AudioContentSchema,
+  EmbeddedResourceSchema,
+  ImageContentSchema,
+  ResourceLinkSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { fileTypeFromBuffer } from 'file-type';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ArtifactError, type ErrorCode } from '../src/core/errors.js';
 import { artifactId } from '../src/core/ids.js';
 import { ArtifactRefSchema, type ArtifactRef } from '../src/core/schemas.js';
-import { artifactLink, toContent, type BinaryContent, type ContentInput, type ToContentOptions } from '../src/mcp/content.js';
+import {
+  artifactLink,
+  toContent,
+  type BinaryContent,
+  type ContentInput,
+  type ToContentOptions,
+} from '../src/mcp/content.js';
 import * as payloads from './helpers/payloads.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -51,7 +62,8 @@ const fixtures = {} as Record<Format, Fixture>;
 
 /** The block is valid MCP content, by the SDK's own schema for its type. */
 function assertValidMcp(block: BinaryContent): void {
-  const schema = block.type === 'image' ? ImageContentSchema : block.type === 'audio' ? AudioContentSchema : EmbeddedResourceSchema;
+  const schema =
+    block.type === 'image' ? ImageContentSchema : block.type === 'audio' ? AudioContentSchema : EmbeddedResourceSchema;
   const parsed = schema.safeParse(block);
   expect(parsed.success, parsed.success ? '' : JSON.stringify(parsed.error.issues)).toBe(true);
 }
@@ -118,10 +130,12 @@ beforeAll(async () => {
   // A fixture that is not what it claims would make every detection test meaningless: fail here.
   for (const name of FORMATS) {
     const detected = await fileTypeFromBuffer(fixtures[name].bytes);
-    if (detected?.mime !== fixtures[name].mime) throw new Error(`fixture ${name}: file-type says ${JSON.stringify(detected)}, expected ${fixtures[name].mime}`);
+    if (detected?.mime !== fixtures[name].mime)
+      throw new Error(`fixture ${name}: file-type says ${JSON.stringify(detected)}, expected ${fixtures[name].mime}`);
   }
   if ((await fileTypeFromBuffer(UNKNOWN)) !== undefined) throw new Error('fixture UNKNOWN matches a file signature');
-  if ((await fileTypeFromBuffer(Buffer.from('region,units\nnorth,12\n'))) !== undefined) throw new Error('CSV fixture matches a file signature');
+  if ((await fileTypeFromBuffer(Buffer.from('region,units\nnorth,12\n'))) !== undefined)
+    throw new Error('CSV fixture matches a file signature');
 
   root = await mkdtemp(join(tmpdir(), 'mcp-content-'));
   base = join(root, 'base');
@@ -210,7 +224,10 @@ describe('toContent: magic bytes pick the block', () => {
   it('a PDF → an EmbeddedResource blob (application/pdf) whose uri is the sha256 of the bytes', async () => {
     const bytes = fixtures.pdf.bytes;
     const block = await toContent(bytes);
-    expect(block).toEqual({ type: 'resource', resource: { uri: `urn:sha256:${sha256(bytes)}`, mimeType: 'application/pdf', blob: bytes.toString('base64') } });
+    expect(block).toEqual({
+      type: 'resource',
+      resource: { uri: `urn:sha256:${sha256(bytes)}`, mimeType: 'application/pdf', blob: bytes.toString('base64') },
+    });
     expect(EmbeddedResourceSchema.parse(block)).toEqual(block);
   });
 
@@ -295,18 +312,24 @@ describe('toContent: typed payloads { type, data, mimeType }', () => {
     const audio = await toContent({ type: 'audio', data: new Uint8Array(fixtures.wav.bytes) });
     expect(audio).toEqual({ type: 'audio', data: fixtures.wav.bytes.toString('base64'), mimeType: 'audio/wav' });
     const resource = await toContent({ type: 'resource', data: PNG.toString('base64') });
-    expect(resource).toEqual({ type: 'resource', resource: { uri: `urn:sha256:${sha256(PNG)}`, mimeType: 'image/png', blob: PNG.toString('base64') } });
+    expect(resource).toEqual({
+      type: 'resource',
+      resource: { uri: `urn:sha256:${sha256(PNG)}`, mimeType: 'image/png', blob: PNG.toString('base64') },
+    });
     assertValidMcp(resource);
   });
 
-  it('options.mimeType wins over the payload\'s own mimeType', async () => {
+  it("options.mimeType wins over the payload's own mimeType", async () => {
     const block = await toContent({ type: 'image', data: PNG, mimeType: 'image/gif' }, { mimeType: 'image/png' });
     expect(mimeOf(block)).toBe('image/png');
   });
 
   it('an unrecognised declared mimeType warns and is still returned', async () => {
     const { options, warnings } = collecting();
-    const block = await toContent({ type: 'image', data: PNG.toString('base64'), mimeType: 'image/xyz-invalid' }, options);
+    const block = await toContent(
+      { type: 'image', data: PNG.toString('base64'), mimeType: 'image/xyz-invalid' },
+      options,
+    );
     expect(block).toEqual({ type: 'image', data: PNG.toString('base64'), mimeType: 'image/xyz-invalid' });
     expect(warnings.join('\n')).toContain('image/xyz-invalid');
   });
@@ -375,8 +398,10 @@ describe('toContent: base64 strings and data: URLs', () => {
     expect(untyped).toEqual({ type: 'image', data: GIF.toString('base64'), mimeType: 'image/gif' });
   });
 
-  it('options.mimeType wins over the data: URL\'s type', async () => {
-    const block = await toContent(`data:image/png;base64,${PNG.toString('base64')}`, { mimeType: 'application/octet-stream' });
+  it("options.mimeType wins over the data: URL's type", async () => {
+    const block = await toContent(`data:image/png;base64,${PNG.toString('base64')}`, {
+      mimeType: 'application/octet-stream',
+    });
     expect(block.type).toBe('resource');
     expect(mimeOf(block)).toBe('application/octet-stream');
   });
@@ -447,7 +472,16 @@ describe('toContent: empty and unusable input', () => {
   });
 
   it('anything else is a bad_request listing what is accepted', async () => {
-    for (const input of [42, null, undefined, {}, { path: 7 }, { type: 'video', data: 'AAAA' }, { data: 'AAAA' }, [PNG]]) {
+    for (const input of [
+      42,
+      null,
+      undefined,
+      {},
+      { path: 7 },
+      { type: 'video', data: 'AAAA' },
+      { data: 'AAAA' },
+      [PNG],
+    ]) {
       const err = await failure(toContent(input as never));
       expect(err.code).toBe('bad_request');
       expect(err.message).toContain('{ path }');
@@ -470,18 +504,30 @@ describe('toContent: files', () => {
     const block = await toContent({ path: 'report.pdf' }, { basePath: base });
     expect(block).toEqual({
       type: 'resource',
-      resource: { uri: pathToFileURL(join(realBase, 'report.pdf')).href, mimeType: 'application/pdf', blob: fixtures.pdf.bytes.toString('base64') },
+      resource: {
+        uri: pathToFileURL(join(realBase, 'report.pdf')).href,
+        mimeType: 'application/pdf',
+        blob: fixtures.pdf.bytes.toString('base64'),
+      },
     });
     assertValidMcp(block);
   });
 
   it('options.uri wins over the file:// URL', async () => {
-    const block = await toContent({ path: 'report.pdf' }, { basePath: base, uri: 'artifact://report_0123456789abcdef01234567' });
+    const block = await toContent(
+      { path: 'report.pdf' },
+      { basePath: base, uri: 'artifact://report_0123456789abcdef01234567' },
+    );
     expect(block.type === 'resource' && block.resource.uri).toBe('artifact://report_0123456789abcdef01234567');
   });
 
   it('nested, ./-prefixed and ..-inside-the-base paths all resolve', async () => {
-    for (const path of ['sub/deeper/photo.jpg', './sub/deeper/photo.jpg', 'sub/../sub/deeper/./photo.jpg', 'sub/deeper/../../chart.png']) {
+    for (const path of [
+      'sub/deeper/photo.jpg',
+      './sub/deeper/photo.jpg',
+      'sub/../sub/deeper/./photo.jpg',
+      'sub/deeper/../../chart.png',
+    ]) {
       const block = await toContent({ path }, { basePath: base });
       expect(block.type, path).toBe('image');
     }
@@ -514,7 +560,11 @@ describe('toContent: files', () => {
     const csv = await toContent({ path: 'data.csv' }, { basePath: base });
     expect(csv).toEqual({
       type: 'resource',
-      resource: { uri: pathToFileURL(join(realBase, 'data.csv')).href, mimeType: 'text/csv', blob: Buffer.from('region,units\nnorth,12\nsouth,7\n').toString('base64') },
+      resource: {
+        uri: pathToFileURL(join(realBase, 'data.csv')).href,
+        mimeType: 'text/csv',
+        blob: Buffer.from('region,units\nnorth,12\nsouth,7\n').toString('base64'),
+      },
     });
     assertValidMcp(csv);
     const md = await toContent({ path: 'notes.md' }, { basePath: base });
@@ -530,7 +580,7 @@ describe('toContent: files', () => {
     expect(payloadOf(block).equals(UNKNOWN)).toBe(true);
   });
 
-  it('options.mimeType wins over the file\'s bytes and extension', async () => {
+  it("options.mimeType wins over the file's bytes and extension", async () => {
     const block = await toContent({ path: 'chart.png' }, { basePath: base, mimeType: 'application/octet-stream' });
     expect(block.type).toBe('resource');
     expect(mimeOf(block)).toBe('application/octet-stream');
@@ -573,7 +623,12 @@ describe('toContent: files', () => {
 
 describe('toContent: paths cannot leave the base folder', () => {
   it('../ traversal is forbidden, though the target exists', async () => {
-    for (const path of ['../outside/secret.png', 'sub/../../outside/secret.png', 'sub/deeper/../../../outside/secret.txt', '../../../../../../etc/passwd']) {
+    for (const path of [
+      '../outside/secret.png',
+      'sub/../../outside/secret.png',
+      'sub/deeper/../../../outside/secret.txt',
+      '../../../../../../etc/passwd',
+    ]) {
       const err = await failure(toContent({ path }, { basePath: base }));
       expect(err.code, path).toBe('forbidden');
       expect(err.status, path).toBe(403);
@@ -606,7 +661,7 @@ describe('toContent: paths cannot leave the base folder', () => {
     }
   });
 
-  it('the base folder reached through a symlink (the base path\'s own link, or one inside it) is the base folder itself', async () => {
+  it("the base folder reached through a symlink (the base path's own link, or one inside it) is the base folder itself", async () => {
     const linked = join(root, 'base-link');
     for (const path of [linked, '.']) {
       const err = await failure(toContent({ path }, { basePath: linked }));
@@ -636,7 +691,13 @@ describe('toContent: paths cannot leave the base folder', () => {
     await mkdir(join(base, '..data', '...'), { recursive: true });
     await writeFile(join(base, '..data', '...', 'photo.jpg'), JPEG);
     await writeFile(join(base, '...png'), PNG);
-    for (const path of ['..data/.../photo.jpg', './..data/.../photo.jpg', join(base, '..data', '...', 'photo.jpg'), '...png', 'sub/../...png']) {
+    for (const path of [
+      '..data/.../photo.jpg',
+      './..data/.../photo.jpg',
+      join(base, '..data', '...', 'photo.jpg'),
+      '...png',
+      'sub/../...png',
+    ]) {
       expect((await toContent({ path }, { basePath: base })).type, path).toBe('image');
     }
     for (const path of ['..', '../', '..data/../..', '..data/../../outside/secret.png']) {
@@ -660,20 +721,29 @@ describe('toContent: paths cannot leave the base folder', () => {
 
   it('a file reached through a symlinked folder that points outside is forbidden', async () => {
     expect(await codeOf(toContent({ path: 'escape-dir/secret.png' }, { basePath: base }))).toBe('forbidden');
-    expect(await codeOf(toContent({ path: join(base, 'escape-dir', 'secret.txt') }, { basePath: base }))).toBe('forbidden');
+    expect(await codeOf(toContent({ path: join(base, 'escape-dir', 'secret.txt') }, { basePath: base }))).toBe(
+      'forbidden',
+    );
   });
 
-  it('a symlink that stays inside the base is followed; the uri and extension are the real file\'s', async () => {
+  it("a symlink that stays inside the base is followed; the uri and extension are the real file's", async () => {
     const image = await toContent({ path: 'alias.png' }, { basePath: base });
     expect(image).toEqual({ type: 'image', data: PNG.toString('base64'), mimeType: 'image/png' });
-    const viaFolder = await toContent({ path: 'deeper-link/photo.jpg' }, { basePath: base, mimeType: 'application/octet-stream' });
-    expect(viaFolder.type === 'resource' && viaFolder.resource.uri).toBe(pathToFileURL(join(realBase, 'sub', 'deeper', 'photo.jpg')).href);
+    const viaFolder = await toContent(
+      { path: 'deeper-link/photo.jpg' },
+      { basePath: base, mimeType: 'application/octet-stream' },
+    );
+    expect(viaFolder.type === 'resource' && viaFolder.resource.uri).toBe(
+      pathToFileURL(join(realBase, 'sub', 'deeper', 'photo.jpg')).href,
+    );
   });
 
   it('a base path that is itself a symlink is resolved first; relative paths under it work', async () => {
     const block = await toContent({ path: 'chart.png' }, { basePath: join(root, 'base-link') });
     expect(block.type).toBe('image');
-    expect(await codeOf(toContent({ path: '../outside/secret.png' }, { basePath: join(root, 'base-link') }))).toBe('forbidden');
+    expect(await codeOf(toContent({ path: '../outside/secret.png' }, { basePath: join(root, 'base-link') }))).toBe(
+      'forbidden',
+    );
     expect(await codeOf(toContent({ path: 'escape.png' }, { basePath: join(root, 'base-link') }))).toBe('forbidden');
   });
 });
@@ -709,17 +779,24 @@ describe('toContent: regressions', () => {
 describe('toContent: absolute paths through a symlinked base path', () => {
   const linked = () => join(root, 'base-link');
 
-  it('files, nested files and in-base symlinks are read; the uri is the real file\'s', async () => {
+  it("files, nested files and in-base symlinks are read; the uri is the real file's", async () => {
     const block = await toContent({ path: join(linked(), 'report.pdf') }, { basePath: linked() });
     expect(block.type === 'resource' && block.resource.uri).toBe(pathToFileURL(join(realBase, 'report.pdf')).href);
-    expect((await toContent({ path: join(linked(), 'sub', 'deeper', 'photo.jpg') }, { basePath: linked() })).type).toBe('image');
+    expect((await toContent({ path: join(linked(), 'sub', 'deeper', 'photo.jpg') }, { basePath: linked() })).type).toBe(
+      'image',
+    );
     expect((await toContent({ path: join(linked(), 'alias.png') }, { basePath: linked() })).type).toBe('image');
     // The resolved spelling works as well.
     expect((await toContent({ path: join(realBase, 'chart.png') }, { basePath: linked() })).type).toBe('image');
   });
 
   it('escapes spelled through the link are still refused', async () => {
-    for (const path of [join(linked(), '..', 'outside', 'secret.png'), join(linked(), 'escape.png'), join(linked(), 'escape-dir', 'secret.txt'), join(root, 'outside', 'secret.png')]) {
+    for (const path of [
+      join(linked(), '..', 'outside', 'secret.png'),
+      join(linked(), 'escape.png'),
+      join(linked(), 'escape-dir', 'secret.txt'),
+      join(root, 'outside', 'secret.png'),
+    ]) {
       expect(await codeOf(toContent({ path }, { basePath: linked() })), path).toBe('forbidden');
     }
   });
@@ -738,7 +815,13 @@ describe('toContent: absolute paths through a symlinked base path', () => {
 
 describe('toContent: NUL bytes in paths', () => {
   it('anywhere in the path: a bad_request that names the NUL byte (not a raw TypeError)', async () => {
-    for (const path of ['chart.png\0', '\0', 'sub/\0/photo.jpg', `${base}/chart.png\0.txt`, '../outside\0/secret.png']) {
+    for (const path of [
+      'chart.png\0',
+      '\0',
+      'sub/\0/photo.jpg',
+      `${base}/chart.png\0.txt`,
+      '../outside\0/secret.png',
+    ]) {
       const err = await failure(toContent({ path }, { basePath: base }));
       expect(err.code, JSON.stringify(path)).toBe('bad_request');
       expect(err.message, JSON.stringify(path)).toContain('NUL byte');
@@ -785,7 +868,10 @@ describe('toContent: a typed payload whose MIME type does not match its type', (
     const { options, warnings } = collecting();
     const bytes = fixtures.pdf.bytes;
     const block = await toContent({ type: 'image', data: bytes.toString('base64') }, options);
-    expect(block).toEqual({ type: 'resource', resource: { uri: `urn:sha256:${sha256(bytes)}`, mimeType: 'application/pdf', blob: bytes.toString('base64') } });
+    expect(block).toEqual({
+      type: 'resource',
+      resource: { uri: `urn:sha256:${sha256(bytes)}`, mimeType: 'application/pdf', blob: bytes.toString('base64') },
+    });
     assertValidMcp(block);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('"image"');
@@ -796,13 +882,23 @@ describe('toContent: a typed payload whose MIME type does not match its type', (
   it('a declared non-image type on type "image" → an embedded resource of that type; the warning asks for the right mimeType', async () => {
     const { options, warnings } = collecting({ uri: 'artifact://x_0123456789abcdef01234567' });
     const block = await toContent({ type: 'image', data: PNG, mimeType: 'application/pdf' }, options);
-    expect(block).toEqual({ type: 'resource', resource: { uri: 'artifact://x_0123456789abcdef01234567', mimeType: 'application/pdf', blob: PNG.toString('base64') } });
+    expect(block).toEqual({
+      type: 'resource',
+      resource: {
+        uri: 'artifact://x_0123456789abcdef01234567',
+        mimeType: 'application/pdf',
+        blob: PNG.toString('base64'),
+      },
+    });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('Pass the right mimeType');
   });
 
   it('type "audio" with image bytes, or type "image" with audio bytes → an embedded resource, not the other media block', async () => {
-    for (const [type, bytes, mime] of [['audio', PNG, 'image/png'], ['image', fixtures.wav.bytes, 'audio/wav']] as const) {
+    for (const [type, bytes, mime] of [
+      ['audio', PNG, 'image/png'],
+      ['image', fixtures.wav.bytes, 'audio/wav'],
+    ] as const) {
       const { options, warnings } = collecting();
       const block = await toContent({ type, data: bytes }, options);
       expect(block.type, type).toBe('resource');
@@ -861,12 +957,18 @@ describe('toContent: size limits', () => {
     const bytes = Buffer.concat([PNG, Buffer.alloc(30, 0x20)]);
     const block = await toContent(bytes, { maxBytes: bytes.length });
     expect(payloadOf(block).equals(bytes)).toBe(true);
-    expect(await codeOf(toContent(Buffer.concat([bytes, Buffer.from([0])]), { maxBytes: bytes.length }))).toBe('payload_too_large');
+    expect(await codeOf(toContent(Buffer.concat([bytes, Buffer.from([0])]), { maxBytes: bytes.length }))).toBe(
+      'payload_too_large',
+    );
   });
 
   it('the limit applies to the decoded size of base64, data: URLs and typed payloads', async () => {
     const bytes = pngVariant(2, 200);
-    for (const input of [bytes.toString('base64'), `data:image/png;base64,${bytes.toString('base64')}`, { type: 'image' as const, data: bytes.toString('base64'), mimeType: 'image/png' }]) {
+    for (const input of [
+      bytes.toString('base64'),
+      `data:image/png;base64,${bytes.toString('base64')}`,
+      { type: 'image' as const, data: bytes.toString('base64'), mimeType: 'image/png' },
+    ]) {
       expect(await codeOf(toContent(input, { maxBytes: 100 }))).toBe('payload_too_large');
     }
     // The base64 text is longer than the limit but the bytes are not: accepted.
@@ -876,7 +978,12 @@ describe('toContent: size limits', () => {
 
   it('base64 over the limit is refused from its length, before the bytes are decoded', async () => {
     const b64 = pngVariant(6, 3000).toString('base64');
-    const inputs: ContentInput[] = [b64, b64.replace(/.{76}/g, '$&\r\n'), `data:image/png;base64,${b64}`, { type: 'image', data: b64 }];
+    const inputs: ContentInput[] = [
+      b64,
+      b64.replace(/.{76}/g, '$&\r\n'),
+      `data:image/png;base64,${b64}`,
+      { type: 'image', data: b64 },
+    ];
     const from = vi.spyOn(Buffer, 'from');
     const allocUnsafe = vi.spyOn(Buffer, 'allocUnsafe');
     for (const input of inputs) {
@@ -1054,7 +1161,13 @@ describe('artifactLink', () => {
   it('points at artifact://{id} with the filename, MIME type and size', () => {
     const r = ref();
     const link = artifactLink(r);
-    expect(link).toEqual({ type: 'resource_link', uri: `artifact://${r.id}`, name: 'Sales Dashboard.pdf', mimeType: 'application/pdf', size: r.sizeBytes });
+    expect(link).toEqual({
+      type: 'resource_link',
+      uri: `artifact://${r.id}`,
+      name: 'Sales Dashboard.pdf',
+      mimeType: 'application/pdf',
+      size: r.sizeBytes,
+    });
     expect(ResourceLinkSchema.parse(link)).toEqual(link);
   });
 
@@ -1079,7 +1192,7 @@ describe('artifactLink', () => {
     expect('description' in empty).toBe(false);
   });
 
-  it('carries none of the ref\'s internals (scope, sha256, url) and stays small', () => {
+  it("carries none of the ref's internals (scope, sha256, url) and stays small", () => {
     const link = artifactLink(ref({ url: 'https://cdn.example.com/signed?sig=secret', meta: { internal: true } }));
     expect(Object.keys(link).sort()).toEqual(['mimeType', 'name', 'size', 'type', 'uri']);
     expect(JSON.stringify(link)).not.toContain('secret');
@@ -1090,7 +1203,14 @@ describe('artifactLink', () => {
     const a = artifactLink(ref({ sizeBytes: 0, mimeType: 'text/plain' }));
     expect(a.size).toBe(0);
     expect(a.mimeType).toBe('text/plain');
-    const other = ref({ id: artifactId('art', sha256(PNG)), sha256: sha256(PNG), namespace: 'art', filename: 'chart.png', mimeType: 'image/png', sizeBytes: PNG.length });
+    const other = ref({
+      id: artifactId('art', sha256(PNG)),
+      sha256: sha256(PNG),
+      namespace: 'art',
+      filename: 'chart.png',
+      mimeType: 'image/png',
+      sizeBytes: PNG.length,
+    });
     expect(artifactLink(other).uri).toBe(`artifact://${other.id}`);
     expect(artifactLink(other).uri).not.toBe(artifactLink(ref()).uri);
   });

@@ -7,7 +7,11 @@ const scope = { tenantId: 'acme', sessionId: 's-1' };
 const big = () => ({
   query: 'list orders',
   total: 4000,
-  orders: Array.from({ length: 4000 }, (_, i) => ({ id: `o-${i}`, customer: `Customer ${i % 97}`, note: 'n'.repeat(20) })),
+  orders: Array.from({ length: 4000 }, (_, i) => ({
+    id: `o-${i}`,
+    customer: `Customer ${i % 97}`,
+    note: 'n'.repeat(20),
+  })),
   report: 'r'.repeat(30_000),
 });
 
@@ -24,7 +28,11 @@ describe('clampObservation', () => {
     const store = createInMemoryArtifactStore({ scope });
     const events: ObservationClampedEvent[] = [];
     const obs = big();
-    const { observation, clamped, originalSize, finalSize, artifact } = await clampObservation<any>(obs, { store, tool: 'orders', onEvent: (e) => events.push(e) });
+    const { observation, clamped, originalSize, finalSize, artifact } = await clampObservation<any>(obs, {
+      store,
+      tool: 'orders',
+      onEvent: (e) => events.push(e),
+    });
     expect(clamped).toBe(true);
     expect(artifact).toMatchObject({ mimeType: 'application/json', namespace: 'observation', filename: 'orders.json' });
     expect(JSON.parse(Buffer.from((await store.get(artifact!.id))!).toString())).toEqual(obs);
@@ -34,13 +42,18 @@ describe('clampObservation', () => {
     expect(observation.preview.total).toBe(4000);
     expect(finalSize).toBeLessThanOrEqual(50_000);
     expect(finalSize).toBe(JSON.stringify(observation).length);
-    expect(events).toEqual([{ type: 'observation.clamped', originalSize, finalSize, mode: 'artifact', ref: artifact, tool: 'orders' }]);
+    expect(events).toEqual([
+      { type: 'observation.clamped', originalSize, finalSize, mode: 'artifact', ref: artifact, tool: 'orders' },
+    ]);
   });
 
   it('truncates keeping the structure when there is no real store', async () => {
     for (const store of [undefined, createNoOpArtifactStore({ warn: () => {} })]) {
       const onEvent = vi.fn();
-      const { observation, clamped, finalSize, artifact } = await clampObservation<any>(big(), { ...(store ? { store } : {}), onEvent });
+      const { observation, clamped, finalSize, artifact } = await clampObservation<any>(big(), {
+        ...(store ? { store } : {}),
+        onEvent,
+      });
       expect(clamped).toBe(true);
       expect(artifact).toBeUndefined();
       expect(Object.keys(observation)).toEqual(['query', 'total', 'orders', 'report']);
@@ -55,7 +68,9 @@ describe('clampObservation', () => {
   });
 
   it('cuts a long string observation to the budget', async () => {
-    const { observation, finalSize } = await clampObservation<string>('x'.repeat(80_000), { config: { maxObservationChars: 1000 } });
+    const { observation, finalSize } = await clampObservation<string>('x'.repeat(80_000), {
+      config: { maxObservationChars: 1000 },
+    });
     expect(observation).toMatch(/^x+… \[truncated: \d+ chars\]$/);
     expect(finalSize).toBeLessThanOrEqual(1000);
   });
@@ -63,7 +78,10 @@ describe('clampObservation', () => {
   it('holds a token budget with the counter it is given', async () => {
     const countTokens = (text: string) => text.split(/[\s,:{}"[\]]+/).filter(Boolean).length;
     const obs = { words: Array.from({ length: 5000 }, (_, i) => `word${i}`) };
-    const { observation, clamped } = await clampObservation(obs, { countTokens, config: { maxObservationTokens: 300 } });
+    const { observation, clamped } = await clampObservation(obs, {
+      countTokens,
+      config: { maxObservationTokens: 300 },
+    });
     expect(clamped).toBe(true);
     expect(countTokens(JSON.stringify(observation))).toBeLessThanOrEqual(300);
   });
@@ -95,6 +113,8 @@ describe('clampObservation', () => {
 
 describe('guardrail config', () => {
   it('refuses an unknown key by name, suggesting the closest known one', async () => {
-    await expect(clampObservation({ a: 1 }, { config: { maxObservationChar: 100 } as never })).rejects.toThrow('Invalid guardrail config at (root): unknown key "maxObservationChar". Did you mean "maxObservationChars"?');
+    await expect(clampObservation({ a: 1 }, { config: { maxObservationChar: 100 } as never })).rejects.toThrow(
+      'Invalid guardrail config at (root): unknown key "maxObservationChar". Did you mean "maxObservationChars"?',
+    );
   });
 });

@@ -37,17 +37,21 @@ afterAll(async () => {
 
 async function connect(token: string) {
   const client = new Client({ name: 'host', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: bearer(token) } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: bearer(token) } }),
+  );
   return client;
 }
 
 const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 
 describe('/mcp over Streamable HTTP', () => {
-  it('lists and reads the caller\'s artifacts, and signs download links', async () => {
+  it("lists and reads the caller's artifacts, and signs download links", async () => {
     const token = await t.token({ tenant: 'acme', session: 's-1', perms: ['read', 'write'] });
     const png = payloads.png(3000, 2);
-    const put = (await putArtifact(t.app, token, png, { 'Content-Type': 'image/png', 'X-Artifact-Filename': 'map.png' })).json;
+    const put = (
+      await putArtifact(t.app, token, png, { 'Content-Type': 'image/png', 'X-Artifact-Filename': 'map.png' })
+    ).json;
     const client = await connect(token);
     expect(client.getServerVersion()?.name).toBe('artifact-store');
     const { resources: listed } = await client.listResources();
@@ -69,20 +73,36 @@ describe('/mcp over Streamable HTTP', () => {
     const client = await connect(mine);
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([`artifact://${own.id}`]);
-    const outOfScope = (await client.readResource({ uri: `artifact://${other.id}` }).catch((e: unknown) => e)) as { code: number; message: string };
-    const missing = (await client.readResource({ uri: `artifact://art_${'f'.repeat(24)}` }).catch((e: unknown) => e)) as { code: number; message: string };
+    const outOfScope = (await client.readResource({ uri: `artifact://${other.id}` }).catch((e: unknown) => e)) as {
+      code: number;
+      message: string;
+    };
+    const missing = (await client
+      .readResource({ uri: `artifact://art_${'f'.repeat(24)}` })
+      .catch((e: unknown) => e)) as { code: number; message: string };
     expect(outOfScope.code).toBe(-32002);
     expect(outOfScope.message.replace(other.id, 'X')).toBe(missing.message.replace(`art_${'f'.repeat(24)}`, 'X'));
     await client.close();
   });
 
   it('wants a token, and does not let another caller use an open MCP session', async () => {
-    const noToken = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }) });
+    const noToken = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+    });
     expect(noToken.status).toBe(401);
     expect(await noToken.json()).toMatchObject({ code: 'unauthorized', message: expect.any(String) });
 
     const mine = await t.token({ tenant: 'acme', session: 's-owner', perms: ['read'] });
-    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: bearer(mine) } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: bearer(mine) },
+    });
     const client = new Client({ name: 'host', version: '1.0.0' });
     await client.connect(transport);
     const sessionId = transport.sessionId!;
@@ -90,23 +110,48 @@ describe('/mcp over Streamable HTTP', () => {
     const intruder = await t.token({ tenant: 'acme', session: 's-intruder', perms: ['read'] });
     const hijack = await fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { ...bearer(intruder), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': '2025-06-18' },
+      headers: {
+        ...bearer(intruder),
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sessionId,
+        'Mcp-Protocol-Version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/list', params: {} }),
     });
     expect(hijack.status).toBe(404);
-    const unknown = await fetch(`${base}/mcp`, { method: 'GET', headers: { ...bearer(mine), Accept: 'text/event-stream', 'Mcp-Session-Id': 'no-such-session' } });
+    const unknown = await fetch(`${base}/mcp`, {
+      method: 'GET',
+      headers: { ...bearer(mine), Accept: 'text/event-stream', 'Mcp-Session-Id': 'no-such-session' },
+    });
     expect(unknown.status).toBe(404);
     await client.close();
   });
 
   it('refuses a browser Origin that is neither this host nor a CORS origin (DNS rebinding), before auth', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
-    const foreign = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, Origin: 'http://evil.example' }, body: JSON.stringify(init) });
+    const foreign = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, Origin: 'http://evil.example' },
+      body: JSON.stringify(init),
+    });
     expect(foreign.status).toBe(403);
-    expect(await foreign.json()).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/Origin http:\/\/evil\.example may not use this MCP endpoint/) });
+    expect(await foreign.json()).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/Origin http:\/\/evil\.example may not use this MCP endpoint/),
+    });
     const token = await t.token({ tenant: 'acme', session: 's-origin', perms: ['read'] });
-    const same = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...bearer(token), Origin: base }, body: JSON.stringify(init) });
+    const same = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, ...bearer(token), Origin: base },
+      body: JSON.stringify(init),
+    });
     expect(same.status).toBe(200);
     await same.body?.cancel();
   });
@@ -132,9 +177,20 @@ describe('/mcp over Streamable HTTP', () => {
 
 describe('/mcp session housekeeping', () => {
   it('closes idle sessions, and the least recently used at the cap, when the next session opens', async () => {
-    const caller: Caller = { kind: 'jwt', role: 'tenant', actorId: 'tester', tenantId: 'acme', sessionId: 's-house', perms: new Set(['read']) };
+    const caller: Caller = {
+      kind: 'jwt',
+      role: 'tenant',
+      actorId: 'tester',
+      tenantId: 'acme',
+      sessionId: 's-house',
+      perms: new Set(['read']),
+    };
     const app = new OpenAPIHono<AppEnv>();
-    const mount = registerMcp(app, { service: t.service, ops: t.ops, auth: { authenticate: async () => caller } as unknown as Authenticator }, { idleMs: 200, maxSessions: 2 });
+    const mount = registerMcp(
+      app,
+      { service: t.service, ops: t.ops, auth: { authenticate: async () => caller } as unknown as Authenticator },
+      { idleMs: 200, maxSessions: 2 },
+    );
     const srv = await new Promise<ServerType>((ok) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
     });
@@ -146,7 +202,18 @@ describe('/mcp session housekeeping', () => {
       return { client, id: transport.sessionId! };
     };
     const alive = async (id: string) =>
-      (await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }) })).status === 200;
+      (
+        await fetch(url, {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            'Mcp-Session-Id': id,
+            'Mcp-Protocol-Version': '2025-06-18',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }),
+        })
+      ).status === 200;
     try {
       const a = await open();
       await new Promise((r) => setTimeout(r, 300));

@@ -42,20 +42,42 @@ afterAll(async () => {
  * 1.0.3 reads ../package.json relative to the working directory (inspector issues #1503, #1702).
  */
 async function inspect(target: string[], args: string[]): Promise<any> {
-  const { stdout } = await run(CLI, ['--cli', ...target, ...args], { cwd: join(ROOT, 'test'), timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+  const { stdout } = await run(CLI, ['--cli', ...target, ...args], {
+    cwd: join(ROOT, 'test'),
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return JSON.parse(stdout);
 }
 
 const targets: Record<string, () => string[]> = {
-  'Streamable HTTP (/mcp)': () => [`${srv.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${srv.token}`],
-  'stdio (artifact-store mcp)': () => [join(ROOT, 'node_modules/.bin/tsx'), join(ROOT, 'src/cli/main.ts'), 'mcp', '--session', 'insp', '-e', `ARTIFACT_STORE_TOKEN=${srv.token}`, '-e', `ARTIFACT_STORE_URL=${srv.url}`],
+  'Streamable HTTP (/mcp)': () => [
+    `${srv.url}/mcp`,
+    '--transport',
+    'http',
+    '--header',
+    `Authorization: Bearer ${srv.token}`,
+  ],
+  'stdio (artifact-store mcp)': () => [
+    join(ROOT, 'node_modules/.bin/tsx'),
+    join(ROOT, 'src/cli/main.ts'),
+    'mcp',
+    '--session',
+    'insp',
+    '-e',
+    `ARTIFACT_STORE_TOKEN=${srv.token}`,
+    '-e',
+    `ARTIFACT_STORE_URL=${srv.url}`,
+  ],
 };
 
 describe.each(Object.keys(targets))('inspector-cli over %s', (name) => {
   it('lists and reads resources, and calls artifact_info', async () => {
     const target = targets[name]!();
     const listed = await inspect(target, ['--method', 'resources/list']);
-    expect(listed.resources.map((r: { uri: string }) => r.uri).sort()).toEqual([`artifact://${png.id}`, `artifact://${text.id}`].sort());
+    expect(listed.resources.map((r: { uri: string }) => r.uri).sort()).toEqual(
+      [`artifact://${png.id}`, `artifact://${text.id}`].sort(),
+    );
     const templates = await inspect(target, ['--method', 'resources/templates/list']);
     expect(templates.resourceTemplates[0].uriTemplate).toBe('artifact://{id}');
 
@@ -64,7 +86,18 @@ describe.each(Object.keys(targets))('inspector-cli over %s', (name) => {
     const readPng = await inspect(target, ['--method', 'resources/read', '--uri', `artifact://${png.id}`]);
     expect(Buffer.from(readPng.contents[0].blob, 'base64').equals(pngBytes)).toBe(true);
 
-    const info = await inspect(target, ['--method', 'tools/call', '--tool-name', 'artifact_info', '--tool-arg', `id=${png.id}`]);
-    expect(JSON.parse(info.content[0].text)).toMatchObject({ id: png.id, filename: 'dot.png', sizeBytes: pngBytes.length });
+    const info = await inspect(target, [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'artifact_info',
+      '--tool-arg',
+      `id=${png.id}`,
+    ]);
+    expect(JSON.parse(info.content[0].text)).toMatchObject({
+      id: png.id,
+      filename: 'dot.png',
+      sizeBytes: pngBytes.length,
+    });
   }, 120_000);
 });

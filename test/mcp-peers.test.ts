@@ -20,7 +20,18 @@ import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { formatBytes } from '../src/core/bytes.js';
 import type { ArtifactRef } from '../src/core/schemas.js';
 import { wrapMcpClient, type TransformStats } from '../src/mcp/index.js';
-import { connectOrExplain, countingStore, embeddedStore, fromBase64, jsonChars, plainClient, recordRawResults, sha256, stdioPeer, type RawCall } from './helpers/mcp-peers.js';
+import {
+  connectOrExplain,
+  countingStore,
+  embeddedStore,
+  fromBase64,
+  jsonChars,
+  plainClient,
+  recordRawResults,
+  sha256,
+  stdioPeer,
+  type RawCall,
+} from './helpers/mcp-peers.js';
 import * as payloads from './helpers/payloads.js';
 
 const scope = { tenantId: 'acme', sessionId: 'peers' };
@@ -43,7 +54,11 @@ interface Peer {
   transforms: Transformed[];
 }
 
-function wrap(raw: Client, store: ArtifactStore, options: { serverName?: string; config?: Record<string, unknown> } = {}): Peer {
+function wrap(
+  raw: Client,
+  store: ArtifactStore,
+  options: { serverName?: string; config?: Record<string, unknown> } = {},
+): Peer {
   const calls = recordRawResults(raw);
   const transforms: Transformed[] = [];
   const wrapped = wrapMcpClient(raw, { store, ...options, onTransform: (info) => transforms.push(info) });
@@ -51,8 +66,15 @@ function wrap(raw: Client, store: ArtifactStore, options: { serverName?: string;
 }
 
 /** Another wrapper over the same (already recorded) client, reporting into the same lists. */
-function rewrap(peer: Peer, store: ArtifactStore, options: { serverName?: string; config?: Record<string, unknown> }): Peer {
-  return { ...peer, wrapped: wrapMcpClient(peer.raw, { store, ...options, onTransform: (info) => peer.transforms.push(info) }) };
+function rewrap(
+  peer: Peer,
+  store: ArtifactStore,
+  options: { serverName?: string; config?: Record<string, unknown> },
+): Peer {
+  return {
+    ...peer,
+    wrapped: wrapMcpClient(peer.raw, { store, ...options, onTransform: (info) => peer.transforms.push(info) }),
+  };
 }
 
 /** Calls a tool through the wrapped client; returns the observation with the raw result and the report of that call. */
@@ -77,8 +99,10 @@ async function bytesOf(store: ArtifactStore, id: string): Promise<Buffer> {
   return Buffer.from(got!);
 }
 
-const artifactLinks = (content: Block[]) => content.filter((b) => b.type === 'resource_link' && String(b.uri).startsWith('artifact://'));
-const linkFor = (content: Block[], ref: ArtifactRef) => content.find((b) => b.type === 'resource_link' && b.uri === `artifact://${ref.id}`);
+const artifactLinks = (content: Block[]) =>
+  content.filter((b) => b.type === 'resource_link' && String(b.uri).startsWith('artifact://'));
+const linkFor = (content: Block[], ref: ArtifactRef) =>
+  content.find((b) => b.type === 'resource_link' && b.uri === `artifact://${ref.id}`);
 const uniqueIds = (refs: ArtifactRef[]) => new Set(refs.map((r) => r.id)).size;
 const countStored = async (store: ArtifactStore) => (await store.list()).items.length;
 
@@ -115,7 +139,12 @@ describe('server-everything over stdio', () => {
 
     expect(report.artifacts).toHaveLength(1);
     const ref = report.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'image/png', sizeBytes: png.length, sha256: sha256(png), namespace: 'mcp-servers-everything.get-tiny-image' });
+    expect(ref).toMatchObject({
+      mimeType: 'image/png',
+      sizeBytes: png.length,
+      sha256: sha256(png),
+      namespace: 'mcp-servers-everything.get-tiny-image',
+    });
     expect(ref.id).toMatch(/^mcp-servers-everything\.get-tiny-image_[0-9a-f]{24}$/);
     expect(ref.source).toMatchObject({ tool: 'get-tiny-image', server: 'mcp-servers/everything' });
     expect((await bytesOf(store, ref.id)).equals(png)).toBe(true);
@@ -125,14 +154,28 @@ describe('server-everything over stdio', () => {
     expect(content.some((b) => b.type === 'image')).toBe(false);
     expect(content[0]).toEqual(raw.content[0]);
     expect(content[content.length - 1]).toEqual(raw.content[raw.content.length - 1]);
-    expect(artifactLinks(content)).toEqual([{ type: 'resource_link', uri: `artifact://${ref.id}`, name: ref.filename, mimeType: 'image/png', size: png.length }]);
+    expect(artifactLinks(content)).toEqual([
+      {
+        type: 'resource_link',
+        uri: `artifact://${ref.id}`,
+        name: ref.filename,
+        mimeType: 'image/png',
+        size: png.length,
+      },
+    ]);
     const summary = content.find((b) => b.type === 'text' && b.text.includes(ref.id));
     expect(summary?.text).toContain('PNG');
     expect(summary?.text).toContain(formatBytes(png.length));
     expect(JSON.stringify(observation)).not.toContain(rawImage.data.slice(0, 64));
 
     expect(jsonChars(observation)).toBeLessThan(jsonChars(raw) / 5);
-    expect(report.stats).toMatchObject({ charsBefore: jsonChars(raw), charsAfter: jsonChars(observation), artifacts: 1, bytesStored: png.length, notStored: 0 });
+    expect(report.stats).toMatchObject({
+      charsBefore: jsonChars(raw),
+      charsAfter: jsonChars(observation),
+      artifacts: 1,
+      bytesStored: png.length,
+      notStored: 0,
+    });
     expect(report.stats.byLayer.blocks).toBe(1);
   });
 
@@ -145,14 +188,19 @@ describe('server-everything over stdio', () => {
   });
 
   it('get-annotated-message with an image: the annotations carry over to the summary and the link', async () => {
-    const { observation, raw, report } = await call(peer, 'get-annotated-message', { messageType: 'success', includeImage: true });
+    const { observation, raw, report } = await call(peer, 'get-annotated-message', {
+      messageType: 'success',
+      includeImage: true,
+    });
     const rawImage = raw.content.find((b) => b.type === 'image')!;
     expect(rawImage.annotations).toEqual({ audience: ['user'], priority: 0.5 });
     const ref = report.artifacts[0]!;
     expect((await bytesOf(store, ref.id)).equals(fromBase64(rawImage.data))).toBe(true);
     expect(observation.content[0]).toEqual(raw.content[0]);
     expect(linkFor(observation.content, ref)?.annotations).toEqual(rawImage.annotations);
-    expect(observation.content.find((b) => b.type === 'text' && b.text.includes(ref.id))?.annotations).toEqual(rawImage.annotations);
+    expect(observation.content.find((b) => b.type === 'text' && b.text.includes(ref.id))?.annotations).toEqual(
+      rawImage.annotations,
+    );
   });
 
   it('error results and plain structured results pass through untouched', async () => {
@@ -175,13 +223,24 @@ describe('server-everything over stdio', () => {
     const { observation, raw, report } = await call(peer, 'get-resource-links', { count: 4 });
 
     const rawLinks = raw.content.filter((b) => b.type === 'resource_link');
-    expect(rawLinks.map((l) => l.uri)).toEqual(['demo://resource/dynamic/blob/1', 'demo://resource/dynamic/text/2', 'demo://resource/dynamic/blob/3', 'demo://resource/dynamic/text/4']);
+    expect(rawLinks.map((l) => l.uri)).toEqual([
+      'demo://resource/dynamic/blob/1',
+      'demo://resource/dynamic/text/2',
+      'demo://resource/dynamic/blob/3',
+      'demo://resource/dynamic/text/4',
+    ]);
     const links = observation.content.filter((b) => b.type === 'resource_link');
     expect(links).toEqual(rawLinks);
     for (const link of links) {
-      expect(link).toMatchObject({ uri: expect.stringMatching(/^demo:\/\//), name: expect.any(String), mimeType: 'text/plain' });
+      expect(link).toMatchObject({
+        uri: expect.stringMatching(/^demo:\/\//),
+        name: expect.any(String),
+        mimeType: 'text/plain',
+      });
       // A hint next to each link tells the model how to get it.
-      const hint = observation.content.find((b) => b.type === 'text' && b.text.includes(link.uri) && b.text !== raw.content[0]!.text);
+      const hint = observation.content.find(
+        (b) => b.type === 'text' && b.text.includes(link.uri) && b.text !== raw.content[0]!.text,
+      );
       expect(hint?.text, `hint for ${link.uri}`).toContain('resources/read');
     }
     expect(observation.content[0]).toEqual(raw.content[0]);
@@ -195,13 +254,19 @@ describe('server-everything over stdio', () => {
     const stored = await countStored(store);
     const eager = wrapMcpClient(peer.raw, { store, config: { autoReadIfSizeUnderBytes: 1 << 20 } });
     const observation = (await eager.callTool({ name: 'get-resource-links', arguments: { count: 2 } })) as ToolResult;
-    expect(observation.content.filter((b) => b.type === 'resource_link').map((l) => l.uri)).toEqual(['demo://resource/dynamic/blob/1', 'demo://resource/dynamic/text/2']);
+    expect(observation.content.filter((b) => b.type === 'resource_link').map((l) => l.uri)).toEqual([
+      'demo://resource/dynamic/blob/1',
+      'demo://resource/dynamic/text/2',
+    ]);
     expect(observation.content.some((b) => b.type === 'resource')).toBe(false);
     expect(await countStored(store)).toBe(stored);
   });
 
   it('get-resource-reference Blob: the embedded blob is stored byte-identical under its declared text/plain', async () => {
-    const { observation, raw, report } = await call(peer, 'get-resource-reference', { resourceType: 'Blob', resourceId: 2 });
+    const { observation, raw, report } = await call(peer, 'get-resource-reference', {
+      resourceType: 'Blob',
+      resourceId: 2,
+    });
 
     const rawResource = raw.content.find((b) => b.type === 'resource')!.resource;
     expect(rawResource).toMatchObject({ uri: 'demo://resource/dynamic/blob/2', mimeType: 'text/plain' });
@@ -210,7 +275,12 @@ describe('server-everything over stdio', () => {
 
     expect(report.artifacts).toHaveLength(1);
     const ref = report.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'text/plain', sizeBytes: bytes.length, sha256: sha256(bytes), filename: '2.txt' });
+    expect(ref).toMatchObject({
+      mimeType: 'text/plain',
+      sizeBytes: bytes.length,
+      sha256: sha256(bytes),
+      filename: '2.txt',
+    });
     expect((await bytesOf(store, ref.id)).equals(bytes)).toBe(true);
 
     expect(observation.content.some((b) => b.type === 'resource')).toBe(false);
@@ -223,7 +293,10 @@ describe('server-everything over stdio', () => {
 
   it('get-resource-reference Text: a short embedded text resource stays inline, nothing stored', async () => {
     const stored = await countStored(store);
-    const { observation, raw, report } = await call(peer, 'get-resource-reference', { resourceType: 'Text', resourceId: 1 });
+    const { observation, raw, report } = await call(peer, 'get-resource-reference', {
+      resourceType: 'Text',
+      resourceId: 1,
+    });
     const rawResource = raw.content.find((b) => b.type === 'resource')!.resource;
     expect(rawResource.text).toMatch(/^Resource 1: This is a plaintext resource created at /);
     expect(observation).toEqual(raw);
@@ -246,14 +319,25 @@ describe('server-everything over stdio', () => {
 
     expect(report.artifacts).toHaveLength(1);
     const ref = report.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'application/gzip', sizeBytes: gz.length, sha256: sha256(gz), filename: 'hello.txt.gz' });
+    expect(ref).toMatchObject({
+      mimeType: 'application/gzip',
+      sizeBytes: gz.length,
+      sha256: sha256(gz),
+      filename: 'hello.txt.gz',
+    });
     const stored = await bytesOf(store, ref.id);
     expect(stored.equals(gz)).toBe(true);
     expect(gunzipSync(stored).equals(input)).toBe(true);
 
     expect(observation.content.some((b) => b.type === 'resource')).toBe(false);
-    expect(linkFor(observation.content, ref)).toMatchObject({ name: 'hello.txt.gz', mimeType: 'application/gzip', size: gz.length });
-    expect(observation.content.find((b) => b.type === 'text' && b.text.includes(ref.id))?.text).toContain('hello.txt.gz');
+    expect(linkFor(observation.content, ref)).toMatchObject({
+      name: 'hello.txt.gz',
+      mimeType: 'application/gzip',
+      size: gz.length,
+    });
+    expect(observation.content.find((b) => b.type === 'text' && b.text.includes(ref.id))?.text).toContain(
+      'hello.txt.gz',
+    );
   });
 });
 
@@ -311,7 +395,11 @@ describe('server-filesystem over stdio, into the embedded store (SQLite + files)
     expect(report.artifacts).toHaveLength(1);
     expect(uniqueIds(report.artifacts)).toBe(report.artifacts.length);
     const ref = report.artifacts[0]!;
-    expect(ref).toMatchObject({ sizeBytes: file.length, sha256: sha256(file), namespace: 'filesystem.read_media_file' });
+    expect(ref).toMatchObject({
+      sizeBytes: file.length,
+      sha256: sha256(file),
+      namespace: 'filesystem.read_media_file',
+    });
     expect(ref.id).toMatch(/^filesystem\.read_media_file_[0-9a-f]{24}$/);
     expect((await bytesOf(store, ref.id)).equals(file)).toBe(true);
     expect(report.stats).toMatchObject({ artifacts: 1, bytesStored: file.length, notStored: 0 });
@@ -338,16 +426,27 @@ describe('server-filesystem over stdio, into the embedded store (SQLite + files)
 
   it('read_media_file on a multi-page PDF: sent as octet-stream, stored as application/pdf', async () => {
     const { observation, raw, ref } = await readMedia('report.pdf');
-    expect(raw.content[0]).toMatchObject({ type: 'resource', resource: { mimeType: 'application/octet-stream', uri: expect.stringMatching(/^file:\/\/.*report\.pdf$/) } });
+    expect(raw.content[0]).toMatchObject({
+      type: 'resource',
+      resource: { mimeType: 'application/octet-stream', uri: expect.stringMatching(/^file:\/\/.*report\.pdf$/) },
+    });
 
     expect(ref).toMatchObject({ mimeType: 'application/pdf', filename: 'report.pdf' });
-    expect(ref.source).toMatchObject({ tool: 'read_media_file', server: 'filesystem', declaredMimeType: 'application/octet-stream' });
+    expect(ref.source).toMatchObject({
+      tool: 'read_media_file',
+      server: 'filesystem',
+      declaredMimeType: 'application/octet-stream',
+    });
     expect(linkFor(observation.content, ref)).toMatchObject({ name: 'report.pdf', mimeType: 'application/pdf' });
     expect(observation.content.some((b) => b.type === 'resource')).toBe(false);
     expect(observation.content.find((b) => b.type === 'text')?.text).toContain('PDF');
 
     // The service kept what the ref says, and the bytes are still the 12-page document.
-    expect(await store.getRef(ref.id)).toMatchObject({ mimeType: 'application/pdf', filename: 'report.pdf', scope: { tenantId: 'acme', sessionId: 'peers' } });
+    expect(await store.getRef(ref.id)).toMatchObject({
+      mimeType: 'application/pdf',
+      filename: 'report.pdf',
+      scope: { tenantId: 'acme', sessionId: 'peers' },
+    });
     const doc = await PDFDocument.load(await bytesOf(store, ref.id));
     expect(doc.getPageCount()).toBe(12);
   });
@@ -373,11 +472,16 @@ describe('server-filesystem over stdio, into the embedded store (SQLite + files)
     const names = Object.keys(files);
     const idsOf = (reports: Transformed[]) => reports.map((r) => r.artifacts[0]!.id);
     const first: string[] = [];
-    for (const name of names) first.push(...idsOf([(await call(peer, 'read_media_file', { path: join(dir, name) })).report]));
+    for (const name of names)
+      first.push(...idsOf([(await call(peer, 'read_media_file', { path: join(dir, name) })).report]));
     const count = await countStored(store);
     expect(new Set(first).size).toBe(names.length);
 
-    const concurrent = await Promise.all([...names, ...names].map((name) => peer.wrapped.callTool({ name: 'read_media_file', arguments: { path: join(dir, name) } })));
+    const concurrent = await Promise.all(
+      [...names, ...names].map((name) =>
+        peer.wrapped.callTool({ name: 'read_media_file', arguments: { path: join(dir, name) } }),
+      ),
+    );
     const linked = concurrent.map((r) => artifactLinks((r as ToolResult).content).map((l) => l.uri));
     expect(linked).toEqual([...first, ...first].map((id) => [`artifact://${id}`]));
     expect(await countStored(store)).toBe(count);
@@ -388,7 +492,10 @@ describe('server-filesystem over stdio, into the embedded store (SQLite + files)
     // The SDK's stdio reader holds at most 10 MB per message, and this server sends the base64 twice.
     const big = payloads.png(3 * 1024 * 1024 + 7, 9);
     await writeFile(join(dir, 'big.png'), big);
-    const streaming = rewrap(peer, store, { serverName: 'filesystem', config: { streamDecodeAboveBytes: 1024 * 1024 } });
+    const streaming = rewrap(peer, store, {
+      serverName: 'filesystem',
+      config: { streamDecodeAboveBytes: 1024 * 1024 },
+    });
     const streamedBefore = byMethod.putStream;
     const putsBefore = puts();
     const started = performance.now();
@@ -428,12 +535,27 @@ describe('the incident: a Tableau-shaped server returning the workbook PDF as ba
       return { contents: [{ uri: uri.href, mimeType: 'application/pdf', blob: pdf.toString('base64') }] };
     });
     server.registerTool('get_workbook_link', { description: 'Link to the exported workbook' }, async () => ({
-      content: [{ type: 'resource_link', uri: WORKBOOK_URI, name: 'Sales Dashboard.pdf', mimeType: 'application/pdf', size: pdf.length }],
+      content: [
+        {
+          type: 'resource_link',
+          uri: WORKBOOK_URI,
+          name: 'Sales Dashboard.pdf',
+          mimeType: 'application/pdf',
+          size: pdf.length,
+        },
+      ],
     }));
     server.registerTool(
       'download_workbook',
       { description: 'Download a workbook as PDF', inputSchema: { workbookId: z.string() } },
-      async () => ({ content: [{ type: 'text', text: JSON.stringify({ content: pdf.toString('base64'), name: 'Sales Dashboard', format: 'pdf' }) }] }),
+      async () => ({
+        content: [
+          {
+            type: 'text',
+            text: JSON.stringify({ content: pdf.toString('base64'), name: 'Sales Dashboard', format: 'pdf' }),
+          },
+        ],
+      }),
     );
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
@@ -467,7 +589,13 @@ describe('the incident: a Tableau-shaped server returning the workbook PDF as ba
     expect(report.artifacts).toHaveLength(1);
     const ref = report.artifacts[0]!;
     expect(ref.id).toMatch(/^tableau\.download_workbook_[0-9a-f]{24}$/);
-    expect(ref).toMatchObject({ mimeType: 'application/pdf', sizeBytes: pdf.length, sha256: sha256(pdf), filename: 'Sales Dashboard.pdf', namespace: 'tableau.download_workbook' });
+    expect(ref).toMatchObject({
+      mimeType: 'application/pdf',
+      sizeBytes: pdf.length,
+      sha256: sha256(pdf),
+      filename: 'Sales Dashboard.pdf',
+      namespace: 'tableau.download_workbook',
+    });
     expect(ref.source).toMatchObject({ tool: 'download_workbook', server: 'tableau' });
     const stored = await bytesOf(store, ref.id);
     expect(stored.equals(pdf)).toBe(true);
@@ -479,17 +607,33 @@ describe('the incident: a Tableau-shaped server returning the workbook PDF as ba
     const doc = JSON.parse(observation.content[0]!.text);
     expect(doc.name).toBe('Sales Dashboard');
     expect(doc.format).toBe('pdf');
-    expect(doc.content.artifact).toMatchObject({ id: ref.id, mimeType: 'application/pdf', sizeBytes: pdf.length, sha256: ref.sha256 });
-    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`);
+    expect(doc.content.artifact).toMatchObject({
+      id: ref.id,
+      mimeType: 'application/pdf',
+      sizeBytes: pdf.length,
+      sha256: ref.sha256,
+    });
+    expect(doc.content.summary).toBe(
+      `Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`,
+    );
 
     const observationChars = jsonChars(observation);
     expect(observationChars).toBeLessThan(1024);
-    expect(report.stats).toMatchObject({ charsAfter: observationChars, artifacts: 1, bytesStored: pdf.length, notStored: 0 });
+    expect(report.stats).toMatchObject({
+      charsAfter: observationChars,
+      artifacts: 1,
+      bytesStored: pdf.length,
+      notStored: 0,
+    });
     // Strings over 64 Ki chars are counted by length, without their JSON escapes.
     expect(report.stats.charsBefore).toBeGreaterThan(rawChars * 0.99);
     expect(report.stats.charsBefore).toBeLessThanOrEqual(rawChars);
     expect(report.stats.byLayer.fields).toBe(1);
-    expect(await store.getRef(ref.id)).toMatchObject({ mimeType: 'application/pdf', filename: 'Sales Dashboard.pdf', scope: { tenantId: 'acme', sessionId: 'peers' } });
+    expect(await store.getRef(ref.id)).toMatchObject({
+      mimeType: 'application/pdf',
+      filename: 'Sales Dashboard.pdf',
+      scope: { tenantId: 'acme', sessionId: 'peers' },
+    });
   });
 
   it('downloading the workbook again yields the same ref and stores nothing new', async () => {
@@ -509,11 +653,20 @@ describe('the incident: a Tableau-shaped server returning the workbook PDF as ba
 
     expect(report.artifacts).toHaveLength(1);
     const ref = report.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'application/pdf', sizeBytes: pdf.length, filename: 'Sales Dashboard.pdf', namespace: 'tableau.get_workbook_link' });
+    expect(ref).toMatchObject({
+      mimeType: 'application/pdf',
+      sizeBytes: pdf.length,
+      filename: 'Sales Dashboard.pdf',
+      namespace: 'tableau.get_workbook_link',
+    });
     expect(report.stats.byLayer.links).toBe(1);
     expect((await bytesOf(store, ref.id)).equals(pdf)).toBe(true);
     expect(observation.content.some((b) => b.uri === WORKBOOK_URI)).toBe(false);
-    expect(linkFor(observation.content, ref)).toMatchObject({ name: 'Sales Dashboard.pdf', mimeType: 'application/pdf', size: pdf.length });
+    expect(linkFor(observation.content, ref)).toMatchObject({
+      name: 'Sales Dashboard.pdf',
+      mimeType: 'application/pdf',
+      size: pdf.length,
+    });
     expect(jsonChars(observation)).toBeLessThan(1024);
     expect(lazyChars).toBeLessThan(1024);
 
@@ -528,7 +681,10 @@ describe('the incident: a Tableau-shaped server returning the workbook PDF as ba
   it('the rest of the client is untouched: listTools and the unwrapped callTool see the raw server', async () => {
     const { tools } = await peer.wrapped.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['download_workbook', 'get_workbook_link']);
-    const raw = (await peer.raw.callTool({ name: 'download_workbook', arguments: { workbookId: 'wb-42' } })) as ToolResult;
+    const raw = (await peer.raw.callTool({
+      name: 'download_workbook',
+      arguments: { workbookId: 'wb-42' },
+    })) as ToolResult;
     expect(JSON.parse(raw.content[0]!.text).content).toBe(pdf.toString('base64'));
   });
 });

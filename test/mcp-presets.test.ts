@@ -45,8 +45,17 @@ function expectModelSafe(run: TransformResult, maxChars = 1500): void {
 
 /** The summary text and the artifact link that replace one payload block. */
 function expectStoredBlock(blocks: any[], at: number, ref: ArtifactRef, summary: string | RegExp): void {
-  expect(blocks[at]).toEqual({ type: 'text', text: typeof summary === 'string' ? summary : expect.stringMatching(summary) });
-  expect(blocks[at + 1]).toEqual({ type: 'resource_link', uri: `artifact://${ref.id}`, name: ref.filename, mimeType: ref.mimeType, size: ref.sizeBytes });
+  expect(blocks[at]).toEqual({
+    type: 'text',
+    text: typeof summary === 'string' ? summary : expect.stringMatching(summary),
+  });
+  expect(blocks[at + 1]).toEqual({
+    type: 'resource_link',
+    uri: `artifact://${ref.id}`,
+    name: ref.filename,
+    mimeType: ref.mimeType,
+    size: ref.sizeBytes,
+  });
 }
 
 describe('tableau', () => {
@@ -59,30 +68,51 @@ describe('tableau', () => {
     expectModelSafe(run, 1024);
     const [ref] = run.artifacts;
     expect(run.artifacts).toHaveLength(1);
-    expect(ref).toMatchObject({ mimeType: 'application/pdf', sizeBytes: pdf.length, filename: 'Sales Dashboard.pdf', namespace: 'tableau.download_workbook' });
+    expect(ref).toMatchObject({
+      mimeType: 'application/pdf',
+      sizeBytes: pdf.length,
+      filename: 'Sales Dashboard.pdf',
+      namespace: 'tableau.download_workbook',
+    });
     expect(ref!.id).toMatch(/^tableau\.download_workbook_[0-9a-f]{24}$/);
     expect((await bytesOf(store, ref!)).equals(pdf)).toBe(true);
     const doc = docOf(run.result);
     expect(doc).toMatchObject({ name: 'Sales Dashboard', format: 'pdf' });
-    expect(doc.content.artifact).toMatchObject({ id: ref!.id, mimeType: 'application/pdf', filename: 'Sales Dashboard.pdf' });
-    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref!.id}`);
+    expect(doc.content.artifact).toMatchObject({
+      id: ref!.id,
+      mimeType: 'application/pdf',
+      filename: 'Sales Dashboard.pdf',
+    });
+    expect(doc.content.summary).toBe(
+      `Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref!.id}`,
+    );
     expect(run.stats.byLayer.fields).toBe(1);
   });
 
   it('get_view_as_pdf (RFC Appendix B): `pdf_data` becomes "<view_name>.pdf", generated_at stays', async () => {
     const store = memoryStore();
     const pdf = await payloads.pdf(3, 'Revenue by Region');
-    const raw = textResult({ pdf_data: b64(pdf), view_name: 'Revenue by Region', generated_at: '2025-12-22T10:30:00Z' });
+    const raw = textResult({
+      pdf_data: b64(pdf),
+      view_name: 'Revenue by Region',
+      generated_at: '2025-12-22T10:30:00Z',
+    });
     const run = await transformToolResult('get_view_as_pdf', raw, { store, serverName: 'tableau' });
 
     expectModelSafe(run, 1024);
     const ref = run.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'application/pdf', filename: 'Revenue by Region.pdf', namespace: 'tableau.get_view_as_pdf' });
+    expect(ref).toMatchObject({
+      mimeType: 'application/pdf',
+      filename: 'Revenue by Region.pdf',
+      namespace: 'tableau.get_view_as_pdf',
+    });
     expect((await bytesOf(store, ref)).equals(pdf)).toBe(true);
     const doc = docOf(run.result);
     expect(doc.view_name).toBe('Revenue by Region');
     expect(doc.generated_at).toBe('2025-12-22T10:30:00Z');
-    expect(doc.pdf_data.summary).toBe(`Exported view 'Revenue by Region' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`);
+    expect(doc.pdf_data.summary).toBe(
+      `Exported view 'Revenue by Region' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`,
+    );
     expect(run.stats.byLayer.fields).toBe(1);
   });
 
@@ -99,20 +129,34 @@ describe('tableau', () => {
 
       expectModelSafe(run);
       const ref = run.artifacts[0]!;
-      expect(ref).toMatchObject({ mimeType: 'image/png', filename: `${file}.png`, namespace: `tableau.${tool}`, source: { tool, server: 'tableau' } });
+      expect(ref).toMatchObject({
+        mimeType: 'image/png',
+        filename: `${file}.png`,
+        namespace: `tableau.${tool}`,
+        source: { tool, server: 'tableau' },
+      });
       expect(ref.id).toMatch(ID);
       expect((await bytesOf(store, ref)).equals(png)).toBe(true);
       expect((run.result as any).isError).toBe(false);
       const blocks = contentOf(run);
       expect(blocks).toHaveLength(2);
-      expectStoredBlock(blocks, 0, ref, `Rendered the Tableau ${what} (PNG image, ${formatBytes(png.length)}). Artifact ${ref.id}`);
+      expectStoredBlock(
+        blocks,
+        0,
+        ref,
+        `Rendered the Tableau ${what} (PNG image, ${formatBytes(png.length)}). Artifact ${ref.id}`,
+      );
       expect(run.stats.byLayer.blocks).toBe(1);
     });
   }
 
   it('get-view-image with format SVG: the markup text stays, the image/svg+xml block is stored as view.svg', async () => {
     const store = memoryStore();
-    const bars = Array.from({ length: 120 }, (_, i) => `<rect x="${i * 8}" y="${400 - ((i * 37) % 300)}" width="6" height="${(i * 37) % 300}" fill="#4e79a7"/>`).join('');
+    const bars = Array.from(
+      { length: 120 },
+      (_, i) =>
+        `<rect x="${i * 8}" y="${400 - ((i * 37) % 300)}" width="6" height="${(i * 37) % 300}" fill="#4e79a7"/>`,
+    ).join('');
     const svg = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="960" height="400">${bars}</svg>`);
     const raw = {
       isError: false,
@@ -130,16 +174,31 @@ describe('tableau', () => {
     expect((await bytesOf(store, ref)).equals(svg)).toBe(true);
     const blocks = contentOf(run);
     expect(blocks[0]).toEqual(raw.content[0]);
-    expectStoredBlock(blocks, 1, ref, `Rendered the Tableau view (SVG image, ${formatBytes(svg.length)}). Artifact ${ref.id}`);
+    expectStoredBlock(
+      blocks,
+      1,
+      ref,
+      `Rendered the Tableau view (SVG image, ${formatBytes(svg.length)}). Artifact ${ref.id}`,
+    );
     expect(run.stats.charsAfter).toBeLessThan(run.stats.charsBefore);
   });
 
   it('get-view-image with S3 offload: the presigned resource_link stays lazy and _meta.slack stays', async () => {
     const url = 'https://tableau-mcp-images.s3.amazonaws.com/site/user/view-images/abc.png?X-Amz-Signature=deadbeef';
-    const link = { type: 'resource_link', uri: url, name: 'view-image.png', mimeType: 'image/png', description: 'Rendered view image stored in blob storage.' };
+    const link = {
+      type: 'resource_link',
+      uri: url,
+      name: 'view-image.png',
+      mimeType: 'image/png',
+      description: 'Rendered view image stored in blob storage.',
+    };
     const meta = { slack: { blocks: [{ type: 'image', image_url: url, alt_text: 'Tableau view image' }] } };
     const readResource = vi.fn();
-    const run = await transformToolResult('get-view-image', { isError: false, content: [link], _meta: meta }, { store: memoryStore(), serverName: 'tableau', readResource });
+    const run = await transformToolResult(
+      'get-view-image',
+      { isError: false, content: [link], _meta: meta },
+      { store: memoryStore(), serverName: 'tableau', readResource },
+    );
 
     expect(CallToolResultSchema.safeParse(run.result).success).toBe(true);
     expect(run.artifacts).toEqual([]);
@@ -152,7 +211,11 @@ describe('tableau', () => {
 
   it('download-workbook (tableau-mcp): the path JSON and the S3 link carry no bytes and pass through', async () => {
     const store = memoryStore();
-    const onDisk = textResult({ path: '/tmp/tableau-mcp-workbooks/5f0c-Superstore.twbx', filename: 'Superstore.twbx', mimeType: 'application/octet-stream' });
+    const onDisk = textResult({
+      path: '/tmp/tableau-mcp-workbooks/5f0c-Superstore.twbx',
+      filename: 'Superstore.twbx',
+      mimeType: 'application/octet-stream',
+    });
     const fromDisk = await transformToolResult('download-workbook', onDisk, { store, serverName: 'tableau' });
     expect(fromDisk.result).toEqual(onDisk);
 
@@ -163,9 +226,15 @@ describe('tableau', () => {
       mimeType: 'application/octet-stream',
       description: 'Downloaded Tableau workbook content stored in S3. This is a short-lived presigned URL.',
     };
-    const fromS3 = await transformToolResult('download-workbook', { isError: false, content: [link] }, { store, serverName: 'tableau' });
+    const fromS3 = await transformToolResult(
+      'download-workbook',
+      { isError: false, content: [link] },
+      { store, serverName: 'tableau' },
+    );
     expect(contentOf(fromS3)[0]).toEqual(link);
-    expect(contentOf(fromS3)[1].text).toContain("Resource 'Superstore.twbx' (binary file) is available at https://bucket.s3.amazonaws.com/");
+    expect(contentOf(fromS3)[1].text).toContain(
+      "Resource 'Superstore.twbx' (binary file) is available at https://bucket.s3.amazonaws.com/",
+    );
     expect([...fromDisk.artifacts, ...fromS3.artifacts]).toEqual([]);
   });
 
@@ -173,19 +242,34 @@ describe('tableau', () => {
     const store = memoryStore();
     const twb = Buffer.from(
       `<?xml version='1.0' encoding='utf-8' ?>\n<workbook source-build='2024.2.0' version='18.1'>\n` +
-        Array.from({ length: 40 }, (_, i) => `  <worksheet name='Sheet ${i + 1}'><table><view><datasources/></view></table></worksheet>\n`).join('') +
+        Array.from(
+          { length: 40 },
+          (_, i) => `  <worksheet name='Sheet ${i + 1}'><table><view><datasources/></view></table></worksheet>\n`,
+        ).join('') +
         '</workbook>\n',
     );
-    const raw = textResult({ filename: 'Superstore.twb', mimeType: 'application/xml', encoding: 'base64', data: b64(twb) });
+    const raw = textResult({
+      filename: 'Superstore.twb',
+      mimeType: 'application/xml',
+      encoding: 'base64',
+      data: b64(twb),
+    });
     const run = await transformToolResult('download-workbook', raw, { store, serverName: 'tableau' });
 
     expectModelSafe(run, 1024);
     const ref = run.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'application/xml', filename: 'Superstore.twb', namespace: 'tableau.download-workbook', sizeBytes: twb.length });
+    expect(ref).toMatchObject({
+      mimeType: 'application/xml',
+      filename: 'Superstore.twb',
+      namespace: 'tableau.download-workbook',
+      sizeBytes: twb.length,
+    });
     expect((await bytesOf(store, ref)).equals(twb)).toBe(true);
     const doc = docOf(run.result);
     expect(doc).toMatchObject({ filename: 'Superstore.twb', mimeType: 'application/xml', encoding: 'base64' });
-    expect(doc.data.summary).toBe(`Downloaded workbook 'Superstore.twb' (${formatBytes(twb.length)}). Artifact ${ref.id}`);
+    expect(doc.data.summary).toBe(
+      `Downloaded workbook 'Superstore.twb' (${formatBytes(twb.length)}). Artifact ${ref.id}`,
+    );
   });
 });
 
@@ -203,18 +287,31 @@ describe('github get_file_contents', () => {
       ['docs/logo.png', png, 'image/png', 'PNG image'],
       ['reports/q3.pdf', pdf, 'application/pdf', 'PDF'],
     ] as const) {
-      const raw = { content: [status, { type: 'resource', resource: { uri: uri(path), mimeType: mime, blob: b64(bytes) } }] };
+      const raw = {
+        content: [status, { type: 'resource', resource: { uri: uri(path), mimeType: mime, blob: b64(bytes) } }],
+      };
       const run = await transformToolResult('get_file_contents', raw, { store, serverName: 'github' });
 
       expectModelSafe(run);
       const ref = run.artifacts[0]!;
       const name = path.slice(path.lastIndexOf('/') + 1);
-      expect(ref).toMatchObject({ mimeType: mime, filename: name, sizeBytes: bytes.length, namespace: 'github.get_file_contents', source: { tool: 'get_file_contents', server: 'github' } });
+      expect(ref).toMatchObject({
+        mimeType: mime,
+        filename: name,
+        sizeBytes: bytes.length,
+        namespace: 'github.get_file_contents',
+        source: { tool: 'get_file_contents', server: 'github' },
+      });
       expect((await bytesOf(store, ref)).equals(bytes)).toBe(true);
       const blocks = contentOf(run);
       expect(blocks).toHaveLength(3);
       expect(blocks[0]).toEqual(status);
-      expectStoredBlock(blocks, 1, ref, `Downloaded '${name}' (${type}, ${formatBytes(bytes.length)}) from ${uri(path)}. Artifact ${ref.id}`);
+      expectStoredBlock(
+        blocks,
+        1,
+        ref,
+        `Downloaded '${name}' (${type}, ${formatBytes(bytes.length)}) from ${uri(path)}. Artifact ${ref.id}`,
+      );
     }
   });
 
@@ -229,16 +326,29 @@ describe('github get_file_contents', () => {
     };
     const run = await transformToolResult('get_file_contents', raw, { store, serverName: 'github' });
     const ref = run.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', filename: 'q3.xlsx', source: { declaredMimeType: 'application/zip' } });
+    expect(ref).toMatchObject({
+      mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      filename: 'q3.xlsx',
+      source: { declaredMimeType: 'application/zip' },
+    });
     expect((await bytesOf(store, ref)).equals(xlsx)).toBe(true);
-    expect(contentOf(run)[1].text).toBe(`Downloaded 'q3.xlsx' (Excel workbook, ${formatBytes(xlsx.length)}) from ${uri('data/q3.xlsx')}. Artifact ${ref.id}`);
+    expect(contentOf(run)[1].text).toBe(
+      `Downloaded 'q3.xlsx' (Excel workbook, ${formatBytes(xlsx.length)}) from ${uri('data/q3.xlsx')}. Artifact ${ref.id}`,
+    );
   });
 
   it('github-mcp-server, text file: a small text resource stays inline, untouched', async () => {
     const raw = {
       content: [
         { type: 'text', text: `successfully downloaded text file (SHA: ${sha})` },
-        { type: 'resource', resource: { uri: uri('README.md'), mimeType: 'text/plain; charset=utf-8', text: '# hello\n\nA tiny repository.\n' } },
+        {
+          type: 'resource',
+          resource: {
+            uri: uri('README.md'),
+            mimeType: 'text/plain; charset=utf-8',
+            text: '# hello\n\nA tiny repository.\n',
+          },
+        },
       ],
     };
     const run = await transformToolResult('get_file_contents', raw, { store: memoryStore(), serverName: 'github' });
@@ -252,7 +362,10 @@ describe('github get_file_contents', () => {
     const raw = {
       content: [
         { type: 'text', text: `successfully downloaded text file (SHA: ${sha})` },
-        { type: 'resource', resource: { uri: uri('logs/build.log'), mimeType: 'text/plain; charset=utf-8', text: log } },
+        {
+          type: 'resource',
+          resource: { uri: uri('logs/build.log'), mimeType: 'text/plain; charset=utf-8', text: log },
+        },
       ],
     };
     const run = await transformToolResult('get_file_contents', raw, { store, serverName: 'github' });
@@ -261,14 +374,31 @@ describe('github get_file_contents', () => {
     expect(ref).toMatchObject({ mimeType: 'text/plain; charset=utf-8', filename: 'build.log', sizeBytes: log.length });
     expect((await bytesOf(store, ref)).toString('utf8')).toBe(log);
     const text = contentOf(run)[1].text as string;
-    expect(text.startsWith(`Downloaded 'build.log' (text, ${formatBytes(log.length)}) from ${uri('logs/build.log')}. Artifact ${ref.id}\n\nPreview:\n0: build step ok`)).toBe(true);
+    expect(
+      text.startsWith(
+        `Downloaded 'build.log' (text, ${formatBytes(log.length)}) from ${uri('logs/build.log')}. Artifact ${ref.id}\n\nPreview:\n0: build step ok`,
+      ),
+    ).toBe(true);
   });
 
   it('github-mcp-server, file of 1 MiB or more: the resource_link stays a lazy link with a read hint', async () => {
     const readResource = vi.fn();
-    const status = { type: 'text', text: `File big.bin is too large to display (5242880 bytes). Use the download URL to fetch the content: https://raw.githubusercontent.com/octo/hello/${commit}/big.bin (SHA: ${sha})` };
-    const link = { type: 'resource_link', uri: uri('big.bin'), name: 'big.bin', title: 'File: big.bin', size: 5_242_880 };
-    const run = await transformToolResult('get_file_contents', { content: [status, link] }, { store: memoryStore(), serverName: 'github', readResource });
+    const status = {
+      type: 'text',
+      text: `File big.bin is too large to display (5242880 bytes). Use the download URL to fetch the content: https://raw.githubusercontent.com/octo/hello/${commit}/big.bin (SHA: ${sha})`,
+    };
+    const link = {
+      type: 'resource_link',
+      uri: uri('big.bin'),
+      name: 'big.bin',
+      title: 'File: big.bin',
+      size: 5_242_880,
+    };
+    const run = await transformToolResult(
+      'get_file_contents',
+      { content: [status, link] },
+      { store: memoryStore(), serverName: 'github', readResource },
+    );
 
     expect(CallToolResultSchema.safeParse(run.result).success).toBe(true);
     expect(readResource).not.toHaveBeenCalled();
@@ -293,7 +423,9 @@ describe('github get_file_contents', () => {
     const ref = run.artifacts[0]!;
     expect(ref).toMatchObject({ mimeType: 'application/pdf', filename: 'get_file_contents.pdf' });
     expect((await bytesOf(store, ref)).equals(pdf)).toBe(true);
-    expect(contentOf(run)[1].text).toBe(`PDF (${formatBytes(pdf.length)}) from get_file_contents, stored as artifact ${ref.id}.`);
+    expect(contentOf(run)[1].text).toBe(
+      `PDF (${formatBytes(pdf.length)}) from get_file_contents, stored as artifact ${ref.id}.`,
+    );
   });
 
   /** go-github's RepositoryContent, as the first github-mcp-server releases marshalled it. */
@@ -323,7 +455,13 @@ describe('github get_file_contents', () => {
 
     expectModelSafe(run);
     const ref = run.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'image/png', filename: 'logo.png', sizeBytes: png.length, namespace: 'github.get_file_contents', source: { field: 'content' } });
+    expect(ref).toMatchObject({
+      mimeType: 'image/png',
+      filename: 'logo.png',
+      sizeBytes: png.length,
+      namespace: 'github.get_file_contents',
+      source: { field: 'content' },
+    });
     expect((await bytesOf(store, ref)).equals(png)).toBe(true);
     const doc = docOf(run.result);
     const { content: _content, ...rest } = file;
@@ -334,13 +472,25 @@ describe('github get_file_contents', () => {
 
   it('older github-mcp-server: a text file in base64 (no magic bytes) is stored too', async () => {
     const store = memoryStore();
-    const source = Buffer.from('export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n'.repeat(20));
-    const run = await transformToolResult('get_file_contents', textResult(restContent('src/greet.ts', source)), { store, serverName: 'github' });
+    const source = Buffer.from(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's own text holds a template literal.
+      'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n'.repeat(20),
+    );
+    const run = await transformToolResult('get_file_contents', textResult(restContent('src/greet.ts', source)), {
+      store,
+      serverName: 'github',
+    });
     const ref = run.artifacts[0]!;
     // No magic bytes, but valid UTF-8: stored as text, so a browser shows it.
-    expect(ref).toMatchObject({ filename: 'greet.ts', sizeBytes: source.length, mimeType: 'text/plain; charset=utf-8' });
+    expect(ref).toMatchObject({
+      filename: 'greet.ts',
+      sizeBytes: source.length,
+      mimeType: 'text/plain; charset=utf-8',
+    });
     expect((await bytesOf(store, ref)).equals(source)).toBe(true);
-    expect(docOf(run.result).content.summary).toBe(`Downloaded 'src/greet.ts' (${formatBytes(source.length)}). Artifact ${ref.id}`);
+    expect(docOf(run.result).content.summary).toBe(
+      `Downloaded 'src/greet.ts' (${formatBytes(source.length)}). Artifact ${ref.id}`,
+    );
   });
 
   it('@modelcontextprotocol/server-github: already-decoded text under encoding "base64" is left alone', async () => {
@@ -353,7 +503,10 @@ describe('github get_file_contents', () => {
 
   it('the encoding "none" of files over 1 MB (empty content) is left alone', async () => {
     const file = { ...restContent('big.bin', Buffer.from('')), content: '', encoding: 'none', size: 5_242_880 };
-    const run = await transformToolResult('get_file_contents', textResult(file), { store: memoryStore(), serverName: 'github' });
+    const run = await transformToolResult('get_file_contents', textResult(file), {
+      store: memoryStore(),
+      serverName: 'github',
+    });
     expect(docOf(run.result)).toEqual(file);
     expect(run.artifacts).toEqual([]);
   });
@@ -375,18 +528,38 @@ describe('playwright browser_take_screenshot', () => {
 
       expectModelSafe(run);
       const ref = run.artifacts[0]!;
-      expect(ref).toMatchObject({ mimeType: mime, filename: `screenshot.${ext}`, sizeBytes: bytes.length, namespace: 'playwright.browser_take_screenshot' });
+      expect(ref).toMatchObject({
+        mimeType: mime,
+        filename: `screenshot.${ext}`,
+        sizeBytes: bytes.length,
+        namespace: 'playwright.browser_take_screenshot',
+      });
       expect((await bytesOf(store, ref)).equals(bytes)).toBe(true);
       const blocks = contentOf(run);
       expect(blocks).toHaveLength(3);
       expect(blocks[0]).toEqual(text);
-      expectStoredBlock(blocks, 1, ref, summaryOf(`Took a screenshot (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}`, label));
+      expectStoredBlock(
+        blocks,
+        1,
+        ref,
+        summaryOf(`Took a screenshot (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}`, label),
+      );
     });
   }
 
   it('a text-only result (fullPage on some versions, --image-responses=omit) passes through', async () => {
-    const raw = { content: [{ type: 'text', text: '### Result\nTook the full page screenshot and saved it as /tmp/playwright-mcp-output/page.png' }] };
-    const run = await transformToolResult('browser_take_screenshot', raw, { store: memoryStore(), serverName: 'playwright' });
+    const raw = {
+      content: [
+        {
+          type: 'text',
+          text: '### Result\nTook the full page screenshot and saved it as /tmp/playwright-mcp-output/page.png',
+        },
+      ],
+    };
+    const run = await transformToolResult('browser_take_screenshot', raw, {
+      store: memoryStore(),
+      serverName: 'playwright',
+    });
     expect(run.result).toEqual(raw);
     expect(run.artifacts).toEqual([]);
   });
@@ -402,16 +575,30 @@ describe('mapbox static_map_image_tool', () => {
     it(`${style}: the URL text and _meta.viewUUID stay, the image becomes a summary and a link`, async () => {
       const store = memoryStore();
       const link = { type: 'text', text: url.replace('streets-v12', style) };
-      const raw = { isError: false, content: [link, { type: 'image', data: b64(bytes), mimeType: mime }], _meta: { viewUUID: '5f0c2a9e-0d1b-4c1e-9a57-3c2b1d0e4f6a' } };
+      const raw = {
+        isError: false,
+        content: [link, { type: 'image', data: b64(bytes), mimeType: mime }],
+        _meta: { viewUUID: '5f0c2a9e-0d1b-4c1e-9a57-3c2b1d0e4f6a' },
+      };
       const run = await transformToolResult('static_map_image_tool', raw, { store, serverName: 'mapbox' });
 
       expectModelSafe(run);
       const ref = run.artifacts[0]!;
-      expect(ref).toMatchObject({ mimeType: mime, filename: `static-map.${ext}`, sizeBytes: bytes.length, namespace: 'mapbox.static_map_image_tool' });
+      expect(ref).toMatchObject({
+        mimeType: mime,
+        filename: `static-map.${ext}`,
+        sizeBytes: bytes.length,
+        namespace: 'mapbox.static_map_image_tool',
+      });
       expect((await bytesOf(store, ref)).equals(bytes)).toBe(true);
       const blocks = contentOf(run);
       expect(blocks[0]).toEqual(link);
-      expectStoredBlock(blocks, 1, ref, summaryOf(`Rendered a static map (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}`, label));
+      expectStoredBlock(
+        blocks,
+        1,
+        ref,
+        summaryOf(`Rendered a static map (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}`, label),
+      );
       expect((run.result as any)._meta).toEqual(raw._meta);
       expect((run.result as any).isError).toBe(false);
     });
@@ -420,7 +607,14 @@ describe('mapbox static_map_image_tool', () => {
   it('older release with MCP-UI: the ui://mapbox/static-map resource stays inline, the image is stored', async () => {
     const store = memoryStore();
     const png = payloads.png(30_000);
-    const ui = { type: 'resource', resource: { uri: 'ui://mapbox/static-map/streets-v12/-122.42,37.77,13', mimeType: 'text/uri-list', text: `${url}?access_token=pk.test` } };
+    const ui = {
+      type: 'resource',
+      resource: {
+        uri: 'ui://mapbox/static-map/streets-v12/-122.42,37.77,13',
+        mimeType: 'text/uri-list',
+        text: `${url}?access_token=pk.test`,
+      },
+    };
     const raw = { content: [{ type: 'image', data: b64(png), mimeType: 'image/png' }, ui] };
     const run = await transformToolResult('static_map_image_tool', raw, { store, serverName: 'mapbox' });
 
@@ -436,7 +630,10 @@ describe('mapbox static_map_image_tool', () => {
     const raw = {
       content: [
         { type: 'text', text: url },
-        { type: 'text', text: '⚠️ Image (912KB) stored as temporary resource.\nResource URI: mapbox://temp/static-map-0123456789abcdef0123456789abcdef\nTTL: 30 minutes' },
+        {
+          type: 'text',
+          text: '⚠️ Image (912KB) stored as temporary resource.\nResource URI: mapbox://temp/static-map-0123456789abcdef0123456789abcdef\nTTL: 30 minutes',
+        },
       ],
     };
     const run = await transformToolResult('static_map_image_tool', raw, { store: memoryStore(), serverName: 'mapbox' });
@@ -452,23 +649,63 @@ describe('preset selection', () => {
     const pdf = await payloads.pdf(4);
     const png = payloads.png(20_000);
 
-    const incident = await transformToolResult('download_workbook', textResult({ content: b64(pdf), name: 'Sales Dashboard', format: 'pdf' }), { store, serverName: 'tableau', config });
+    const incident = await transformToolResult(
+      'download_workbook',
+      textResult({ content: b64(pdf), name: 'Sales Dashboard', format: 'pdf' }),
+      { store, serverName: 'tableau', config },
+    );
     const ref = incident.artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'application/pdf', filename: 'Sales Dashboard.pdf', namespace: 'tableau.download_workbook' });
+    expect(ref).toMatchObject({
+      mimeType: 'application/pdf',
+      filename: 'Sales Dashboard.pdf',
+      namespace: 'tableau.download_workbook',
+    });
     expect((await bytesOf(store, ref)).equals(pdf)).toBe(true);
-    expect(docOf(incident.result).content.summary).toBe(`PDF 'Sales Dashboard.pdf' (${formatBytes(pdf.length)}) from download_workbook (content), stored as artifact ${ref.id}.`);
+    expect(docOf(incident.result).content.summary).toBe(
+      `PDF 'Sales Dashboard.pdf' (${formatBytes(pdf.length)}) from download_workbook (content), stored as artifact ${ref.id}.`,
+    );
     expect(incident.stats.byLayer).toMatchObject({ fields: 0, heuristic: 1 });
 
-    const shot = await transformToolResult('browser_take_screenshot', { content: [{ type: 'text', text: '### Result' }, { type: 'image', data: b64(png), mimeType: 'image/png' }] }, { store, serverName: 'playwright', config });
+    const shot = await transformToolResult(
+      'browser_take_screenshot',
+      {
+        content: [
+          { type: 'text', text: '### Result' },
+          { type: 'image', data: b64(png), mimeType: 'image/png' },
+        ],
+      },
+      { store, serverName: 'playwright', config },
+    );
     expect(shot.artifacts[0]).toMatchObject({ mimeType: 'image/png', filename: 'browser_take_screenshot.png' });
-    expect(contentOf(shot)[1].text).toBe(`PNG image (${formatBytes(png.length)}) from browser_take_screenshot, stored as artifact ${shot.artifacts[0]!.id}.`);
+    expect(contentOf(shot)[1].text).toBe(
+      `PNG image (${formatBytes(png.length)}) from browser_take_screenshot, stored as artifact ${shot.artifacts[0]!.id}.`,
+    );
 
     // Old GitHub JSON: a PNG is found by its magic bytes; base64 text has none and stays as it was.
-    const file = { type: 'file', encoding: 'base64', name: 'logo.png', path: 'docs/logo.png', content: `${payloads.wrapped60(png)}\n` };
-    const old = await transformToolResult('get_file_contents', textResult(file), { store, serverName: 'github', config });
+    const file = {
+      type: 'file',
+      encoding: 'base64',
+      name: 'logo.png',
+      path: 'docs/logo.png',
+      content: `${payloads.wrapped60(png)}\n`,
+    };
+    const old = await transformToolResult('get_file_contents', textResult(file), {
+      store,
+      serverName: 'github',
+      config,
+    });
     expect(old.artifacts[0]).toMatchObject({ mimeType: 'image/png', filename: 'logo.png' });
-    const text = { ...file, name: 'notes.txt', path: 'notes.txt', content: `${payloads.wrapped60(Buffer.from('plain notes, nothing binary\n'.repeat(30)))}\n` };
-    const kept = await transformToolResult('get_file_contents', textResult(text), { store, serverName: 'github', config });
+    const text = {
+      ...file,
+      name: 'notes.txt',
+      path: 'notes.txt',
+      content: `${payloads.wrapped60(Buffer.from('plain notes, nothing binary\n'.repeat(30)))}\n`,
+    };
+    const kept = await transformToolResult('get_file_contents', textResult(text), {
+      store,
+      serverName: 'github',
+      config,
+    });
     expect(kept.artifacts).toEqual([]);
     expect(docOf(kept.result).content).toBe(text.content);
   });
@@ -486,7 +723,13 @@ describe('preset selection', () => {
   it('config.tools wins over a preset', async () => {
     const png = payloads.png(5000);
     const raw = { content: [{ type: 'image', data: b64(png), mimeType: 'image/png' }] };
-    const config = { tools: { browser_take_screenshot: { blocks: { filename: 'home.{ext}', summary: 'Home page ({size_human}): {artifact_id}' } } } };
+    const config = {
+      tools: {
+        browser_take_screenshot: {
+          blocks: { filename: 'home.{ext}', summary: 'Home page ({size_human}): {artifact_id}' },
+        },
+      },
+    };
     const run = await transformToolResult('browser_take_screenshot', raw, { store: memoryStore(), config });
     expect(run.artifacts[0]!.filename).toBe('home.png');
     expect(contentOf(run)[0].text).toBe(`Home page (${formatBytes(png.length)}): ${run.artifacts[0]!.id}`);

@@ -12,7 +12,10 @@ import { clampObservation, transformToolResult } from '../src/mcp/index.js';
 import * as payloads from './helpers/payloads.js';
 
 type Encoding = 'base64' | 'base64url' | 'dataUrl';
-type Leaf = { kind: 'payload'; index: number; encoding: Encoding } | { kind: 'lookalike'; text: string } | { kind: 'plain'; value: unknown };
+type Leaf =
+  | { kind: 'payload'; index: number; encoding: Encoding }
+  | { kind: 'lookalike'; text: string }
+  | { kind: 'plain'; value: unknown };
 type Tree = Leaf | { kind: 'object'; entries: [string, Tree][] } | { kind: 'array'; items: Tree[] };
 
 let POOL: { bytes: Buffer; mime: string }[] = [];
@@ -29,32 +32,62 @@ beforeAll(async () => {
   ];
 });
 
-const encode = (b: Buffer, e: Encoding, mime: string) => (e === 'base64' ? b.toString('base64') : e === 'base64url' ? b.toString('base64url') : `data:${mime};base64,${b.toString('base64')}`);
+const encode = (b: Buffer, e: Encoding, mime: string) =>
+  e === 'base64'
+    ? b.toString('base64')
+    : e === 'base64url'
+      ? b.toString('base64url')
+      : `data:${mime};base64,${b.toString('base64')}`;
 
 const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const lookalike = fc.oneof(
   // hex digests, alone or concatenated past the probing minimum
-  fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }), { minLength: 1, maxLength: 12 }).map((parts) => parts.map((p) => Buffer.from(p).toString('hex')).join('')),
+  fc
+    .array(fc.uint8Array({ minLength: 32, maxLength: 32 }), { minLength: 1, maxLength: 12 })
+    .map((parts) => parts.map((p) => Buffer.from(p).toString('hex')).join('')),
   // JWTs
-  fc.string({ minLength: 50, maxLength: 600 }).map((claims) => `eyJhbGciOiJIUzI1NiJ9.${Buffer.from(JSON.stringify({ sub: claims })).toString('base64url')}.${Buffer.from(claims).toString('base64url').slice(0, 43) || 'sig'}`),
+  fc
+    .string({ minLength: 50, maxLength: 600 })
+    .map(
+      (claims) =>
+        `eyJhbGciOiJIUzI1NiJ9.${Buffer.from(JSON.stringify({ sub: claims })).toString('base64url')}.${Buffer.from(claims).toString('base64url').slice(0, 43) || 'sig'}`,
+    ),
   // long words
   fc.array(fc.constantFrom(...letters), { minLength: 256, maxLength: 1500 }).map((cs) => cs.join('')),
   // base64 of plain text
-  fc.array(fc.lorem({ maxCount: 1 }), { minLength: 60, maxLength: 200 }).map((words) => Buffer.from(words.join(' ')).toString('base64')),
+  fc
+    .array(fc.lorem({ maxCount: 1 }), { minLength: 60, maxLength: 200 })
+    .map((words) => Buffer.from(words.join(' ')).toString('base64')),
 );
 
-const plain = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.string({ maxLength: 40 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
+const plain = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.string({ maxLength: 40 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+);
 
 const treeArb: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree; leaf: Tree }>((tie) => ({
   leaf: fc.oneof(
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('payload' as const), index: fc.nat({ max: 8 }), encoding: fc.constantFrom<Encoding>('base64', 'base64url', 'dataUrl') }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('payload' as const),
+        index: fc.nat({ max: 8 }),
+        encoding: fc.constantFrom<Encoding>('base64', 'base64url', 'dataUrl'),
+      }),
+    },
     { weight: 2, arbitrary: lookalike.map((text) => ({ kind: 'lookalike' as const, text })) },
     { weight: 3, arbitrary: plain.map((value) => ({ kind: 'plain' as const, value })) },
   ),
   tree: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     tie('leaf'),
-    fc.record({ kind: fc.constant('object' as const), entries: fc.array(fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), tie('tree')), { maxLength: 4 }) }),
+    fc.record({
+      kind: fc.constant('object' as const),
+      entries: fc.array(fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), tie('tree')), { maxLength: 4 }),
+    }),
     fc.record({ kind: fc.constant('array' as const), items: fc.array(tie('tree'), { maxLength: 4 }) }),
   ),
 })).tree;
@@ -89,13 +122,19 @@ describe('transformToolResult, properties', () => {
         const used = new Set<number>();
         const doc = { data: build(tree, used, depthPad) };
         const raw =
-          shape === 'native' ? doc
-          : shape === 'text' ? { content: [{ type: 'text', text: JSON.stringify(doc) }] }
-          : shape === 'structured' ? { content: [], structuredContent: doc }
-          : { content: [{ type: 'text', text: JSON.stringify(doc) }], structuredContent: doc };
+          shape === 'native'
+            ? doc
+            : shape === 'text'
+              ? { content: [{ type: 'text', text: JSON.stringify(doc) }] }
+              : shape === 'structured'
+                ? { content: [], structuredContent: doc }
+                : { content: [{ type: 'text', text: JSON.stringify(doc) }], structuredContent: doc };
         const store = createInMemoryArtifactStore({ scope: { tenantId: 'p' } });
         // The size net is off here so that every artifact is a payload and can be counted.
-        const { result, artifacts } = await transformToolResult('tool', raw, { store, config: { maxInlineChars: 1e9 } });
+        const { result, artifacts } = await transformToolResult('tool', raw, {
+          store,
+          config: { maxInlineChars: 1e9 },
+        });
 
         expect(JSON.parse(JSON.stringify(result))).toEqual(result);
         const expected = new Set([...used].map((i) => createHash('sha256').update(POOL[i]!.bytes).digest('hex')));
@@ -116,17 +155,24 @@ describe('transformToolResult, properties', () => {
 
   it('with the default config, the guardrail brings any result within budget', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(treeArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 200, max: 20_000 }), async (trees, budget) => {
-        const used = new Set<number>();
-        const raw = { content: trees.map((t) => ({ type: 'text', text: JSON.stringify(build(t, used, 0)) })) };
-        const store = createInMemoryArtifactStore({ scope: { tenantId: 'p' } });
-        const { result } = await transformToolResult('tool', raw, { store });
-        for (const withStore of [true, false]) {
-          const { observation, finalSize } = await clampObservation(result, { ...(withStore ? { store } : {}), config: { maxObservationChars: budget } });
-          expect(finalSize).toBeLessThanOrEqual(budget);
-          expect(JSON.stringify(observation).length).toBeLessThanOrEqual(budget);
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(treeArb, { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 200, max: 20_000 }),
+        async (trees, budget) => {
+          const used = new Set<number>();
+          const raw = { content: trees.map((t) => ({ type: 'text', text: JSON.stringify(build(t, used, 0)) })) };
+          const store = createInMemoryArtifactStore({ scope: { tenantId: 'p' } });
+          const { result } = await transformToolResult('tool', raw, { store });
+          for (const withStore of [true, false]) {
+            const { observation, finalSize } = await clampObservation(result, {
+              ...(withStore ? { store } : {}),
+              config: { maxObservationChars: budget },
+            });
+            expect(finalSize).toBeLessThanOrEqual(budget);
+            expect(JSON.stringify(observation).length).toBeLessThanOrEqual(budget);
+          }
+        },
+      ),
       { numRuns: Number(process.env.PROP_RUNS ?? 60) },
     );
   });

@@ -45,7 +45,8 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   throw new Error('expected a ResourceBridgeError');
 }
 
-const linkOf = (content: Record<string, unknown>[]) => content.find((b) => b.type === 'resource_link') as { uri: string } | undefined;
+const linkOf = (content: Record<string, unknown>[]) =>
+  content.find((b) => b.type === 'resource_link') as { uri: string } | undefined;
 const idOf = (uri: string) => uri.replace(/^artifact:\/\//, '');
 
 describe('ResourceBridge on @modelcontextprotocol/server-everything (stdio)', () => {
@@ -59,7 +60,11 @@ describe('ResourceBridge on @modelcontextprotocol/server-everything (stdio)', ()
   const received = new Map<string, ReadResourceResult>();
 
   beforeAll(async () => {
-    const entry = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+    const entry = join(
+      dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
+      'dist',
+      'index.js',
+    );
     const spawn = async () => {
       const c = new Client({ name: 'bridge-test', version: '1.0.0' });
       await c.connect(new StdioClientTransport({ command: process.execPath, args: [entry, 'stdio'], stderr: 'pipe' }));
@@ -95,7 +100,12 @@ describe('ResourceBridge on @modelcontextprotocol/server-everything (stdio)', ()
     expect(listed.map((r) => r.uri)).toEqual(direct);
     expect(listed.length).toBeGreaterThan(0);
     const templates = await bridge.listResourceTemplates();
-    expect(templates.map((t) => t.uriTemplate)).toEqual(expect.arrayContaining(['demo://resource/dynamic/text/{resourceId}', 'demo://resource/dynamic/blob/{resourceId}']));
+    expect(templates.map((t) => t.uriTemplate)).toEqual(
+      expect.arrayContaining([
+        'demo://resource/dynamic/text/{resourceId}',
+        'demo://resource/dynamic/blob/{resourceId}',
+      ]),
+    );
   });
 
   it('keeps short text inline, stores long text and blobs byte-identical, and answers again from the cache', async () => {
@@ -111,7 +121,10 @@ describe('ResourceBridge on @modelcontextprotocol/server-everything (stdio)', ()
 
     const short = await bridge.readResource(shortUri!);
     expect(short.artifacts).toEqual([]);
-    expect(short.content[0]).toEqual({ type: 'resource', resource: (await raw.readResource({ uri: shortUri! })).contents[0] });
+    expect(short.content[0]).toEqual({
+      type: 'resource',
+      resource: (await raw.readResource({ uri: shortUri! })).contents[0],
+    });
 
     const long = await bridge.readResource(longUri!);
     const rawLong = (await raw.readResource({ uri: longUri! })).contents[0] as { text: string; mimeType: string };
@@ -186,21 +199,31 @@ describe('ResourceBridge on @modelcontextprotocol/server-everything (stdio)', ()
 
   it('serves planner tools with schemas, whose outputs pass the guardrail', async () => {
     const tools = bridge.plannerTools('everything');
-    expect(tools.map((t) => t.name)).toEqual(['everything.resources_list', 'everything.resources_templates_list', 'everything.resources_read']);
+    expect(tools.map((t) => t.name)).toEqual([
+      'everything.resources_list',
+      'everything.resources_templates_list',
+      'everything.resources_read',
+    ]);
     for (const t of tools) {
       expect(t.description.length).toBeGreaterThan(40);
       expect(t.inputSchema).toMatchObject({ type: 'object' });
     }
     const listed = (await tools[0]!.call({})) as { resources: { uri: string }[] };
     expect(listed.resources.length).toBeGreaterThan(0);
-    const read = (await tools[2]!.call({ uri: 'demo://resource/dynamic/blob/5' })) as { uri: string; content: Record<string, unknown>[] };
+    const read = (await tools[2]!.call({ uri: 'demo://resource/dynamic/blob/5' })) as {
+      uri: string;
+      content: Record<string, unknown>[];
+    };
     expect(linkOf(read.content)!.uri).toMatch(/^artifact:\/\//);
     expect(await codeOf(tools[2]!.call({}))).toBe('not_found');
   });
 });
 
 /** A low-level SDK Server with the given handlers, connected in-process; returns the client side. */
-async function serverWith(setup: (server: Server) => void, capabilities: Record<string, unknown> = { resources: { subscribe: true, listChanged: true } }) {
+async function serverWith(
+  setup: (server: Server) => void,
+  capabilities: Record<string, unknown> = { resources: { subscribe: true, listChanged: true } },
+) {
   const server = new Server({ name: 'fixture', version: '1.0.0' }, { capabilities });
   setup(server);
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -218,18 +241,33 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
         const at = Number(req.params?.cursor ?? 0);
         return { resources: all.slice(at, at + 5), ...(at + 5 < all.length ? { nextCursor: String(at + 5) } : {}) };
       });
-      s.setRequestHandler(ListResourceTemplatesRequestSchema, (req) => (req.params?.cursor ? { resourceTemplates: [{ uriTemplate: 'file:///{b}', name: 'b' }] } : { resourceTemplates: [{ uriTemplate: 'file:///{a}', name: 'a' }], nextCursor: 'p2' }));
+      s.setRequestHandler(ListResourceTemplatesRequestSchema, (req) =>
+        req.params?.cursor
+          ? { resourceTemplates: [{ uriTemplate: 'file:///{b}', name: 'b' }] }
+          : { resourceTemplates: [{ uriTemplate: 'file:///{a}', name: 'a' }], nextCursor: 'p2' },
+      );
     });
     const bridge = new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }) });
     expect((await bridge.listResources()).map((r) => r.uri)).toEqual(all.map((r) => r.uri));
     expect((await bridge.listResourceTemplates()).map((t) => t.uriTemplate)).toEqual(['file:///{a}', 'file:///{b}']);
-    const capped = new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }), config: { maxPages: 2 } });
+    const capped = new ResourceBridge(client, {
+      store: createInMemoryArtifactStore({ scope }),
+      config: { maxPages: 2 },
+    });
     expect(await codeOf(capped.listResources())).toBe('page_limit');
-    expect(() => new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }), config: { maxPage: 2 } as never })).toThrow('Invalid resource bridge config at (root): unknown key "maxPage". Did you mean "maxPages"?');
+    expect(
+      () =>
+        new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }), config: { maxPage: 2 } as never }),
+    ).toThrow('Invalid resource bridge config at (root): unknown key "maxPage". Did you mean "maxPages"?');
   });
 
   it('stops with cursor_loop when the server hands out a cursor twice', async () => {
-    const { client } = await serverWith((s) => s.setRequestHandler(ListResourcesRequestSchema, (req) => ({ resources: [{ uri: `x:///${req.params?.cursor ?? 0}`, name: 'x' }], nextCursor: req.params?.cursor === 'b' ? 'a' : req.params?.cursor === 'a' ? 'b' : 'a' })));
+    const { client } = await serverWith((s) =>
+      s.setRequestHandler(ListResourcesRequestSchema, (req) => ({
+        resources: [{ uri: `x:///${req.params?.cursor ?? 0}`, name: 'x' }],
+        nextCursor: req.params?.cursor === 'b' ? 'a' : req.params?.cursor === 'a' ? 'b' : 'a',
+      })),
+    );
     const bridge = new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }) });
     const err = await bridge.listResources().catch((e: unknown) => e as ResourceBridgeError);
     expect(err).toBeInstanceOf(ResourceBridgeError);
@@ -258,7 +296,10 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
     const read = await bridge.readResource('report://q3');
     expect(read.artifacts).toHaveLength(1);
     expect((await bytesOf(store, read.artifacts[0]!.id)).equals(png)).toBe(true);
-    expect(read.content).toContainEqual({ type: 'resource', resource: { uri: 'report://q3#notes', mimeType: 'text/plain', text: 'Quarterly notes.' } });
+    expect(read.content).toContainEqual({
+      type: 'resource',
+      resource: { uri: 'report://q3#notes', mimeType: 'text/plain', text: 'Quarterly notes.' },
+    });
 
     await bridge.readResource('report://q3');
     expect(reads).toBe(1);
@@ -272,8 +313,13 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
   });
 
   it('times out a read that stalls, with a typed error, and nothing hangs', async () => {
-    const { client } = await serverWith((s) => s.setRequestHandler(ReadResourceRequestSchema, () => new Promise<ReadResourceResult>(() => {})));
-    const bridge = new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }), config: { readTimeoutMs: 150 } });
+    const { client } = await serverWith((s) =>
+      s.setRequestHandler(ReadResourceRequestSchema, () => new Promise<ReadResourceResult>(() => {})),
+    );
+    const bridge = new ResourceBridge(client, {
+      store: createInMemoryArtifactStore({ scope }),
+      config: { readTimeoutMs: 150 },
+    });
     expect(await codeOf(bridge.readResource('slow://big'))).toBe('timeout');
   });
 
@@ -300,7 +346,8 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
     expect(await codeOf(none.readResource('a://b'))).toBe('resources_unsupported');
 
     const { client } = await serverWith(
-      (s) => s.setRequestHandler(ReadResourceRequestSchema, (req) => ({ contents: [{ uri: req.params.uri, text: 'hi' }] })),
+      (s) =>
+        s.setRequestHandler(ReadResourceRequestSchema, (req) => ({ contents: [{ uri: req.params.uri, text: 'hi' }] })),
       { resources: {} },
     );
     const bridge = new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }) });
@@ -313,14 +360,19 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
     const events: ResourceBridgeEvent[] = [];
     const subscribed: string[] = [];
     const { server, client } = await serverWith((s) => {
-      s.setRequestHandler(ReadResourceRequestSchema, (req) => ({ contents: [{ uri: req.params.uri, mimeType: 'image/png', blob: payloads.png(500, 3).toString('base64') }] }));
+      s.setRequestHandler(ReadResourceRequestSchema, (req) => ({
+        contents: [{ uri: req.params.uri, mimeType: 'image/png', blob: payloads.png(500, 3).toString('base64') }],
+      }));
       s.setRequestHandler(SubscribeRequestSchema, (req) => {
         subscribed.push(req.params.uri);
         return {};
       });
       s.setRequestHandler(UnsubscribeRequestSchema, () => ({}));
     });
-    const bridge = new ResourceBridge(client, { store: createInMemoryArtifactStore({ scope }), onEvent: (e) => events.push(e) });
+    const bridge = new ResourceBridge(client, {
+      store: createInMemoryArtifactStore({ scope }),
+      onEvent: (e) => events.push(e),
+    });
     await bridge.readResource('img://a');
     await bridge.readResource('img://b');
     await bridge.subscribe('img://a');
@@ -342,9 +394,19 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
     const pdf = await payloads.pdf(2);
     const { client } = await serverWith(
       (s) => {
-        s.setRequestHandler(ReadResourceRequestSchema, (req) => ({ contents: [{ uri: req.params.uri, mimeType: 'application/pdf', blob: pdf.toString('base64') }] }));
+        s.setRequestHandler(ReadResourceRequestSchema, (req) => ({
+          contents: [{ uri: req.params.uri, mimeType: 'application/pdf', blob: pdf.toString('base64') }],
+        }));
         s.setRequestHandler(CallToolRequestSchema, () => ({
-          content: [{ type: 'resource_link', uri: 'report://q3.pdf', name: 'q3.pdf', mimeType: 'application/pdf', size: pdf.length }],
+          content: [
+            {
+              type: 'resource_link',
+              uri: 'report://q3.pdf',
+              name: 'q3.pdf',
+              mimeType: 'application/pdf',
+              size: pdf.length,
+            },
+          ],
         }));
       },
       { resources: {}, tools: {} },
@@ -352,7 +414,9 @@ describe('ResourceBridge on servers that page, loop, stall and fail', () => {
     const store = createInMemoryArtifactStore({ scope });
     const bridge = new ResourceBridge(client, { store, config: { readTimeoutMs: 5_000 } });
     const wrapped = wrapMcpClient(client, { store, resources: bridge, config: { autoReadIfSizeUnderBytes: 1 << 20 } });
-    const result = (await wrapped.callTool({ name: 'export', arguments: {} })) as { content: Record<string, unknown>[] };
+    const result = (await wrapped.callTool({ name: 'export', arguments: {} })) as {
+      content: Record<string, unknown>[];
+    };
     const link = linkOf(result.content)!;
     expect(link.uri).toMatch(/^artifact:\/\//);
     expect((await bytesOf(store, idOf(link.uri))).equals(pdf)).toBe(true);

@@ -46,7 +46,12 @@ describe('the artifact MCP server on the embedded store (SQLite + files)', () =>
   let dir: string;
   let service: ArtifactService;
   let repo: ReturnType<typeof createSqliteRepository>;
-  const sessionA = () => createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', sessionId: 'a' }, publicUrl: 'http://127.0.0.1:8787' });
+  const sessionA = () =>
+    createEmbeddedArtifactStore({
+      service,
+      scope: { tenantId: 'acme', sessionId: 'a' },
+      publicUrl: 'http://127.0.0.1:8787',
+    });
   const sessionB = () => createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', sessionId: 'b' } });
 
   beforeAll(async () => {
@@ -88,24 +93,36 @@ describe('the artifact MCP server on the embedded store (SQLite + files)', () =>
     expect(blob.contents[0]).toMatchObject({ uri: `artifact://${refs[0]!.id}`, mimeType: 'image/png' });
     expect(Buffer.from((blob.contents[0] as { blob: string }).blob, 'base64').equals(png)).toBe(true);
     const json = await client.readResource({ uri: `artifact://${refs[1]!.id}` });
-    expect(json.contents[0]).toEqual({ uri: `artifact://${refs[1]!.id}`, mimeType: 'application/json', text: '{"rows":[1,2,3]}' });
+    expect(json.contents[0]).toEqual({
+      uri: `artifact://${refs[1]!.id}`,
+      mimeType: 'application/json',
+      text: '{"rows":[1,2,3]}',
+    });
     await close();
   });
 
-  it('keeps sessions apart: another session\'s artifact is not listed and reads as not found, like a missing one', async () => {
+  it("keeps sessions apart: another session's artifact is not listed and reads as not found, like a missing one", async () => {
     const theirs = await sessionB().putText('session b only', { filename: 'b.txt' });
     const { client, close } = await connect(sessionA());
     const listed = await new ResourceBridge(client, { store: sessionA() }).listResources();
     expect(listed.map((r) => r.uri)).not.toContain(`artifact://${theirs.id}`);
-    const outOfScope = await client.readResource({ uri: `artifact://${theirs.id}` }).catch((e: Error & { code: number }) => e);
-    const missing = await client.readResource({ uri: `artifact://art_${'0'.repeat(24)}` }).catch((e: Error & { code: number }) => e);
+    const outOfScope = await client
+      .readResource({ uri: `artifact://${theirs.id}` })
+      .catch((e: Error & { code: number }) => e);
+    const missing = await client
+      .readResource({ uri: `artifact://art_${'0'.repeat(24)}` })
+      .catch((e: Error & { code: number }) => e);
     expect((outOfScope as { code: number }).code).toBe(-32002);
     expect((missing as { code: number }).code).toBe(-32002);
     // The same answer, apart from the uri it names.
-    expect((outOfScope as Error).message.replace(theirs.id, 'X')).toBe((missing as Error).message.replace(`art_${'0'.repeat(24)}`, 'X'));
+    expect((outOfScope as Error).message.replace(theirs.id, 'X')).toBe(
+      (missing as Error).message.replace(`art_${'0'.repeat(24)}`, 'X'),
+    );
     const bridge = new ResourceBridge(client, { store: sessionA() });
     await expect(bridge.readResource(`artifact://${theirs.id}`)).rejects.toMatchObject({ code: 'not_found' });
-    expect((await client.readResource({ uri: 'artifact://not-an-id' }).catch((e: { code: number }) => e)).code).toBe(-32002);
+    expect((await client.readResource({ uri: 'artifact://not-an-id' }).catch((e: { code: number }) => e)).code).toBe(
+      -32002,
+    );
     await close();
   });
 
@@ -115,14 +132,24 @@ describe('the artifact MCP server on the embedded store (SQLite + files)', () =>
     const { client, close } = await connect(a);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['artifact_info', 'artifact_url']);
     const info = await client.callTool({ name: 'artifact_info', arguments: { id: ref.id } });
-    expect(JSON.parse(textOf(info))).toMatchObject({ id: ref.id, uri: `artifact://${ref.id}`, filename: 'hello.txt', sizeBytes: 5 });
+    expect(JSON.parse(textOf(info))).toMatchObject({
+      id: ref.id,
+      uri: `artifact://${ref.id}`,
+      filename: 'hello.txt',
+      sizeBytes: 5,
+    });
     const url = await client.callTool({ name: 'artifact_url', arguments: { id: ref.id, expiresIn: 600 } });
     expect(url.isError).toBeFalsy();
-    expect(textOf(url)).toMatch(/^Download link for .* valid until .*: http:\/\/127\.0\.0\.1:8787\/v1\/download\/.*signature=/);
+    expect(textOf(url)).toMatch(
+      /^Download link for .* valid until .*: http:\/\/127\.0\.0\.1:8787\/v1\/download\/.*signature=/,
+    );
     const bad = await client.callTool({ name: 'artifact_url', arguments: {} });
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toMatch(/needs \{ "id"/);
-    const other = await client.callTool({ name: 'artifact_info', arguments: { id: (await sessionB().putText('x')).id } });
+    const other = await client.callTool({
+      name: 'artifact_info',
+      arguments: { id: (await sessionB().putText('x')).id },
+    });
     expect(other.isError).toBe(true);
     await close();
   });
@@ -160,7 +187,7 @@ describe('the artifact MCP server on the HTTP store, against a real service', ()
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('tells a subscriber when its artifact is deleted, through the service\'s event stream', async () => {
+  it("tells a subscriber when its artifact is deleted, through the service's event stream", async () => {
     const store = createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'mcp-1' } });
     const ref = await store.putText('watch me', { filename: 'watched.txt' });
     const keep = await store.putText('leave me', { filename: 'kept.txt' });
@@ -203,13 +230,20 @@ describe('artifact-store mcp (stdio), as a host runs it', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const env = (extra: Record<string, string>) => ({ ...(Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('ARTIFACT_STORE_') && v !== undefined)) as Record<string, string>), ...extra });
+  const env = (extra: Record<string, string>) => ({
+    ...(Object.fromEntries(
+      Object.entries(process.env).filter(([k, v]) => !k.startsWith('ARTIFACT_STORE_') && v !== undefined),
+    ) as Record<string, string>),
+    ...extra,
+  });
 
   it('serves the session its token and flags name: list, read, artifact_url', async () => {
     const store = createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'stdio-1' } });
     const png = payloads.png(2000, 5);
     const ref = await store.putBytes(png, { mimeType: 'image/png', filename: 'plot.png' });
-    await createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'stdio-2' } }).putText('elsewhere');
+    await createHttpArtifactStore({ baseUrl: srv.url, token: srv.token, scope: { sessionId: 'stdio-2' } }).putText(
+      'elsewhere',
+    );
 
     const transport = new StdioClientTransport({
       command: join(ROOT, 'node_modules/.bin/tsx'),
@@ -233,7 +267,12 @@ describe('artifact-store mcp (stdio), as a host runs it', () => {
 
   it('says what to set when there is no token, and exits 1', async () => {
     const { spawnSync } = await import('node:child_process');
-    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'mcp'], { cwd: ROOT, env: env({}), encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'mcp'], {
+      cwd: ROOT,
+      env: env({}),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^artifact-store: Set ARTIFACT_STORE_TOKEN/);
     expect(r.stdout).toBe('');
@@ -253,7 +292,9 @@ describe('subscriptions fed by the outbox: eviction', () => {
     });
     const scope = { tenantId: 'acme', sessionId: 'tight' };
     const store = createEmbeddedArtifactStore({ service, scope });
-    const { client, close } = await connect(store, { events: (signal) => tailOutbox(repo, scope, { pollMs: 20, signal }) });
+    const { client, close } = await connect(store, {
+      events: (signal) => tailOutbox(repo, scope, { pollMs: 20, signal }),
+    });
     try {
       const oldest = await store.putText('first');
       const updates: string[] = [];

@@ -43,12 +43,20 @@ describe('the incident: a base64 PDF inside JSON text (Tableau download_workbook
     const store = memoryStore();
     const pdf = await payloads.pdf(8);
     const raw = textResult({ content: b64(pdf), name: 'Sales Dashboard', format: 'pdf' });
-    const { result, artifacts, stats } = await transformToolResult('download_workbook', raw, { store, serverName: 'tableau' });
+    const { result, artifacts, stats } = await transformToolResult('download_workbook', raw, {
+      store,
+      serverName: 'tableau',
+    });
 
     expect(CallToolResultSchema.safeParse(result).success).toBe(true);
     expect(artifacts).toHaveLength(1);
     const ref = artifacts[0]!;
-    expect(ref).toMatchObject({ mimeType: 'application/pdf', sizeBytes: pdf.length, filename: 'Sales Dashboard.pdf', namespace: 'tableau.download_workbook' });
+    expect(ref).toMatchObject({
+      mimeType: 'application/pdf',
+      sizeBytes: pdf.length,
+      filename: 'Sales Dashboard.pdf',
+      namespace: 'tableau.download_workbook',
+    });
     expect(ref.id).toMatch(/^tableau\.download_workbook_[0-9a-f]{24}$/);
     expect((await bytesOf(store, ref)).equals(pdf)).toBe(true);
 
@@ -56,7 +64,9 @@ describe('the incident: a base64 PDF inside JSON text (Tableau download_workbook
     expect(doc.name).toBe('Sales Dashboard');
     expect(doc.format).toBe('pdf');
     expect(doc.content.artifact.id).toBe(ref.id);
-    expect(doc.content.summary).toBe(`Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`);
+    expect(doc.content.summary).toBe(
+      `Downloaded workbook 'Sales Dashboard' as PDF (${formatBytes(pdf.length)}). Artifact ${ref.id}`,
+    );
     expect(JSON.stringify(result).length).toBeLessThan(1024);
     expect(stats.charsBefore).toBeGreaterThan(pdf.length * 1.3);
     expect(stats.charsAfter).toBe(JSON.stringify(result).length);
@@ -66,7 +76,11 @@ describe('the incident: a base64 PDF inside JSON text (Tableau download_workbook
   it('finds the same payload by magic bytes with no preset (the heuristic)', async () => {
     const store = memoryStore();
     const pdf = await payloads.pdf(2);
-    const { result, artifacts } = await transformToolResult('export_report', textResult({ report: { file: b64(pdf), title: 'Q3' } }), { store, config: { presets: 'none' } });
+    const { result, artifacts } = await transformToolResult(
+      'export_report',
+      textResult({ report: { file: b64(pdf), title: 'Q3' } }),
+      { store, config: { presets: 'none' } },
+    );
     expect(artifacts).toHaveLength(1);
     expect(artifacts[0]!.mimeType).toBe('application/pdf');
     expect(artifacts[0]!.namespace).toBe('export_report');
@@ -86,7 +100,11 @@ describe('the custom transform', () => {
       const ref = await ctx.store.putBytes(pdf, { mimeType: 'application/pdf', filename: 'mine.pdf' });
       return { mine: ref.id, untouched: b64(pdf) };
     });
-    const { result, artifacts, stats } = await transformToolResult('download_workbook', textResult({ content: b64(pdf) }), { store, transform: custom });
+    const { result, artifacts, stats } = await transformToolResult(
+      'download_workbook',
+      textResult({ content: b64(pdf) }),
+      { store, transform: custom },
+    );
     expect(custom).toHaveBeenCalledOnce();
     expect(artifacts).toHaveLength(1);
     expect(artifacts[0]!.filename).toBe('mine.pdf');
@@ -97,7 +115,10 @@ describe('the custom transform', () => {
 
   it('lets the layers run when it returns undefined (sync or async)', async () => {
     for (const transform of [() => undefined, async () => undefined]) {
-      const { artifacts } = await transformToolResult('t', textResult({ image: b64(payloads.png()) }), { store: memoryStore(), transform });
+      const { artifacts } = await transformToolResult('t', textResult({ image: b64(payloads.png()) }), {
+        store: memoryStore(),
+        transform,
+      });
       expect(artifacts.map((a) => a.mimeType)).toEqual(['image/png']);
     }
   });
@@ -110,7 +131,20 @@ describe('per-tool fields', () => {
     const raw = { files: files.map((f, i) => ({ name: `chart-${i}`, data: f.toString('base64'), small: 'x' })) };
     const { result, artifacts } = await transformToolResult('render', raw, {
       store,
-      config: { tools: { render: { fields: [{ path: 'files[*].data', mimeType: 'image/png', filename: '{name}.png', summary: 'Chart {name}: {mime_type}, {size_human}, {artifact_id}' }] } } },
+      config: {
+        tools: {
+          render: {
+            fields: [
+              {
+                path: 'files[*].data',
+                mimeType: 'image/png',
+                filename: '{name}.png',
+                summary: 'Chart {name}: {mime_type}, {size_human}, {artifact_id}',
+              },
+            ],
+          },
+        },
+      },
     });
     expect(artifacts.map((a) => a.filename)).toEqual(['chart-0.png', 'chart-1.png']);
     const out = result as any;
@@ -121,41 +155,82 @@ describe('per-tool fields', () => {
   });
 
   it('stores a configured field even below the heuristic minimum, and falls back to the default summary when a placeholder is missing', async () => {
-    const { result, artifacts } = await transformToolResult('t', { blob: b64(payloads.GIF_1X1) }, { store: memoryStore(), config: { tools: { t: { fields: [{ path: 'blob', summary: 'Got {missing}' }] } } } });
+    const { result, artifacts } = await transformToolResult(
+      't',
+      { blob: b64(payloads.GIF_1X1) },
+      { store: memoryStore(), config: { tools: { t: { fields: [{ path: 'blob', summary: 'Got {missing}' }] } } } },
+    );
     expect(artifacts).toHaveLength(1);
-    expect((result as any).blob.summary).toMatch(/^GIF image \(43 B\) from t \(blob\), stored as artifact t_[0-9a-f]{24}\.$/);
+    expect((result as any).blob.summary).toMatch(
+      /^GIF image \(43 B\) from t \(blob\), stored as artifact t_[0-9a-f]{24}\.$/,
+    );
   });
 
   it('applies `when` only to matching siblings and leaves non-base64 fields alone', async () => {
     const store = memoryStore();
-    const spec = { tools: { get: { fields: [{ path: 'content', when: { encoding: 'base64' } }] } }, presets: 'none' as const };
-    const plain = await transformToolResult('get', { content: 'hello world', encoding: 'utf-8' }, { store, config: spec });
+    const spec = {
+      tools: { get: { fields: [{ path: 'content', when: { encoding: 'base64' } }] } },
+      presets: 'none' as const,
+    };
+    const plain = await transformToolResult(
+      'get',
+      { content: 'hello world', encoding: 'utf-8' },
+      { store, config: spec },
+    );
     expect(plain.result).toEqual({ content: 'hello world', encoding: 'utf-8' });
-    const notBase64 = await transformToolResult('get', { content: 'just some text!', encoding: 'base64' }, { store, config: spec });
+    const notBase64 = await transformToolResult(
+      'get',
+      { content: 'just some text!', encoding: 'base64' },
+      { store, config: spec },
+    );
     expect((notBase64.result as any).content).toBe('just some text!');
     expect(plain.artifacts).toEqual([]);
   });
 
   it('refuses a config with a bad path or limit, naming it', async () => {
-    await expect(transformToolResult('t', {}, { config: { tools: { t: { fields: [{ path: 'a..b' }] } } } })).rejects.toThrow(/tools\.t: Invalid field path "a\.\.b"/);
+    await expect(
+      transformToolResult('t', {}, { config: { tools: { t: { fields: [{ path: 'a..b' }] } } } }),
+    ).rejects.toThrow(/tools\.t: Invalid field path "a\.\.b"/);
     await expect(transformToolResult('t', {}, { config: { maxInlineChars: -1 } })).rejects.toThrow(/maxInlineChars/);
   });
 
   it('refuses an unknown key by name, suggesting the closest known one, at any depth', async () => {
     // Before, a misspelt key was accepted and silently ignored.
-    await expect(transformToolResult('t', {}, { config: { maxInlineChar: 5 } as never })).rejects.toThrow('Invalid transform config at (root): unknown key "maxInlineChar". Did you mean "maxInlineChars"?');
-    await expect(transformToolResult('t', {}, { config: { tools: { t: { fields: [{ path: 'a', mimetype: 'application/pdf' }] } } } as never })).rejects.toThrow(/at tools\.t\.fields\.0: unknown key "mimetype"\. Did you mean "mimeType"\?/);
-    await expect(transformToolResult('t', {}, { config: { tools: { t: { blocks: { sumary: 'x' } } } } as never })).rejects.toThrow(/unknown key "sumary"\. Did you mean "summary"\?/);
-    await expect(transformToolResult('t', {}, { config: { zzzqqq: 1 } as never })).rejects.toThrow(/unknown key "zzzqqq"\.$/);
+    await expect(transformToolResult('t', {}, { config: { maxInlineChar: 5 } as never })).rejects.toThrow(
+      'Invalid transform config at (root): unknown key "maxInlineChar". Did you mean "maxInlineChars"?',
+    );
+    await expect(
+      transformToolResult(
+        't',
+        {},
+        { config: { tools: { t: { fields: [{ path: 'a', mimetype: 'application/pdf' }] } } } as never },
+      ),
+    ).rejects.toThrow(/at tools\.t\.fields\.0: unknown key "mimetype"\. Did you mean "mimeType"\?/);
+    await expect(
+      transformToolResult('t', {}, { config: { tools: { t: { blocks: { sumary: 'x' } } } } as never }),
+    ).rejects.toThrow(/unknown key "sumary"\. Did you mean "summary"\?/);
+    await expect(transformToolResult('t', {}, { config: { zzzqqq: 1 } as never })).rejects.toThrow(
+      /unknown key "zzzqqq"\.$/,
+    );
   });
 });
 
 describe('resource links', () => {
-  const link = { type: 'resource_link', uri: 'file:///reports/q3.pdf', name: 'q3.pdf', mimeType: 'application/pdf', size: 52_000 };
+  const link = {
+    type: 'resource_link',
+    uri: 'file:///reports/q3.pdf',
+    name: 'q3.pdf',
+    mimeType: 'application/pdf',
+    size: 52_000,
+  };
 
   it('keeps the link lazy, with a hint, by default', async () => {
     const readResource = vi.fn();
-    const { result, artifacts } = await transformToolResult('list', { content: [link] }, { store: memoryStore(), readResource });
+    const { result, artifacts } = await transformToolResult(
+      'list',
+      { content: [link] },
+      { store: memoryStore(), readResource },
+    );
     expect(readResource).not.toHaveBeenCalled();
     expect(artifacts).toEqual([]);
     const content = (result as any).content;
@@ -167,14 +242,27 @@ describe('resource links', () => {
   it('reads and stores it when the size policy allows and a reader is given', async () => {
     const store = memoryStore();
     const pdf = await payloads.pdf(1);
-    const readResource = vi.fn(async (uri: string) => ({ contents: [{ uri, mimeType: 'application/pdf', blob: b64(pdf) }] }));
-    const { result, artifacts } = await transformToolResult('list', { content: [link] }, { store, readResource, config: { autoReadIfSizeUnderBytes: 100_000 } });
+    const readResource = vi.fn(async (uri: string) => ({
+      contents: [{ uri, mimeType: 'application/pdf', blob: b64(pdf) }],
+    }));
+    const { result, artifacts } = await transformToolResult(
+      'list',
+      { content: [link] },
+      { store, readResource, config: { autoReadIfSizeUnderBytes: 100_000 } },
+    );
     expect(readResource).toHaveBeenCalledWith('file:///reports/q3.pdf');
     expect(artifacts).toHaveLength(1);
     expect((await bytesOf(store, artifacts[0]!)).equals(pdf)).toBe(true);
-    expect((result as any).content.at(-1)).toMatchObject({ type: 'resource_link', uri: `artifact://${artifacts[0]!.id}` });
+    expect((result as any).content.at(-1)).toMatchObject({
+      type: 'resource_link',
+      uri: `artifact://${artifacts[0]!.id}`,
+    });
     // Over the policy: not read.
-    const big = await transformToolResult('list', { content: [{ ...link, size: 200_000 }] }, { store, readResource, config: { autoReadIfSizeUnderBytes: 100_000 } });
+    const big = await transformToolResult(
+      'list',
+      { content: [{ ...link, size: 200_000 }] },
+      { store, readResource, config: { autoReadIfSizeUnderBytes: 100_000 } },
+    );
     expect(readResource).toHaveBeenCalledTimes(1);
     expect(big.artifacts).toEqual([]);
   });
@@ -183,7 +271,11 @@ describe('resource links', () => {
     const readResource = vi.fn(async () => {
       throw new Error('Resource not found');
     });
-    const { result, stats } = await transformToolResult('list', { content: [link] }, { store: memoryStore(), readResource, config: { autoReadIfSizeUnderBytes: 100_000 } });
+    const { result, stats } = await transformToolResult(
+      'list',
+      { content: [link] },
+      { store: memoryStore(), readResource, config: { autoReadIfSizeUnderBytes: 100_000 } },
+    );
     expect((result as any).content[0]).toEqual(link);
     expect((result as any).content[1].text).toContain('Reading it failed (Resource not found)');
     expect(stats.warnings.join()).toContain('auto-read');
@@ -201,20 +293,48 @@ describe('typed blocks', () => {
         { type: 'text', text: 'Here you go' },
         { type: 'image', data: b64(png), mimeType: 'image/png' },
         { type: 'audio', data: b64(wav), mimeType: 'audio/wav' },
-        { type: 'resource', resource: { uri: 'repo://acme/app/contents/data/q3.xlsx', mimeType: 'application/octet-stream', blob: b64(xlsx) } },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'repo://acme/app/contents/data/q3.xlsx',
+            mimeType: 'application/octet-stream',
+            blob: b64(xlsx),
+          },
+        },
       ],
     };
     const { result, artifacts } = await transformToolResult('mixed', raw, { store });
     expect(CallToolResultSchema.safeParse(result).success).toBe(true);
-    expect(artifacts.map((a) => a.mimeType)).toEqual(['image/png', 'audio/wav', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']);
+    expect(artifacts.map((a) => a.mimeType)).toEqual([
+      'image/png',
+      'audio/wav',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    ]);
     expect(artifacts[2]!.filename).toBe('q3.xlsx');
     expect(artifacts[2]!.source).toMatchObject({ tool: 'mixed', declaredMimeType: 'application/octet-stream' });
     const content = (result as any).content;
-    expect(content.map((b: any) => b.type)).toEqual(['text', 'text', 'resource_link', 'text', 'resource_link', 'text', 'resource_link']);
+    expect(content.map((b: any) => b.type)).toEqual([
+      'text',
+      'text',
+      'resource_link',
+      'text',
+      'resource_link',
+      'text',
+      'resource_link',
+    ]);
     expect(content[1].text).toBe(`PNG image (${png.length} B) from mixed, stored as artifact ${artifacts[0]!.id}.`);
-    expect(content[5].text).toBe(`Excel workbook 'q3.xlsx' (${formatBytes(xlsx.length)}) from mixed, stored as artifact ${artifacts[2]!.id}.`);
-    expect(content[2]).toEqual({ type: 'resource_link', uri: `artifact://${artifacts[0]!.id}`, name: 'mixed.png', mimeType: 'image/png', size: png.length });
-    for (const [i, bytes] of [png, wav, xlsx].entries()) expect((await bytesOf(store, artifacts[i]!)).equals(bytes)).toBe(true);
+    expect(content[5].text).toBe(
+      `Excel workbook 'q3.xlsx' (${formatBytes(xlsx.length)}) from mixed, stored as artifact ${artifacts[2]!.id}.`,
+    );
+    expect(content[2]).toEqual({
+      type: 'resource_link',
+      uri: `artifact://${artifacts[0]!.id}`,
+      name: 'mixed.png',
+      mimeType: 'image/png',
+      size: png.length,
+    });
+    for (const [i, bytes] of [png, wav, xlsx].entries())
+      expect((await bytesOf(store, artifacts[i]!)).equals(bytes)).toBe(true);
   });
 
   it('keeps a small text resource inline and stores a large one as text', async () => {
@@ -233,7 +353,11 @@ describe('typed blocks', () => {
   });
 
   it('trusts magic bytes over a wrong declared type, and keeps the declared one in the source', async () => {
-    const { artifacts } = await transformToolResult('shot', { content: [{ type: 'image', data: b64(payloads.jpeg()), mimeType: 'image/png' }] }, { store: memoryStore() });
+    const { artifacts } = await transformToolResult(
+      'shot',
+      { content: [{ type: 'image', data: b64(payloads.jpeg()), mimeType: 'image/png' }] },
+      { store: memoryStore() },
+    );
     expect(artifacts[0]!.mimeType).toBe('image/jpeg');
     expect(artifacts[0]!.source).toMatchObject({ declaredMimeType: 'image/png' });
   });
@@ -282,12 +406,17 @@ describe('the heuristic', () => {
     const raw = { a: payloads.dataUrl(a, 'image/png'), b: payloads.base64url(b), c: b64(c).replace(/=+$/, '') };
     const { artifacts } = await transformToolResult('t', raw, { store });
     expect(artifacts).toHaveLength(3);
-    for (const [i, bytes] of [a, b, c].entries()) expect((await bytesOf(store, artifacts[i]!)).equals(bytes)).toBe(true);
+    for (const [i, bytes] of [a, b, c].entries())
+      expect((await bytesOf(store, artifacts[i]!)).equals(bytes)).toBe(true);
   });
 
   it('stores a base64 data: URL of text under its declared type (an explicit encoding, not a guess)', async () => {
     const csv = Buffer.from('region,units\n'.repeat(60));
-    const { artifacts } = await transformToolResult('t', { export: payloads.dataUrl(csv, 'text/csv') }, { store: memoryStore() });
+    const { artifacts } = await transformToolResult(
+      't',
+      { export: payloads.dataUrl(csv, 'text/csv') },
+      { store: memoryStore() },
+    );
     expect(artifacts[0]).toMatchObject({ mimeType: 'text/csv', sizeBytes: csv.length });
   });
 
@@ -305,7 +434,11 @@ describe('the heuristic', () => {
   it('stores raw bytes a native tool returns', async () => {
     const store = memoryStore();
     const png = payloads.png(100);
-    const { result, artifacts } = await transformToolResult('native', { shot: new Uint8Array(png), name: 'home.png' }, { store });
+    const { result, artifacts } = await transformToolResult(
+      'native',
+      { shot: new Uint8Array(png), name: 'home.png' },
+      { store },
+    );
     expect(artifacts[0]).toMatchObject({ mimeType: 'image/png', filename: 'home.png' });
     expect((result as any).shot.artifact.id).toBe(artifacts[0]!.id);
   });
@@ -315,10 +448,16 @@ describe('the size net', () => {
   it('stores long text blocks with a preview and a link', async () => {
     const store = memoryStore();
     const log = Array.from({ length: 3000 }, (_, i) => `${i}: GET /api/items 200`).join('\n');
-    const { result, artifacts } = await transformToolResult('logs', { content: [{ type: 'text', text: log }] }, { store });
+    const { result, artifacts } = await transformToolResult(
+      'logs',
+      { content: [{ type: 'text', text: log }] },
+      { store },
+    );
     expect(artifacts[0]).toMatchObject({ mimeType: 'text/plain; charset=utf-8', sizeBytes: log.length });
     const content = (result as any).content;
-    expect(content[0].text).toMatch(/^Large text \([\d,]+ chars, [\d.]+ KiB\) from logs, stored as artifact logs_[0-9a-f]{24}\.\n\nPreview:\n0: GET/);
+    expect(content[0].text).toMatch(
+      /^Large text \([\d,]+ chars, [\d.]+ KiB\) from logs, stored as artifact logs_[0-9a-f]{24}\.\n\nPreview:\n0: GET/,
+    );
     expect(content[0].text.length).toBeLessThan(1000);
     expect(content[1].uri).toBe(`artifact://${artifacts[0]!.id}`);
     expect((await bytesOf(store, artifacts[0]!)).toString()).toBe(log);
@@ -349,7 +488,11 @@ describe('the size net', () => {
 
 describe('results', () => {
   it('keep isError, _meta and every small field, and stay JSON-safe', async () => {
-    const raw = { isError: true, _meta: { trace: 't-1' }, content: [{ type: 'text', text: JSON.stringify({ error: 'quota', image: b64(payloads.png(500)) }) }] };
+    const raw = {
+      isError: true,
+      _meta: { trace: 't-1' },
+      content: [{ type: 'text', text: JSON.stringify({ error: 'quota', image: b64(payloads.png(500)) }) }],
+    };
     const { result } = await transformToolResult('t', raw, { store: memoryStore() });
     expect((result as any).isError).toBe(true);
     expect((result as any)._meta).toEqual({ trace: 't-1' });
@@ -372,7 +515,12 @@ describe('results', () => {
   it('list one artifact, as the store describes it, when the same bytes reach two layers as different strings', async () => {
     const store = memoryStore();
     const svg = `<svg xmlns="http://www.w3.org/2000/svg">${'<rect x="1" y="2" width="3" height="4"/>'.repeat(400)}</svg>`;
-    const raw = { content: [{ type: 'text', text: svg }, { type: 'image', data: Buffer.from(svg).toString('base64'), mimeType: 'image/svg+xml' }] };
+    const raw = {
+      content: [
+        { type: 'text', text: svg },
+        { type: 'image', data: Buffer.from(svg).toString('base64'), mimeType: 'image/svg+xml' },
+      ],
+    };
     const { artifacts } = await transformToolResult('get-view-image', raw, { store, serverName: 'tableau' });
     expect(artifacts).toHaveLength(1);
     const held = await store.getRef(artifacts[0]!.id);
@@ -389,7 +537,11 @@ describe('results', () => {
   it('emit artifact.stored once per artifact', async () => {
     const events: TransformEvent[] = [];
     const png = b64(payloads.png(700));
-    await transformToolResult('t', { a: png, b: png, c: b64(payloads.wav()) }, { store: memoryStore(), onEvent: (e) => events.push(e) });
+    await transformToolResult(
+      't',
+      { a: png, b: png, c: b64(payloads.wav()) },
+      { store: memoryStore(), onEvent: (e) => events.push(e) },
+    );
     expect(events.map((e) => [e.type, e.ref.mimeType, e.layer])).toEqual([
       ['artifact.stored', 'image/png', 'heuristic'],
       ['artifact.stored', 'audio/wav', 'heuristic'],
@@ -402,26 +554,51 @@ describe('bytes are never truncated silently', () => {
     const store = memoryStore();
     const putBytes = vi.spyOn(store, 'putBytes');
     const pdf = await payloads.pdf(4);
-    const { result, artifacts, stats } = await transformToolResult('download_workbook', textResult({ content: b64(pdf), name: 'Big' }), { store, config: { maxArtifactBytes: 1000 } });
+    const { result, artifacts, stats } = await transformToolResult(
+      'download_workbook',
+      textResult({ content: b64(pdf), name: 'Big' }),
+      { store, config: { maxArtifactBytes: 1000 } },
+    );
     expect(artifacts).toEqual([]);
     expect(putBytes).not.toHaveBeenCalled();
     const field = docOf(result).content;
-    expect(field).toMatchObject({ error: 'too_large', sizeBytes: pdf.length, limitBytes: 1000, mimeType: 'application/pdf' });
+    expect(field).toMatchObject({
+      error: 'too_large',
+      sizeBytes: pdf.length,
+      limitBytes: 1000,
+      mimeType: 'application/pdf',
+    });
     expect(field.summary).toContain('was not stored: it is over the 1000 B artifact limit');
     expect(stats.notStored).toBe(1);
   });
 
   it('reports a store refusal (quota) in the observation', async () => {
     const store = memoryStore();
-    vi.spyOn(store, 'putBytes').mockRejectedValue(new ArtifactError('quota_exceeded', 'Session s-1 is at its 500 MiB limit; delete artifacts or raise the limit.', { details: {} }));
-    const { result } = await transformToolResult('t', { content: [{ type: 'image', data: b64(payloads.png(300)), mimeType: 'image/png' }] }, { store });
+    vi.spyOn(store, 'putBytes').mockRejectedValue(
+      new ArtifactError('quota_exceeded', 'Session s-1 is at its 500 MiB limit; delete artifacts or raise the limit.', {
+        details: {},
+      }),
+    );
+    const { result } = await transformToolResult(
+      't',
+      { content: [{ type: 'image', data: b64(payloads.png(300)), mimeType: 'image/png' }] },
+      { store },
+    );
     expect((result as any).content[0].text).toContain('was not stored: Session s-1 is at its 500 MiB limit');
   });
 
   it('fails the call when the store is down, rather than dropping the payload', async () => {
     const store = memoryStore();
-    vi.spyOn(store, 'putBytes').mockRejectedValue(new ArtifactError('backend_unavailable', 'S3 is down', { retryAfter: 1 }));
-    await expect(transformToolResult('t', { content: [{ type: 'image', data: b64(payloads.png(300)), mimeType: 'image/png' }] }, { store })).rejects.toMatchObject({ code: 'backend_unavailable' });
+    vi.spyOn(store, 'putBytes').mockRejectedValue(
+      new ArtifactError('backend_unavailable', 'S3 is down', { retryAfter: 1 }),
+    );
+    await expect(
+      transformToolResult(
+        't',
+        { content: [{ type: 'image', data: b64(payloads.png(300)), mimeType: 'image/png' }] },
+        { store },
+      ),
+    ).rejects.toMatchObject({ code: 'backend_unavailable' });
   });
 
   it('marks corrupt base64 clearly instead of passing garbage on', async () => {
@@ -429,7 +606,7 @@ describe('bytes are never truncated silently', () => {
     const good = b64(payloads.png(600));
     const cases = {
       content: [
-        { type: 'image', data: good.slice(0, 100) + '!!' + good.slice(102), mimeType: 'image/png' },
+        { type: 'image', data: `${good.slice(0, 100)}!!${good.slice(102)}`, mimeType: 'image/png' },
         { type: 'image', data: good.slice(0, 601), mimeType: 'image/png' },
       ],
       structuredContent: { url: `data:image/png;base64,${good.slice(0, 50)}$$$${good.slice(53)}` },
@@ -438,14 +615,20 @@ describe('bytes are never truncated silently', () => {
     expect(artifacts).toEqual([]);
     const content = (result as any).content;
     expect(content[0].text).toContain('could not be decoded: it holds characters outside the base64 alphabet');
-    expect(content[1].text).toMatch(/could not be decoded: its length \(\d+ characters\) is impossible for base64; the payload looks truncated/);
+    expect(content[1].text).toMatch(
+      /could not be decoded: its length \(\d+ characters\) is impossible for base64; the payload looks truncated/,
+    );
     expect((result as any).structuredContent.url).toMatchObject({ error: 'corrupt_base64' });
   });
 
   it('stores a truncated PNG exactly as the tool sent it', async () => {
     const store = memoryStore();
     const cut = payloads.png(2000).subarray(0, 999); // 999 bytes: base64 with padding, header intact
-    const { artifacts } = await transformToolResult('t', { content: [{ type: 'image', data: b64(cut), mimeType: 'image/png' }] }, { store });
+    const { artifacts } = await transformToolResult(
+      't',
+      { content: [{ type: 'image', data: b64(cut), mimeType: 'image/png' }] },
+      { store },
+    );
     expect((await bytesOf(store, artifacts[0]!)).equals(cut)).toBe(true);
   });
 
@@ -453,7 +636,11 @@ describe('bytes are never truncated silently', () => {
     const store = memoryStore();
     const putStream = vi.spyOn(store, 'putStream');
     const pdf = Buffer.concat([await payloads.pdf(3), Buffer.alloc(3 * 1024 * 1024 + 17, 7)]);
-    const { artifacts } = await transformToolResult('t', { file: b64(pdf) }, { store, config: { streamDecodeAboveBytes: 1024 * 1024 } });
+    const { artifacts } = await transformToolResult(
+      't',
+      { file: b64(pdf) },
+      { store, config: { streamDecodeAboveBytes: 1024 * 1024 } },
+    );
     expect(putStream).toHaveBeenCalledOnce();
     expect((await bytesOf(store, artifacts[0]!)).equals(pdf)).toBe(true);
   });
@@ -461,8 +648,12 @@ describe('bytes are never truncated silently', () => {
   it('stores nothing when a streamed payload turns out corrupt half-way', async () => {
     const store = memoryStore();
     const good = b64(Buffer.concat([await payloads.pdf(1), Buffer.alloc(3 * 1024 * 1024, 1)]));
-    const bad = good.slice(0, 2_000_000) + '*' + good.slice(2_000_001);
-    const { result, artifacts } = await transformToolResult('t', { file: bad }, { store, config: { streamDecodeAboveBytes: 1024 * 1024 } });
+    const bad = `${good.slice(0, 2_000_000)}*${good.slice(2_000_001)}`;
+    const { result, artifacts } = await transformToolResult(
+      't',
+      { file: bad },
+      { store, config: { streamDecodeAboveBytes: 1024 * 1024 } },
+    );
     expect(artifacts).toEqual([]);
     expect((result as any).file.error).toBe('corrupt_base64');
     expect((await store.list()).items).toEqual([]);
@@ -484,16 +675,35 @@ describe('odd input never throws', () => {
 
   it('handles a JSON text block nested deeper than the limit', async () => {
     const text = '['.repeat(3000) + ']'.repeat(3000);
-    const { result } = await transformToolResult('deep', { content: [{ type: 'text', text }] }, { store: memoryStore() });
+    const { result } = await transformToolResult(
+      'deep',
+      { content: [{ type: 'text', text }] },
+      { store: memoryStore() },
+    );
     expect(() => JSON.stringify(result)).not.toThrow();
   });
 
   it('handles cycles, BigInt, Dates, Maps and functions from native tools', async () => {
-    const node: any = { name: 'root', when: new Date(0), big: 12345678901234567890n, fn: () => 1, map: new Map([['k', 1]]), set: new Set([1, 2]) };
+    const node: any = {
+      name: 'root',
+      when: new Date(0),
+      big: 12345678901234567890n,
+      fn: () => 1,
+      map: new Map([['k', 1]]),
+      set: new Set([1, 2]),
+    };
     node.self = node;
     node.children = [node];
     const { result, stats } = await transformToolResult('native', node, { store: memoryStore() });
-    expect(result).toEqual({ name: 'root', when: '1970-01-01T00:00:00.000Z', big: '12345678901234567890', map: { k: 1 }, set: [1, 2], self: '[Circular reference]', children: ['[Circular reference]'] });
+    expect(result).toEqual({
+      name: 'root',
+      when: '1970-01-01T00:00:00.000Z',
+      big: '12345678901234567890',
+      map: { k: 1 },
+      set: [1, 2],
+      self: '[Circular reference]',
+      children: ['[Circular reference]'],
+    });
     expect(stats.warnings[0]).toContain('circular');
   });
 });
@@ -524,7 +734,11 @@ describe('the ref the model sees', () => {
     const second = await transformToolResult('download_workbook', raw, { store, serverName: 'tableau' });
     const seen = docOf(first.result).content.artifact;
     expect(Object.keys(seen).sort()).toEqual(['filename', 'id', 'mimeType', 'sha256', 'sizeBytes', 'source']);
-    expect(seen).toMatchObject({ id: first.artifacts[0]!.id, sha256: first.artifacts[0]!.sha256, sizeBytes: pdf.length });
+    expect(seen).toMatchObject({
+      id: first.artifacts[0]!.id,
+      sha256: first.artifacts[0]!.sha256,
+      sizeBytes: pdf.length,
+    });
     // The full ref, with scope and timestamps, is in `artifacts`; the observation does not change between calls.
     expect(first.artifacts[0]!.createdAt).toBeDefined();
     expect(JSON.stringify(second.result)).toBe(JSON.stringify(first.result));
@@ -532,7 +746,11 @@ describe('the ref the model sees', () => {
 
   it('says stored: false when a NoOp store kept nothing', async () => {
     const store = createNoOpArtifactStore({ warn: () => {} });
-    const { result } = await transformToolResult('download_workbook', textResult({ content: b64(await payloads.pdf(1)), name: 'Sales' }), { store, serverName: 'tableau' });
+    const { result } = await transformToolResult(
+      'download_workbook',
+      textResult({ content: b64(await payloads.pdf(1)), name: 'Sales' }),
+      { store, serverName: 'tableau' },
+    );
     const field = docOf(result).content;
     expect(field.artifact.stored).toBe(false);
     expect(field.summary).toContain('Not stored');
@@ -550,13 +768,25 @@ describe('works with every ArtifactStore', () => {
     dirs.push(dir);
     const repo = createSqliteRepository({ path: join(dir, 'a.db') });
     const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
-    const service = createArtifactService({ repo, blobs, limits: { maxArtifactBytes: 1 << 24, defaultTtlSeconds: 3600, maxTtlSeconds: 7200, touchFlushMs: 0 } });
+    const service = createArtifactService({
+      repo,
+      blobs,
+      limits: { maxArtifactBytes: 1 << 24, defaultTtlSeconds: 3600, maxTtlSeconds: 7200, touchFlushMs: 0 },
+    });
     const store = createEmbeddedArtifactStore({ service, scope });
     const pdf = await payloads.pdf(2);
-    const { artifacts } = await transformToolResult('download_workbook', textResult({ content: b64(pdf), name: 'Sales' }), { store, serverName: 'tableau', config: { ttlSeconds: 600 } });
+    const { artifacts } = await transformToolResult(
+      'download_workbook',
+      textResult({ content: b64(pdf), name: 'Sales' }),
+      { store, serverName: 'tableau', config: { ttlSeconds: 600 } },
+    );
     expect((await bytesOf(store, artifacts[0]!)).equals(pdf)).toBe(true);
     const ref = await store.getRef(artifacts[0]!.id);
-    expect(ref).toMatchObject({ filename: 'Sales.pdf', scope: { tenantId: 'acme', sessionId: 's-1' }, source: { tool: 'download_workbook', server: 'tableau' } });
+    expect(ref).toMatchObject({
+      filename: 'Sales.pdf',
+      scope: { tenantId: 'acme', sessionId: 's-1' },
+      source: { tool: 'download_workbook', server: 'tableau' },
+    });
     expect(Date.parse(ref!.expiresAt!) - Date.parse(ref!.createdAt)).toBe(600_000);
     await service.close();
     await repo.close();

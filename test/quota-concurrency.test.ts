@@ -28,7 +28,11 @@ interface Put {
 async function put(server: CliServer, bytes: Buffer): Promise<Put> {
   const res = await fetch(`${server.url}/v1/artifacts`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/octet-stream', 'X-Artifact-Session': 'crowd' },
+    headers: {
+      Authorization: `Bearer ${server.token}`,
+      'Content-Type': 'application/octet-stream',
+      'X-Artifact-Session': 'crowd',
+    },
     body: new Uint8Array(bytes),
   });
   const body = (await res.json()) as { id: string; sha256: string };
@@ -44,16 +48,24 @@ async function put(server: CliServer, bytes: Buffer): Promise<Put> {
 async function crowd(processes: number) {
   const dataDir = await mkdtemp(join(tmpdir(), 'artifact-crowd-'));
   dirs.push(dataDir);
-  const env = { ARTIFACT_STORE_ENV: 'development', ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION: String(LIMIT), ARTIFACT_STORE_CLEANUP_STRATEGY: 'lru' };
+  const env = {
+    ARTIFACT_STORE_ENV: 'development',
+    ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION: String(LIMIT),
+    ARTIFACT_STORE_CLEANUP_STRATEGY: 'lru',
+  };
   // One after the other: the first creates the database and the dev signing secret both then use.
   for (let i = 0; i < processes; i++) running.push(await startCliServer(dataDir, env));
   const servers = running.slice();
 
-  const puts = await Promise.all(Array.from({ length: PUTS }, (_, i) => put(servers[i % servers.length]!, randomBytes(SIZE))));
+  const puts = await Promise.all(
+    Array.from({ length: PUTS }, (_, i) => put(servers[i % servers.length]!, randomBytes(SIZE))),
+  );
   expect(new Set(puts.map((p) => p.id)).size).toBe(PUTS);
 
   const first = servers[0]!;
-  const listRes = await fetch(`${first.url}/v1/artifacts?session=crowd&limit=1000`, { headers: { Authorization: `Bearer ${first.token}` } });
+  const listRes = await fetch(`${first.url}/v1/artifacts?session=crowd&limit=1000`, {
+    headers: { Authorization: `Bearer ${first.token}` },
+  });
   const survivors = ((await listRes.json()) as { items: { id: string; sizeBytes: number }[] }).items;
   // Within the limit, exactly: 200 puts of a 50-artifact session leave 50.
   expect(survivors).toHaveLength(LIMIT);
@@ -61,7 +73,9 @@ async function crowd(processes: number) {
 
   // The outbox says in which order the puts committed and what was evicted after what.
   const db = new Database(join(dataDir, 'artifacts.db'), { readonly: true });
-  const events = db.prepare("SELECT seq, type, artifact_id AS id FROM outbox WHERE tenant_id = 'dev' ORDER BY seq").all() as { seq: number; type: string; id: string }[];
+  const events = db
+    .prepare("SELECT seq, type, artifact_id AS id FROM outbox WHERE tenant_id = 'dev' ORDER BY seq")
+    .all() as { seq: number; type: string; id: string }[];
   db.close();
   const storedAt = new Map(events.filter((e) => e.type === 'artifact.stored').map((e) => [e.id, e.seq]));
   const evictedAt = new Map(events.filter((e) => e.type === 'artifact.evicted').map((e) => [e.id, e.seq]));
@@ -69,12 +83,17 @@ async function crowd(processes: number) {
   expect(evictedAt.size).toBe(PUTS - LIMIT);
 
   // The survivors are the most recently used: no reads happened, so the last 50 puts to commit.
-  const lastCommitted = [...storedAt.entries()].sort((a, b) => a[1] - b[1]).slice(-LIMIT).map(([id]) => id);
+  const lastCommitted = [...storedAt.entries()]
+    .sort((a, b) => a[1] - b[1])
+    .slice(-LIMIT)
+    .map(([id]) => id);
   expect(survivors.map((r) => r.id).sort()).toEqual(lastCommitted.sort());
 
   // Every ref the API returned is retrievable with its own bytes, or was evicted by a later put.
   for (const p of puts) {
-    const res = await fetch(`${servers[1 % servers.length]!.url}/v1/artifacts/${p.id}`, { headers: { Authorization: `Bearer ${first.token}`, 'X-Artifact-Session': 'crowd' } });
+    const res = await fetch(`${servers[1 % servers.length]!.url}/v1/artifacts/${p.id}`, {
+      headers: { Authorization: `Bearer ${first.token}`, 'X-Artifact-Session': 'crowd' },
+    });
     if (res.status === 200) {
       expect(Buffer.from(await res.arrayBuffer()).equals(p.bytes)).toBe(true);
       expect(evictedAt.has(p.id)).toBe(false);
@@ -91,7 +110,9 @@ describe('session limits under concurrency', () => {
     await crowd(1);
   });
 
-  it('hold exactly with 200 parallel puts through two service processes sharing one SQLite file', { timeout: 120_000 }, async () => {
+  it('hold exactly with 200 parallel puts through two service processes sharing one SQLite file', {
+    timeout: 120_000,
+  }, async () => {
     await crowd(2);
   });
 });

@@ -40,7 +40,13 @@ async function harness(policy: Partial<Policy> = {}, overrides: TenantPolicies =
   const repo = createSqliteRepository({ path: dbPath });
   const blobs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
   const policies = createPolicies({ ...BASE, ...policy }, overrides);
-  const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 }, policies, now: () => clock.t });
+  const service = createArtifactService({
+    repo,
+    blobs,
+    limits: { ...BASE, touchFlushMs: 0 },
+    policies,
+    now: () => clock.t,
+  });
   const reader = new Database(dbPath, { readonly: true });
   cleanups.push(async () => {
     reader.close();
@@ -56,7 +62,13 @@ async function harness(policy: Partial<Policy> = {}, overrides: TenantPolicies =
       clock.t += 1000;
     },
     events: (type) =>
-      (reader.prepare('SELECT type, artifact_id AS artifactId, scope FROM outbox ORDER BY seq').all() as { type: string; artifactId: string; scope: string }[])
+      (
+        reader.prepare('SELECT type, artifact_id AS artifactId, scope FROM outbox ORDER BY seq').all() as {
+          type: string;
+          artifactId: string;
+          scope: string;
+        }[]
+      )
         .map((e) => ({ ...e, scope: JSON.parse(e.scope) as Record<string, string> }))
         .filter((e) => type === undefined || e.type === type),
   };
@@ -93,7 +105,9 @@ describe('session limits: lru, fifo, none', () => {
     await touch(h, sessionAccess('s1'), a!);
     const [d] = await putMany(h, session('s1'), 1, KiB, 'd');
     expect(await ids(h.service, sessionAccess('s1'))).toEqual([a, c, d].sort());
-    expect(h.events('artifact.evicted')).toEqual([{ type: 'artifact.evicted', artifactId: b, scope: { userId: '', sessionId: 's1', traceId: '' } }]);
+    expect(h.events('artifact.evicted')).toEqual([
+      { type: 'artifact.evicted', artifactId: b, scope: { userId: '', sessionId: 's1', traceId: '' } },
+    ]);
     // The evicted one is gone for the session (the same 404 as never stored).
     await expectArtifactError(h.service.getRef(sessionAccess('s1'), b!), 'not_found');
   });
@@ -113,7 +127,13 @@ describe('session limits: lru, fifo, none', () => {
     const err = await expectArtifactError(h.service.putText(session('s1'), 'one too many'), 'quota_exceeded');
     expect(err.message).toMatch(/maxArtifactsPerSession/);
     expect(err.message).toMatch(/2 of 2 artifacts/);
-    expect(err.details).toMatchObject({ scope: 'session', id: 's1', limit: 'maxArtifactsPerSession', limitValue: 2, usageCount: 2 });
+    expect(err.details).toMatchObject({
+      scope: 'session',
+      id: 's1',
+      limit: 'maxArtifactsPerSession',
+      limitValue: 2,
+      usageCount: 2,
+    });
     expect(await ids(h.service, sessionAccess('s1'))).toEqual(before.sort());
     expect(h.events('artifact.stored')).toHaveLength(2);
     // A re-put of what the session already holds is no new use: it is not refused.
@@ -136,7 +156,12 @@ describe('session limits: lru, fifo, none', () => {
     const h = await harness({ maxSessionBytes: 8 * KiB });
     const kept = await putMany(h, session('s1'), 2, 2 * KiB);
     const err = await expectArtifactError(h.service.putBytes(session('s1'), randomBytes(9 * KiB)), 'quota_exceeded');
-    expect(err.details).toMatchObject({ scope: 'session', limit: 'maxSessionBytes', limitValue: 8 * KiB, neededBytes: 9 * KiB });
+    expect(err.details).toMatchObject({
+      scope: 'session',
+      limit: 'maxSessionBytes',
+      limitValue: 8 * KiB,
+      neededBytes: 9 * KiB,
+    });
     expect(await ids(h.service, sessionAccess('s1'))).toEqual(kept.sort());
     expect(h.events('artifact.evicted')).toEqual([]);
   });
@@ -180,14 +205,23 @@ describe('limits count references per scope', () => {
     const [c] = await putMany(h, t('s1'), 1);
     const trace: Access = { tenantId: 'acme', filter: { traceId: 't1' } };
     expect(await ids(h.service, trace)).toEqual([b, c].sort());
-    expect(h.events('artifact.evicted')).toEqual([{ type: 'artifact.evicted', artifactId: a, scope: { userId: '', sessionId: 's1', traceId: 't1' } }]);
+    expect(h.events('artifact.evicted')).toEqual([
+      { type: 'artifact.evicted', artifactId: a, scope: { userId: '', sessionId: 's1', traceId: 't1' } },
+    ]);
   });
 
   it('the tenant quota refuses, whatever the strategy, and never evicts other sessions', async () => {
     const h = await harness({ maxTenantBytes: 6 * KiB });
     const kept = [...(await putMany(h, session('s1'), 1, 3 * KiB)), ...(await putMany(h, session('s2'), 1, 3 * KiB))];
     const err = await expectArtifactError(h.service.putBytes(session('s3'), randomBytes(KiB)), 'quota_exceeded');
-    expect(err.details).toMatchObject({ scope: 'tenant', tenantId: 'acme', limit: 'maxTenantBytes', limitValue: 6 * KiB, usageBytes: 6 * KiB, neededBytes: KiB });
+    expect(err.details).toMatchObject({
+      scope: 'tenant',
+      tenantId: 'acme',
+      limit: 'maxTenantBytes',
+      limitValue: 6 * KiB,
+      usageBytes: 6 * KiB,
+      neededBytes: KiB,
+    });
     expect(await ids(h.service, { tenantId: 'acme', filter: {} })).toEqual(kept.sort());
     // Another tenant has its own quota.
     h.tick();
@@ -204,7 +238,10 @@ describe('limits count references per scope', () => {
   });
 
   it('per-tenant overrides replace the base policy for that tenant only', async () => {
-    const h = await harness({ maxArtifactsPerSession: 1, cleanupStrategy: 'none' }, { roomy: { maxArtifactsPerSession: 3 } });
+    const h = await harness(
+      { maxArtifactsPerSession: 1, cleanupStrategy: 'none' },
+      { roomy: { maxArtifactsPerSession: 3 } },
+    );
     await putMany(h, session('s1', 'roomy'), 3);
     await expectArtifactError(h.service.putText(session('s1', 'roomy'), 'fourth'), 'quota_exceeded');
     await putMany(h, session('s1', 'plain'), 1);
@@ -236,15 +273,26 @@ describe('policy configuration', () => {
   });
 
   it('reads per-tenant overrides from ARTIFACT_STORE_TENANT_POLICIES', () => {
-    const p = policiesOf(loadConfig({ ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"maxSessionBytes": 1048576, "cleanupStrategy": "none"}}' }));
-    expect(p('acme')).toMatchObject({ maxSessionBytes: 1048576, cleanupStrategy: 'none', maxArtifactsPerSession: 1000 });
+    const p = policiesOf(
+      loadConfig({
+        ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"maxSessionBytes": 1048576, "cleanupStrategy": "none"}}',
+      }),
+    );
+    expect(p('acme')).toMatchObject({
+      maxSessionBytes: 1048576,
+      cleanupStrategy: 'none',
+      maxArtifactsPerSession: 1000,
+    });
     expect(p('other').maxSessionBytes).toBe(500 * 1024 * 1024);
   });
 
   it.each([
     [{ ARTIFACT_STORE_DEFAULT_TTL_SECONDS: '0' }, 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS'],
     [{ ARTIFACT_STORE_DEFAULT_TTL_SECONDS: '-5' }, 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS'],
-    [{ ARTIFACT_STORE_DEFAULT_TTL_SECONDS: '7200', ARTIFACT_STORE_MAX_TTL_SECONDS: '3600' }, 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS'],
+    [
+      { ARTIFACT_STORE_DEFAULT_TTL_SECONDS: '7200', ARTIFACT_STORE_MAX_TTL_SECONDS: '3600' },
+      'ARTIFACT_STORE_DEFAULT_TTL_SECONDS',
+    ],
     [{ ARTIFACT_STORE_MAX_TTL_SECONDS: String(400 * 366 * 24 * 3600) }, 'ARTIFACT_STORE_MAX_TTL_SECONDS'],
     [{ ARTIFACT_STORE_MAX_SESSION_BYTES: '-1' }, 'ARTIFACT_STORE_MAX_SESSION_BYTES'],
     [{ ARTIFACT_STORE_MAX_SESSION_BYTES: '0' }, 'ARTIFACT_STORE_MAX_SESSION_BYTES'],
@@ -256,7 +304,10 @@ describe('policy configuration', () => {
     [{ ARTIFACT_STORE_TENANT_POLICIES: 'not json' }, 'ARTIFACT_STORE_TENANT_POLICIES'],
     [{ ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"maxSessionBytes": -1}}' }, 'ARTIFACT_STORE_TENANT_POLICIES'],
     [{ ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"maxSesionBytes": 10}}' }, 'ARTIFACT_STORE_TENANT_POLICIES'],
-    [{ ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"defaultTtlSeconds": 999999999}}' }, 'ARTIFACT_STORE_TENANT_POLICIES'],
+    [
+      { ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"defaultTtlSeconds": 999999999}}' },
+      'ARTIFACT_STORE_TENANT_POLICIES',
+    ],
   ])('refuses to start on %j, naming %s', (env, key) => {
     expect(() => loadConfig(env)).toThrow(key);
   });

@@ -20,7 +20,12 @@ const OFF: RateLimits = { requestsPerSecond: 0, requestBurst: 0, bytesInFlight: 
 function limiter(tenant: Partial<RateLimits>, token: Partial<RateLimits> = {}, extra: { maxTokens?: number } = {}) {
   let clock = 1_000_000;
   const refused: string[] = [];
-  const l = createRateLimiter({ limitsOf: () => ({ tenant: { ...OFF, ...tenant }, token: { ...OFF, ...token } }), now: () => clock, onRefusal: (r) => refused.push(r), ...extra });
+  const l = createRateLimiter({
+    limitsOf: () => ({ tenant: { ...OFF, ...tenant }, token: { ...OFF, ...token } }),
+    now: () => clock,
+    onRefusal: (r) => refused.push(r),
+    ...extra,
+  });
   return { l, refused, advance: (ms: number) => (clock += ms) };
 }
 
@@ -115,13 +120,38 @@ describe('the limiter', () => {
 
 describe('configuration', () => {
   it('is on in production with stated defaults, off in development, and each setting wins over its default', () => {
-    const pick = (c: ReturnType<typeof basePolicy>) => ({ tenantRequestsPerSecond: c.tenantRequestsPerSecond, tokenBytesInFlight: c.tokenBytesInFlight });
-    expect(pick(basePolicy(loadConfig({ ARTIFACT_STORE_JWT_SECRETS: 'k:0123456789abcdef0123456789abcdef' }, { env: 'production' })))).toEqual({ tenantRequestsPerSecond: PRODUCTION_RATE_LIMITS.tenantRequestsPerSecond, tokenBytesInFlight: PRODUCTION_RATE_LIMITS.tokenBytesInFlight });
-    expect(pick(basePolicy(loadConfig({}, { env: 'development' })))).toEqual({ tenantRequestsPerSecond: 0, tokenBytesInFlight: 0 });
-    expect(basePolicy(loadConfig({ ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '7' }, { env: 'development' })).tenantRequestsPerSecond).toBe(7);
-    expect(basePolicy(loadConfig({ ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '0' }, { env: 'production' })).tenantRequestsPerSecond).toBe(0);
-    expect(() => loadConfig({ ARTIFACT_STORE_TOKEN_BYTES_IN_FLIGHT: '-1' })).toThrow(/ARTIFACT_STORE_TOKEN_BYTES_IN_FLIGHT/);
-    expect(() => loadConfig({ ARTIFACT_STORE_TENANT_POLICIES: '{"acme":{"tenantRequestsPerSecond":"fast"}}' })).toThrow(/tenantRequestsPerSecond/);
+    const pick = (c: ReturnType<typeof basePolicy>) => ({
+      tenantRequestsPerSecond: c.tenantRequestsPerSecond,
+      tokenBytesInFlight: c.tokenBytesInFlight,
+    });
+    expect(
+      pick(
+        basePolicy(
+          loadConfig({ ARTIFACT_STORE_JWT_SECRETS: 'k:0123456789abcdef0123456789abcdef' }, { env: 'production' }),
+        ),
+      ),
+    ).toEqual({
+      tenantRequestsPerSecond: PRODUCTION_RATE_LIMITS.tenantRequestsPerSecond,
+      tokenBytesInFlight: PRODUCTION_RATE_LIMITS.tokenBytesInFlight,
+    });
+    expect(pick(basePolicy(loadConfig({}, { env: 'development' })))).toEqual({
+      tenantRequestsPerSecond: 0,
+      tokenBytesInFlight: 0,
+    });
+    expect(
+      basePolicy(loadConfig({ ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '7' }, { env: 'development' }))
+        .tenantRequestsPerSecond,
+    ).toBe(7);
+    expect(
+      basePolicy(loadConfig({ ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '0' }, { env: 'production' }))
+        .tenantRequestsPerSecond,
+    ).toBe(0);
+    expect(() => loadConfig({ ARTIFACT_STORE_TOKEN_BYTES_IN_FLIGHT: '-1' })).toThrow(
+      /ARTIFACT_STORE_TOKEN_BYTES_IN_FLIGHT/,
+    );
+    expect(() => loadConfig({ ARTIFACT_STORE_TENANT_POLICIES: '{"acme":{"tenantRequestsPerSecond":"fast"}}' })).toThrow(
+      /tenantRequestsPerSecond/,
+    );
   });
 });
 
@@ -133,32 +163,56 @@ afterEach(async () => {
 async function serve(env: Record<string, string>): Promise<RunningServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'artifact-rate-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const server = await startServer(loadConfig({ ARTIFACT_STORE_METRICS: 'true', ...env }, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
+  const server = await startServer(
+    loadConfig({ ARTIFACT_STORE_METRICS: 'true', ...env }, { port: 0, dataDir, env: 'test', logLevel: 'silent' }),
+  );
   cleanups.push(() => server.close());
   return server;
 }
 
 /** Sends a put's headers and nothing of its body, and resolves with the answer (if one comes first). */
-function headersOnlyPut(url: string, token: string, length: number): Promise<{ res: IncomingMessage; body: string; abort: () => void }> {
+function headersOnlyPut(
+  url: string,
+  token: string,
+  length: number,
+): Promise<{ res: IncomingMessage; body: string; abort: () => void }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', 'Content-Length': String(length) } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ res, body, abort: () => req.destroy() }));
-    });
+    const req = httpRequest(
+      `${url}/v1/artifacts`,
+      {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/octet-stream',
+          'Content-Length': String(length),
+        },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ res, body, abort: () => req.destroy() }));
+      },
+    );
     req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
     req.flushHeaders();
   });
 }
 
 describe('over HTTP', () => {
-  it('a tenant over its rate gets 429 with Retry-After while another tenant is served in the same second; the SDK gets through once the bucket refills', { timeout: 30_000 }, async () => {
-    const server = await serve({ ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '5', ARTIFACT_STORE_TENANT_REQUEST_BURST: '5', ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ vip: { tenantRequestsPerSecond: 1000 } }) });
+  it('a tenant over its rate gets 429 with Retry-After while another tenant is served in the same second; the SDK gets through once the bucket refills', {
+    timeout: 30_000,
+  }, async () => {
+    const server = await serve({
+      ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '5',
+      ARTIFACT_STORE_TENANT_REQUEST_BURST: '5',
+      ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ vip: { tenantRequestsPerSecond: 1000 } }),
+    });
     const noisy = await server.mintToken({ tenant: 'noisy', perms: ['read', 'write'] });
     const quiet = await server.mintToken({ tenant: 'quiet', perms: ['read', 'write'] });
     const vip = await server.mintToken({ tenant: 'vip', perms: ['read'] });
-    const list = (token: string) => fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
+    const list = (token: string) =>
+      fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
 
     const started = performance.now();
     const burst = await Promise.all(Array.from({ length: 30 }, () => list(noisy)));
@@ -174,18 +228,26 @@ describe('over HTTP', () => {
     const bodies = await Promise.all([...burst, ...calm, ...big].map((r) => r.text()));
     const refused = burst.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(JSON.parse(bodies[burst.indexOf(refused)]!)).toMatchObject({ code: 'rate_limited', message: expect.stringContaining('request rate'), details: { reason: 'tenant_requests' } });
+    expect(JSON.parse(bodies[burst.indexOf(refused)]!)).toMatchObject({
+      code: 'rate_limited',
+      message: expect.stringContaining('request rate'),
+      details: { reason: 'tenant_requests' },
+    });
     expect(calm.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     // A tenant policy raises one tenant's limit.
     expect(big.every((r) => r.status === 200)).toBe(true);
 
     // The SDK honours Retry-After: the noisy tenant's next call waits and succeeds.
     const seen: number[] = [];
-    const store = createHttpArtifactStore({ baseUrl: server.url, token: noisy, fetch: async (input, init) => {
-      const res = await fetch(input, init);
-      seen.push(res.status);
-      return res;
-    } });
+    const store = createHttpArtifactStore({
+      baseUrl: server.url,
+      token: noisy,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        seen.push(res.status);
+        return res;
+      },
+    });
     const exhausted = await Promise.all(Array.from({ length: 10 }, () => list(noisy)));
     await Promise.all(exhausted.map((r) => r.body?.cancel()));
     const ref = await store.putText('made it through', { filename: 'retry.txt' });
@@ -198,23 +260,39 @@ describe('over HTTP', () => {
     expect(metrics).toMatch(/artifact_store_rate_limited_total\{reason="tenant_requests"\} \d+/);
     expect(metrics).not.toContain('noisy');
     const { key: operator } = await issueApiKey(server.repo, { operator: true });
-    const report = (await (await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${operator}` } })).json()) as { rateLimited: { tenantId: string; requests: number }[] };
+    const report = (await (
+      await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${operator}` } })
+    ).json()) as { rateLimited: { tenantId: string; requests: number }[] };
     expect(report.rateLimited.map((r) => r.tenantId)).toEqual(['noisy']);
     expect(report.rateLimited[0]!.requests).toBeGreaterThanOrEqual(30 - 5 - refill);
     // The noisy tenant's admin sees its own refusals; the quiet one's sees none.
-    const ownReport = async (tenant: string) => (await (await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${await server.mintToken({ tenant, perms: ['read', 'admin'] })}` } })).json()) as { rateLimited?: unknown[] };
+    const ownReport = async (tenant: string) =>
+      (await (
+        await fetch(`${server.url}/v1/usage`, {
+          headers: { Authorization: `Bearer ${await server.mintToken({ tenant, perms: ['read', 'admin'] })}` },
+        })
+      ).json()) as { rateLimited?: unknown[] };
     await new Promise((r) => setTimeout(r, 1100));
     expect((await ownReport('noisy')).rateLimited).toEqual([report.rateLimited[0]]);
     expect((await ownReport('quiet')).rateLimited).toEqual([]);
   });
 
-  it('bytes in flight: a put over the budget is refused from its headers alone, before a byte of its body, and leaves nothing behind', { timeout: 30_000 }, async () => {
+  it('bytes in flight: a put over the budget is refused from its headers alone, before a byte of its body, and leaves nothing behind', {
+    timeout: 30_000,
+  }, async () => {
     const server = await serve({ ARTIFACT_STORE_TENANT_BYTES_IN_FLIGHT: String(1024 * 1024) });
     const token = await server.mintToken({ tenant: 'acme', perms: ['read', 'write'] });
     const other = await server.mintToken({ tenant: 'other', perms: ['read', 'write'] });
 
     // The first put sends its headers and holds its body back: 800 KB reserved.
-    const held = httpRequest(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', 'Content-Length': String(800_000) } });
+    const held = httpRequest(`${server.url}/v1/artifacts`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/octet-stream',
+        'Content-Length': String(800_000),
+      },
+    });
     const heldAnswer = new Promise<IncomingMessage>((ok, fail) => {
       held.on('response', ok);
       held.on('error', fail);
@@ -229,36 +307,73 @@ describe('over HTTP', () => {
     expect(Number(refused.res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(JSON.parse(refused.body)).toMatchObject({ code: 'rate_limited', details: { reason: 'tenant_bytes' } });
     // Another tenant's budget is its own.
-    const theirs = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${other}`, 'Content-Type': 'application/octet-stream' }, body: new Uint8Array(800_000).fill(2) });
+    const theirs = await fetch(`${server.url}/v1/artifacts`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${other}`, 'Content-Type': 'application/octet-stream' },
+      body: new Uint8Array(800_000).fill(2),
+    });
     expect(theirs.status).toBe(201);
 
     held.end(Buffer.alloc(799_000, 1));
     expect((await heldAnswer).statusCode).toBe(201);
     // With the first body read, the budget is back.
-    const after = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' }, body: new Uint8Array(800_000).fill(3) });
+    const after = await fetch(`${server.url}/v1/artifacts`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' },
+      body: new Uint8Array(800_000).fill(3),
+    });
     expect(after.status).toBe(201);
     // Three puts stored, three blob rows: the refusal wrote nothing.
     const { key: operator } = await issueApiKey(server.repo, { operator: true });
-    const report = (await (await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${operator}` } })).json()) as { tenants: { tenantId: string; count: number }[]; rateLimited: unknown[] };
-    expect(report.tenants.map((t) => [t.tenantId, t.count]).sort()).toEqual([['acme', 2], ['other', 1]]);
+    const report = (await (
+      await fetch(`${server.url}/v1/usage`, { headers: { Authorization: `Bearer ${operator}` } })
+    ).json()) as { tenants: { tenantId: string; count: number }[]; rateLimited: unknown[] };
+    expect(report.tenants.map((t) => [t.tenantId, t.count]).sort()).toEqual([
+      ['acme', 2],
+      ['other', 1],
+    ]);
     expect(report.rateLimited).toEqual([{ tenantId: 'acme', requests: 0, bytes: 1 }]);
     expect((await server.repo.blobRows('', 100, Date.now())).length).toBe(3);
   });
 
   it('limits /mcp and signed download links too, and a forged link spends nothing', { timeout: 30_000 }, async () => {
-    const server = await serve({ ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '1', ARTIFACT_STORE_TENANT_REQUEST_BURST: '3' });
+    const server = await serve({
+      ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '1',
+      ARTIFACT_STORE_TENANT_REQUEST_BURST: '3',
+    });
     const token = await server.mintToken({ tenant: 'acme', perms: ['read', 'write'] });
-    const put = await fetch(`${server.url}/v1/artifacts?url=proxy`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/plain' }, body: 'linked' });
+    const put = await fetch(`${server.url}/v1/artifacts?url=proxy`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/plain' },
+      body: 'linked',
+    });
     const { url } = (await put.json()) as { url: string };
     // Forged links are refused by their signature and spend nothing of the tenant's budget.
-    for (let i = 0; i < 5; i++) expect((await fetch(url.replace(/signature=[^&]+/, 'signature=AAAA'))).status).toBe(403);
+    for (let i = 0; i < 5; i++)
+      expect((await fetch(url.replace(/signature=[^&]+/, 'signature=AAAA'))).status).toBe(403);
     expect((await fetch(url)).status).toBe(200);
-    const mcp = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    const mcp = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
     await mcp.body?.cancel();
     const refused = await fetch(url);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).not.toBeNull();
-    const mcpRefused = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    const mcpRefused = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
     expect(mcpRefused.status).toBe(429);
   });
 });

@@ -50,31 +50,36 @@ afterAll(async () => {
 });
 
 describe('README examples', () => {
-  it.skipIf(!hasCurl)(`the curl walkthrough works as written${hasCurl ? '' : ' (skipped: curl not installed)'}`, async () => {
-    const block = runBlock('README.md', 'curl-walkthrough');
-    const script = block
-      .replace(/^export ARTIFACT_STORE_TOKEN=.*$/m, `export ARTIFACT_STORE_TOKEN=${server.token}`)
-      .replace(/^API=.*$/m, `API=${server.url}`);
-    // Asynchronously: the server answering curl runs in this process.
-    const out = await runBash(script, { cwd: workDir });
-    expect(out).not.toMatch(/"code":"/);
-    const stored = firstJsonObject(out);
-    expect(stored).toMatchObject({
-      mimeType: 'application/pdf',
-      filename: 'Sales.pdf',
-      namespace: 'tableau.download_workbook',
-      scope: { sessionId: 's-42' },
-    });
-    // The answer shown in the README matches what came back.
-    expect(block).toContain(`"sizeBytes":${stored.sizeBytes}`);
-    expect(out).toContain('%PDF-1.4');
-    expect(out.trim().endsWith('204')).toBe(true);
-    expect(readFileSync(join(workDir, 'Downloaded.pdf'))).toEqual(readFileSync(join(workDir, 'Sales.pdf')));
-  });
+  it.skipIf(!hasCurl)(
+    `the curl walkthrough works as written${hasCurl ? '' : ' (skipped: curl not installed)'}`,
+    async () => {
+      const block = runBlock('README.md', 'curl-walkthrough');
+      const script = block
+        .replace(/^export ARTIFACT_STORE_TOKEN=.*$/m, `export ARTIFACT_STORE_TOKEN=${server.token}`)
+        .replace(/^API=.*$/m, `API=${server.url}`);
+      // Asynchronously: the server answering curl runs in this process.
+      const out = await runBash(script, { cwd: workDir });
+      expect(out).not.toMatch(/"code":"/);
+      const stored = firstJsonObject(out);
+      expect(stored).toMatchObject({
+        mimeType: 'application/pdf',
+        filename: 'Sales.pdf',
+        namespace: 'tableau.download_workbook',
+        scope: { sessionId: 's-42' },
+      });
+      // The answer shown in the README matches what came back.
+      expect(block).toContain(`"sizeBytes":${stored.sizeBytes}`);
+      expect(out).toContain('%PDF-1.4');
+      expect(out.trim().endsWith('204')).toBe(true);
+      expect(readFileSync(join(workDir, 'Downloaded.pdf'))).toEqual(readFileSync(join(workDir, 'Sales.pdf')));
+    },
+  );
 
   it('the SDK example (examples/sdk.ts) stores, reads, lists, links, follows events and deletes', async () => {
     const out = await runExample('sdk.ts', { ARTIFACT_STORE_URL: server.url, ARTIFACT_STORE_TOKEN: server.token });
-    expect(out).toMatch(/^stored tableau\.download_workbook_[0-9a-f]{24} \(application\/pdf, 43 bytes\) in session s-42$/m);
+    expect(out).toMatch(
+      /^stored tableau\.download_workbook_[0-9a-f]{24} \(application\/pdf, 43 bytes\) in session s-42$/m,
+    );
     expect(out).toContain('read back 43 bytes; the range starts with %PDF-1.4');
     expect(out).toContain('listed: true; after the delete get answers null');
     expect(out).toMatch(/^link: proxy, a browser GET answers 200 with 43 bytes and no token$/m);
@@ -87,7 +92,9 @@ describe('README examples', () => {
     expect(Number(before!.replaceAll(',', ''))).toBeGreaterThan(400_000);
     expect(Number(after!.replaceAll(',', ''))).toBeLessThan(1024);
     const id = 'tableau\\.download_workbook_[0-9a-f]{24}';
-    expect(out).toMatch(new RegExp(`"summary":"Downloaded workbook 'Sales Dashboard' as PDF \\(293 KiB\\)\\. Artifact ${id}"`));
+    expect(out).toMatch(
+      new RegExp(`"summary":"Downloaded workbook 'Sales Dashboard' as PDF \\(293 KiB\\)\\. Artifact ${id}"`),
+    );
     expect(out).toMatch(/"filename":"Sales Dashboard\.pdf"/);
     expect(out).toContain('same observation both ways: true');
     expect(out).toMatch(/"summary":"Exported 'q3\.csv' \([\d.]+ KiB\)\. Artifact export_report_[0-9a-f]{24}"/);

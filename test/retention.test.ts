@@ -59,22 +59,56 @@ async function harness(faults?: Parameters<typeof createArtifactService>[0]['fau
   const clock = { t: T0 };
   const repo = createSqliteRepository({ path: dbPath });
   const blobs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
-  const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0, gcGraceMs: 60_000 }, policies: createPolicies(BASE), now: () => clock.t, faults });
+  const service = createArtifactService({
+    repo,
+    blobs,
+    limits: { ...BASE, touchFlushMs: 0, gcGraceMs: 60_000 },
+    policies: createPolicies(BASE),
+    now: () => clock.t,
+    faults,
+  });
   const db = new Database(dbPath);
   cleanups.push(async () => {
     db.close();
     await service.close();
     await repo.close();
   });
-  const retention = (policy: Partial<Policy> = {}, overrides: TenantPolicies = {}, extra: Partial<RetentionDeps> = {}) =>
-    runRetention({ repo, blobs, policies: createPolicies({ ...BASE, ...policy }, overrides), overriddenTenants: Object.keys(overrides), now: () => clock.t, graceMs: 0, ...extra }, 'test');
+  const retention = (
+    policy: Partial<Policy> = {},
+    overrides: TenantPolicies = {},
+    extra: Partial<RetentionDeps> = {},
+  ) =>
+    runRetention(
+      {
+        repo,
+        blobs,
+        policies: createPolicies({ ...BASE, ...policy }, overrides),
+        overriddenTenants: Object.keys(overrides),
+        now: () => clock.t,
+        graceMs: 0,
+        ...extra,
+      },
+      'test',
+    );
   const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  const events = (type: string) => (db.prepare('SELECT artifact_id AS id FROM outbox WHERE type = ? ORDER BY seq').all(type) as { id: string }[]).map((e) => e.id);
-  const blobFiles = async () => (await readdir(join(dir, 'blobs', 'sha256'), { recursive: true, withFileTypes: true }).catch(() => [])).filter((e) => e.isFile()).length;
+  const events = (type: string) =>
+    (db.prepare('SELECT artifact_id AS id FROM outbox WHERE type = ? ORDER BY seq').all(type) as { id: string }[]).map(
+      (e) => e.id,
+    );
+  const blobFiles = async () =>
+    (await readdir(join(dir, 'blobs', 'sha256'), { recursive: true, withFileTypes: true }).catch(() => [])).filter(
+      (e) => e.isFile(),
+    ).length;
   return { dir, dbPath, clock, repo, blobs, service, db, retention, count, events, blobFiles };
 }
 
-async function putMany(service: ArtifactService, clock: { t: number }, scope: ArtifactScope, n: number, ttl?: number): Promise<string[]> {
+async function putMany(
+  service: ArtifactService,
+  clock: { t: number },
+  scope: ArtifactScope,
+  n: number,
+  ttl?: number,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     clock.t += 1000;
@@ -95,7 +129,9 @@ describe('retention run', () => {
     // The artifacts went with their last reference.
     expect(h.count('SELECT count(*) AS n FROM artifacts')).toBe(2);
     expect(h.count('SELECT count(*) AS n FROM artifact_refs')).toBe(2);
-    expect((await h.service.list({ tenantId: 'acme', filter: {} }, { limit: 100 })).items.map((r) => r.id).sort()).toEqual(kept.sort());
+    expect(
+      (await h.service.list({ tenantId: 'acme', filter: {} }, { limit: 100 })).items.map((r) => r.id).sort(),
+    ).toEqual(kept.sort());
 
     const again = await h.retention();
     expect(again.expired.refs).toBe(0);
@@ -124,7 +160,9 @@ describe('retention run', () => {
     const t1 = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's2', traceId: 't1' }, 4);
     // Read the oldest of s1: under lru it is then among the most recently used.
     h.clock.t += 1000;
-    await new Response((await h.service.getStream({ tenantId: 'acme', filter: { sessionId: 's1' } }, s1[0]!)).body).arrayBuffer();
+    await new Response(
+      (await h.service.getStream({ tenantId: 'acme', filter: { sessionId: 's1' } }, s1[0]!)).body,
+    ).arrayBuffer();
     await h.service.flush();
 
     const kept = await h.retention({ maxArtifactsPerSession: 100, maxArtifactsPerTrace: 100, cleanupStrategy: 'none' });
@@ -137,9 +175,13 @@ describe('retention run', () => {
 
     const lru = await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3 });
     expect(lru.evicted.scopes).toBe(2);
-    const left = (await h.service.list({ tenantId: 'acme', filter: { sessionId: 's1' } }, { limit: 100 })).items.map((r) => r.id).sort();
+    const left = (await h.service.list({ tenantId: 'acme', filter: { sessionId: 's1' } }, { limit: 100 })).items
+      .map((r) => r.id)
+      .sort();
     expect(left).toEqual([s1[0], s1[4]].sort());
-    const s2 = (await h.service.list({ tenantId: 'acme', filter: { sessionId: 's2' } }, { limit: 100 })).items.map((r) => r.id).sort();
+    const s2 = (await h.service.list({ tenantId: 'acme', filter: { sessionId: 's2' } }, { limit: 100 })).items
+      .map((r) => r.id)
+      .sort();
     expect(s2).toEqual([t1[2], t1[3]].sort());
     expect(h.events('artifact.evicted')).toHaveLength(3 + 2);
     expect((await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3 })).evicted.refs).toBe(0);
@@ -156,7 +198,11 @@ describe('retention run', () => {
 
   it('drops artifacts that no reference holds', async () => {
     const h = await harness();
-    h.db.prepare("INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'art_000000000000000000000000', 'art', ?, 1, 0)").run('0'.repeat(64));
+    h.db
+      .prepare(
+        "INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'art_000000000000000000000000', 'art', ?, 1, 0)",
+      )
+      .run('0'.repeat(64));
     expect((await h.retention()).unreferencedArtifacts).toBe(1);
     expect(h.count('SELECT count(*) AS n FROM artifacts')).toBe(0);
   });
@@ -218,7 +264,11 @@ describe('blob garbage collection', () => {
     h.clock.t += 3_600_000;
 
     const marked = gate();
-    const collecting = h.retention({}, {}, { graceMs: 60_000, faults: async (point) => (point === 'gc:after-mark' ? marked.hold() : undefined) });
+    const collecting = h.retention(
+      {},
+      {},
+      { graceMs: 60_000, faults: async (point) => (point === 'gc:after-mark' ? marked.hold() : undefined) },
+    );
     await marked.reached;
     // GC has marked the blob and not yet deleted it: this put must not rely on the bytes it sees.
     let settled = false;
@@ -255,18 +305,21 @@ describe('a blob store outage', () => {
     // The store, down until told otherwise: every call fails as an unreachable backend does. A put
     // that declares its sha256 pins it before the first byte goes out, as the S3 driver's does.
     let down = true;
-    const unavailable = () => errors.backendUnavailable('Blob storage failed: the backend is unreachable (ECONNREFUSED). Retry shortly.');
+    const unavailable = () =>
+      errors.backendUnavailable('Blob storage failed: the backend is unreachable (ECONNREFUSED). Retry shortly.');
     const blobs: typeof fs = new Proxy(fs, {
       get(target, key, receiver) {
         const value = Reflect.get(target, key, receiver) as unknown;
         if (typeof value !== 'function' || key === 'driver') return value;
         const fail = async (args: unknown[]) => {
           const options = args[1] as BlobPutOptions | undefined;
-          if (key === 'put' && options?.expectedSha256) await options.beforeCommit?.({ sha256: options.expectedSha256 });
+          if (key === 'put' && options?.expectedSha256)
+            await options.beforeCommit?.({ sha256: options.expectedSha256 });
           if (key === 'put') await (args[0] as ReadableStream).cancel().catch(() => {});
           throw unavailable();
         };
-        return (...args: unknown[]) => (down ? fail(args) : (value as (...a: unknown[]) => unknown).apply(target, args));
+        return (...args: unknown[]) =>
+          down ? fail(args) : (value as (...a: unknown[]) => unknown).apply(target, args);
       },
     });
     const service = createArtifactService({ repo, blobs, limits: { ...BASE, touchFlushMs: 0 } });
@@ -277,14 +330,24 @@ describe('a blob store outage', () => {
     // Puts that declared their sha256 pin it (and make its row) before the first byte goes out.
     for (let i = 0; i < 5; i++) {
       const bytes = new TextEncoder().encode(`outage ${i}`);
-      await expect(service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') })).rejects.toMatchObject({ code: 'backend_unavailable' });
+      await expect(
+        service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') }),
+      ).rejects.toMatchObject({ code: 'backend_unavailable' });
     }
-    await expect(service.putText({ tenantId: 'acme' }, 'no hash declared')).rejects.toMatchObject({ code: 'backend_unavailable' });
+    await expect(service.putText({ tenantId: 'acme' }, 'no hash declared')).rejects.toMatchObject({
+      code: 'backend_unavailable',
+    });
     expect((await repo.blobRows('', 100, Date.now())).length).toBe(5);
 
     down = false;
     const before = await fsck({ repo, blobs, hash: nodeSha256, graceMs: 3_600_000 });
-    expect(before.problems.map((p) => p.kind)).toEqual(['stale_row', 'stale_row', 'stale_row', 'stale_row', 'stale_row']);
+    expect(before.problems.map((p) => p.kind)).toEqual([
+      'stale_row',
+      'stale_row',
+      'stale_row',
+      'stale_row',
+      'stale_row',
+    ]);
     // A default run: the GC grace period of an hour has not passed for these rows.
     const report = await runRetention({ repo, blobs, policies: createPolicies(BASE), graceMs: 3_600_000 }, 'test');
     expect(report.unfinished).toEqual({ rows: 5, checkFailed: 0 });
@@ -292,7 +355,9 @@ describe('a blob store outage', () => {
     expect(after).toMatchObject({ problems: [], unresolved: 0 });
     // And the same bytes put again now are stored as usual.
     const bytes = new TextEncoder().encode('outage 0');
-    const ok = await service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') });
+    const ok = await service.putBytes({ tenantId: 'acme' }, bytes, {
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
     expect(ok.created).toBe(true);
   });
 
@@ -315,48 +380,80 @@ describe('a blob store outage', () => {
       await repo.close();
     });
     const bytes = new TextEncoder().encode('throttled');
-    await expect(service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') })).rejects.toMatchObject({ code: 'backend_unavailable' });
+    await expect(
+      service.putBytes({ tenantId: 'acme' }, bytes, { sha256: createHash('sha256').update(bytes).digest('hex') }),
+    ).rejects.toMatchObject({ code: 'backend_unavailable' });
     expect(await repo.blobRows('', 100, Date.now())).toEqual([]);
     expect((await fsck({ repo, blobs: fs, hash: nodeSha256, graceMs: 0 })).problems).toEqual([]);
   });
 });
 
 describe('retention triggers', () => {
-  it('POST /v1/admin/retention runs it for operators and is 403 for tenants, their admins included; the schedule runs it too; each run is audited', { timeout: 30_000 }, async () => {
+  it('POST /v1/admin/retention runs it for operators and is 403 for tenants, their admins included; the schedule runs it too; each run is audited', {
+    timeout: 30_000,
+  }, async () => {
     const dataDir = await tempDir();
-    const server = await startServer(loadConfig({}, { port: 0, dataDir, env: 'test', logLevel: 'silent', retentionIntervalSeconds: 1 }));
+    const server = await startServer(
+      loadConfig({}, { port: 0, dataDir, env: 'test', logLevel: 'silent', retentionIntervalSeconds: 1 }),
+    );
     cleanups.push(() => server.close());
     const { id: operatorId, key: operator } = await issueApiKey(server.repo, { operator: true });
     const tenantAdmin = await server.mintToken({ tenant: 'acme', perms: ['read', 'write', 'admin'] });
     const writer = await server.mintToken({ tenant: 'acme', perms: ['read', 'write'] });
-    const put = await fetch(`${server.url}/v1/artifacts?ttl=1`, { method: 'POST', headers: { Authorization: `Bearer ${writer}`, 'Content-Type': 'text/plain' }, body: 'brief' });
+    const put = await fetch(`${server.url}/v1/artifacts?ttl=1`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${writer}`, 'Content-Type': 'text/plain' },
+      body: 'brief',
+    });
     expect(put.status).toBe(201);
 
     for (const token of [writer, tenantAdmin]) {
-      const denied = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+      const denied = await fetch(`${server.url}/v1/admin/retention`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}` },
+      });
       expect(denied.status).toBe(403);
       expect(((await denied.json()) as { code: string }).code).toBe('forbidden');
     }
 
     await new Promise((r) => setTimeout(r, 1100));
-    const res = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${operator}`, 'X-Request-Id': 'run-by-oncall' } });
+    const res = await fetch(`${server.url}/v1/admin/retention`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${operator}`, 'X-Request-Id': 'run-by-oncall' },
+    });
     expect(res.status).toBe(200);
     const report = (await res.json()) as { trigger: string; expired: { refs: number }; blobs: { collected: number } };
     expect(report.trigger).toBe('http');
-    const [audited] = await server.repo.listAudit({ action: 'retention.run', limit: 100 }).then((all) => all.filter((e) => e.role === 'operator'));
-    expect(audited).toMatchObject({ tenantId: '', role: 'operator', actorKind: 'api_key', actorId: operatorId, requestId: 'run-by-oncall', details: { trigger: 'http' } });
+    const [audited] = await server.repo
+      .listAudit({ action: 'retention.run', limit: 100 })
+      .then((all) => all.filter((e) => e.role === 'operator'));
+    expect(audited).toMatchObject({
+      tenantId: '',
+      role: 'operator',
+      actorKind: 'api_key',
+      actorId: operatorId,
+      requestId: 'run-by-oncall',
+      details: { trigger: 'http' },
+    });
     // The schedule may have expired it first; between the two runs it went exactly once.
     const runs = await server.repo.retentionRuns(100);
     expect(runs.reduce((sum, r) => sum + (r.report as { expired: { refs: number } }).expired.refs, 0)).toBe(1);
 
     // The in-process schedule (every second here) records its own runs.
     const deadline = Date.now() + 10_000;
-    while (!(await server.repo.retentionRuns(100)).some((r) => r.trigger === 'schedule') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (!(await server.repo.retentionRuns(100)).some((r) => r.trigger === 'schedule') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     expect((await server.repo.retentionRuns(100)).some((r) => r.trigger === 'schedule')).toBe(true);
-    expect((await server.repo.listAudit({ action: 'retention.run', limit: 100 })).some((e) => e.role === 'scheduler' && e.actorId === 'schedule')).toBe(true);
+    expect(
+      (await server.repo.listAudit({ action: 'retention.run', limit: 100 })).some(
+        (e) => e.role === 'scheduler' && e.actorId === 'schedule',
+      ),
+    ).toBe(true);
   });
 
-  it('artifact-store retention run: the CLI prints the report (and JSON with --json)', { timeout: 60_000 }, async () => {
+  it('artifact-store retention run: the CLI prints the report (and JSON with --json)', {
+    timeout: 60_000,
+  }, async () => {
     const dataDir = await tempDir();
     const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
     const blobs = createFsBlobStore({ root: join(dataDir, 'blobs'), hash: nodeSha256, fsync: false });
@@ -366,10 +463,15 @@ describe('retention triggers', () => {
     await service.close();
     await repo.close();
 
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))) };
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+    };
     const run = promisify(execFile);
     const tsx = join(ROOT, 'node_modules/.bin/tsx');
-    const json = await run(tsx, ['src/cli/main.ts', 'retention', 'run', '--data-dir', dataDir, '--json'], { cwd: ROOT, env });
+    const json = await run(tsx, ['src/cli/main.ts', 'retention', 'run', '--data-dir', dataDir, '--json'], {
+      cwd: ROOT,
+      env,
+    });
     expect((JSON.parse(json.stdout) as { expired: { refs: number } }).expired.refs).toBe(3);
     const text = await run(tsx, ['src/cli/main.ts', 'retention', 'run', '--data-dir', dataDir], { cwd: ROOT, env });
     expect(text.stdout).toMatch(/expired references\s+0 \(0 bytes\)/);
@@ -378,13 +480,30 @@ describe('retention triggers', () => {
 });
 
 describe('usage', () => {
-  it("GET /v1/usage: a tenant token sees its sessions and traces against the limits, a session token its session, a tenant's admin its tenant, operators every tenant", { timeout: 30_000 }, async () => {
+  it("GET /v1/usage: a tenant token sees its sessions and traces against the limits, a session token its session, a tenant's admin its tenant, operators every tenant", {
+    timeout: 30_000,
+  }, async () => {
     const dataDir = await tempDir();
-    const server = await startServer(loadConfig({ ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION: '10' }, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
+    const server = await startServer(
+      loadConfig(
+        { ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION: '10' },
+        { port: 0, dataDir, env: 'test', logLevel: 'silent' },
+      ),
+    );
     cleanups.push(() => server.close());
     const put = async (tenant: string, session: string, trace: string | undefined, bytes: number) => {
-      const token = await server.mintToken({ tenant, sub: 'u', session, ...(trace ? { trace } : {}), perms: ['write'] });
-      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' }, body: new Uint8Array(randomBytes(bytes)) });
+      const token = await server.mintToken({
+        tenant,
+        sub: 'u',
+        session,
+        ...(trace ? { trace } : {}),
+        perms: ['write'],
+      });
+      const res = await fetch(`${server.url}/v1/artifacts`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' },
+        body: new Uint8Array(randomBytes(bytes)),
+      });
       expect(res.status).toBe(201);
     };
     await put('acme', 's1', 't1', 3000);
@@ -396,7 +515,12 @@ describe('usage', () => {
       const token = typeof claims === 'string' ? claims : await server.mintToken(claims);
       const res = await fetch(`${server.url}/v1/usage${query}`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
-      return (await res.json()) as { tenants: { tenantId: string; bytes: number }[]; sessions: { sessionId: string; bytes: number; count: number; limitCount: number }[]; traces: { traceId: string; bytes: number }[]; retentionRuns: unknown[] };
+      return (await res.json()) as {
+        tenants: { tenantId: string; bytes: number }[];
+        sessions: { sessionId: string; bytes: number; count: number; limitCount: number }[];
+        traces: { traceId: string; bytes: number }[];
+        retentionRuns: unknown[];
+      };
     };
     const tenant = await get({ tenant: 'acme', perms: ['read'] });
     expect(tenant.tenants).toEqual([{ tenantId: 'acme', bytes: 4500, count: 3, limitBytes: null }]);
@@ -414,7 +538,9 @@ describe('usage', () => {
     expect(tenantAdmin.tenants.map((t) => t.tenantId)).toEqual(['acme']);
     expect(tenantAdmin.sessions.map((s) => s.sessionId)).toEqual(['s1', 's2']);
     expect(JSON.stringify(tenantAdmin)).not.toMatch(/other|9000/);
-    const named = await fetch(`${server.url}/v1/usage?tenant=other`, { headers: { Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', perms: ['read', 'admin'] })}` } });
+    const named = await fetch(`${server.url}/v1/usage?tenant=other`, {
+      headers: { Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', perms: ['read', 'admin'] })}` },
+    });
     expect(named.status).toBe(403);
     // The operator: every tenant, biggest first; top bounds each list; ?tenant= narrows.
     const all = await get(operator, '?top=1');
@@ -422,7 +548,9 @@ describe('usage', () => {
     expect(all.sessions.map((s) => s.sessionId)).toEqual(['x']);
     expect((await get(operator)).tenants.map((t) => t.tenantId)).toEqual(['other', 'acme']);
     expect((await get(operator, '?tenant=acme')).tenants.map((t) => t.tenantId)).toEqual(['acme']);
-    const bad = await fetch(`${server.url}/v1/usage?top=0`, { headers: { Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', perms: ['read'] })}` } });
+    const bad = await fetch(`${server.url}/v1/usage?top=0`, {
+      headers: { Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', perms: ['read'] })}` },
+    });
     expect(bad.status).toBe(400);
   });
 
@@ -434,8 +562,14 @@ describe('usage', () => {
     await service.putBytes({ tenantId: 'acme', sessionId: 's1' }, randomBytes(524_288));
     await service.close();
     await repo.close();
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))) };
-    const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'usage', '--data-dir', dataDir], { cwd: ROOT, env });
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+    };
+    const { stdout } = await promisify(execFile)(
+      join(ROOT, 'node_modules/.bin/tsx'),
+      ['src/cli/main.ts', 'usage', '--data-dir', dataDir],
+      { cwd: ROOT, env },
+    );
     expect(stdout).toMatch(/acme\s+0\.5 MiB\s+1\s+—/);
     expect(stdout).toMatch(/acme \/ s1\s+0\.5 MiB\s+0%\s+1\s+0%/);
   });
@@ -472,18 +606,38 @@ describe('fsck', () => {
     const found = await fsck({ repo: h.repo, blobs: h.blobs, hash: nodeSha256, verify: true, graceMs: 60_000 });
     const kinds = found.problems.map((p) => `${p.kind}:${p.sha256}`).sort();
     expect(kinds).toEqual(
-      [`missing_bytes:${lost.ref.sha256}`, `corrupt_bytes:${rotten.ref.sha256}`, `orphan_bytes:${orphan}`, `orphan_bytes:${youngSha}`, `stale_row:${'f'.repeat(64)}`].sort(),
+      [
+        `missing_bytes:${lost.ref.sha256}`,
+        `corrupt_bytes:${rotten.ref.sha256}`,
+        `orphan_bytes:${orphan}`,
+        `orphan_bytes:${youngSha}`,
+        `stale_row:${'f'.repeat(64)}`,
+      ].sort(),
     );
-    expect(found.problems.find((p) => p.kind === 'missing_bytes')).toMatchObject({ artifacts: [{ tenantId: 'acme', id: lost.ref.id }] });
+    expect(found.problems.find((p) => p.kind === 'missing_bytes')).toMatchObject({
+      artifacts: [{ tenantId: 'acme', id: lost.ref.id }],
+    });
     expect(found.unresolved).toBe(5);
 
-    const repaired = await fsck({ repo: h.repo, blobs: h.blobs, hash: nodeSha256, verify: true, repair: true, graceMs: 60_000 });
+    const repaired = await fsck({
+      repo: h.repo,
+      blobs: h.blobs,
+      hash: nodeSha256,
+      verify: true,
+      repair: true,
+      graceMs: 60_000,
+    });
     // The old orphan and the stale row go; the young orphan (a put may be mid-way) and the held problems stay.
-    expect(repaired.problems.filter((p) => 'repaired' in p && p.repaired).map((p) => p.sha256).sort()).toEqual([orphan, 'f'.repeat(64)].sort());
+    expect(
+      repaired.problems
+        .filter((p) => 'repaired' in p && p.repaired)
+        .map((p) => p.sha256)
+        .sort(),
+    ).toEqual([orphan, 'f'.repeat(64)].sort());
     expect(repaired.unresolved).toBe(3);
-    expect((await h.blobs.exists(orphan))).toBe(false);
-    expect((await h.blobs.exists(youngSha))).toBe(true);
-    expect((await h.blobs.exists(fine.ref.sha256))).toBe(true);
+    expect(await h.blobs.exists(orphan)).toBe(false);
+    expect(await h.blobs.exists(youngSha)).toBe(true);
+    expect(await h.blobs.exists(fine.ref.sha256)).toBe(true);
   });
 
   it('artifact-store fsck exits 0 on a clean store and 1 with problems', { timeout: 60_000 }, async () => {
@@ -494,12 +648,20 @@ describe('fsck', () => {
     const { ref } = await service.putText({ tenantId: 'acme' }, 'checked');
     await service.close();
     await repo.close();
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))) };
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+    };
     const tsx = join(ROOT, 'node_modules/.bin/tsx');
-    const ok = await promisify(execFile)(tsx, ['src/cli/main.ts', 'fsck', '--verify', '--data-dir', dataDir], { cwd: ROOT, env });
+    const ok = await promisify(execFile)(tsx, ['src/cli/main.ts', 'fsck', '--verify', '--data-dir', dataDir], {
+      cwd: ROOT,
+      env,
+    });
     expect(ok.stdout).toMatch(/1 blob rows, 1 stored blobs checked; 0 problems/);
     await rm(join(dataDir, 'blobs', 'sha256', ref.sha256.slice(0, 2), ref.sha256.slice(2, 4), ref.sha256));
-    const bad = await promisify(execFile)(tsx, ['src/cli/main.ts', 'fsck', '--data-dir', dataDir], { cwd: ROOT, env }).then(
+    const bad = await promisify(execFile)(tsx, ['src/cli/main.ts', 'fsck', '--data-dir', dataDir], {
+      cwd: ROOT,
+      env,
+    }).then(
       () => null,
       (err: { code: number; stdout: string }) => err,
     );
@@ -509,14 +671,20 @@ describe('fsck', () => {
 });
 
 describe('purge', () => {
-  it('DELETE /v1/admin/artifacts/{id} removes every reference in the tenant and the bytes, unless another tenant holds them, and tells a tenant nothing of other tenants', { timeout: 30_000 }, async () => {
+  it('DELETE /v1/admin/artifacts/{id} removes every reference in the tenant and the bytes, unless another tenant holds them, and tells a tenant nothing of other tenants', {
+    timeout: 30_000,
+  }, async () => {
     const dataDir = await tempDir();
     const server = await startServer(loadConfig({}, { port: 0, dataDir, env: 'test', logLevel: 'silent' }));
     cleanups.push(() => server.close());
     const tok = (claims: Parameters<RunningServerLike['mintToken']>[0]) => server.mintToken(claims);
     const admin = await tok({ tenant: 'acme', perms: ['read', 'write', 'admin'] });
     const put = async (token: string, body: Uint8Array) => {
-      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' }, body: body as Uint8Array<ArrayBuffer> });
+      const res = await fetch(`${server.url}/v1/artifacts`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream' },
+        body: body as Uint8Array<ArrayBuffer>,
+      });
       expect(res.status).toBe(201);
       return (await res.json()) as { id: string; sha256: string };
     };
@@ -529,56 +697,105 @@ describe('purge', () => {
     const b = await put(s1, shared);
     const otherTenant = await tok({ tenant: 'other', perms: ['read', 'write'] });
     await put(otherTenant, shared);
-    const link = (await (await fetch(`${server.url}/v1/artifacts/${a.id}/url`, { method: 'POST', headers: { Authorization: `Bearer ${s1}`, 'Content-Type': 'application/json' }, body: '{}' })).json()) as { url: string };
+    const link = (await (
+      await fetch(`${server.url}/v1/artifacts/${a.id}/url`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${s1}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      })
+    ).json()) as { url: string };
     expect((await fetch(link.url)).status).toBe(200);
 
-    const denied = await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${s1}` } });
+    const denied = await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${s1}` },
+    });
     expect(denied.status).toBe(403);
 
-    const purged = await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
+    const purged = await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${admin}` },
+    });
     expect(purged.status).toBe(200);
     expect(await purged.json()).toEqual({ id: a.id, refs: 2 });
     // The proxy link stops at once, for every session of the tenant, and the bytes are gone.
     expect((await fetch(link.url)).status).toBe(404);
-    for (const t of [s1, s2]) expect((await fetch(`${server.url}/v1/artifacts/${a.id}`, { headers: { Authorization: `Bearer ${t}` } })).status).toBe(404);
+    for (const t of [s1, s2])
+      expect(
+        (await fetch(`${server.url}/v1/artifacts/${a.id}`, { headers: { Authorization: `Bearer ${t}` } })).status,
+      ).toBe(404);
     const blobPath = (sha: string) => join(dataDir, 'blobs', 'sha256', sha.slice(0, 2), sha.slice(2, 4), sha);
     await expect(readdir(join(blobPath(a.sha256), '..'))).resolves.not.toContain(a.sha256);
 
     // Bytes another tenant holds stay for it, and the tenant's answer has the same shape as before:
     // whether someone else holds the same bytes is not the tenant's to know.
-    const kept = await fetch(`${server.url}/v1/admin/artifacts/${b.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
+    const kept = await fetch(`${server.url}/v1/admin/artifacts/${b.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${admin}` },
+    });
     expect(await kept.json()).toEqual({ id: b.id, refs: 1 });
-    const theirs = await fetch(`${server.url}/v1/artifacts/${b.id}`, { headers: { Authorization: `Bearer ${otherTenant}` } });
+    const theirs = await fetch(`${server.url}/v1/artifacts/${b.id}`, {
+      headers: { Authorization: `Bearer ${otherTenant}` },
+    });
     expect(Buffer.from(await theirs.arrayBuffer()).equals(Buffer.from(shared))).toBe(true);
 
-    expect((await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${server.url}/v1/admin/artifacts/${a.id}`, {
+          method: 'DELETE',
+          headers: { Authorization: `Bearer ${admin}` },
+        })
+      ).status,
+    ).toBe(404);
     // Another tenant is out of reach, whatever a tenant token names.
-    const elsewhere = await fetch(`${server.url}/v1/admin/artifacts/${b.id}?tenant=other`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin}` } });
+    const elsewhere = await fetch(`${server.url}/v1/admin/artifacts/${b.id}?tenant=other`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${admin}` },
+    });
     expect(elsewhere.status).toBe(403);
 
     // The operator names the tenant, and is told what happened to the bytes.
     const { key: operator } = await issueApiKey(server.repo, { operator: true });
-    const unnamed = await fetch(`${server.url}/v1/admin/artifacts/${b.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${operator}` } });
+    const unnamed = await fetch(`${server.url}/v1/admin/artifacts/${b.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${operator}` },
+    });
     expect(unnamed.status).toBe(400);
-    const byOperator = await fetch(`${server.url}/v1/admin/artifacts/${b.id}?tenant=other`, { method: 'DELETE', headers: { Authorization: `Bearer ${operator}`, 'X-Request-Id': 'purge-42' } });
+    const byOperator = await fetch(`${server.url}/v1/admin/artifacts/${b.id}?tenant=other`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${operator}`, 'X-Request-Id': 'purge-42' },
+    });
     expect(await byOperator.json()).toEqual({ id: b.id, refs: 1, bytesDeleted: true });
 
     // Every purge is in the audit trail; acme's admin reads acme's part of it, the operator all of it.
-    const audit = async (token: string, query = '') => (await (await fetch(`${server.url}/v1/admin/audit${query}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { entries: Record<string, unknown>[] };
+    const audit = async (token: string, query = '') =>
+      (await (
+        await fetch(`${server.url}/v1/admin/audit${query}`, { headers: { Authorization: `Bearer ${token}` } })
+      ).json()) as { entries: Record<string, unknown>[] };
     const acme = (await audit(admin, '?action=artifact.purge')).entries;
     expect(acme.map((e) => [e.tenantId, e.target, e.role, e.details])).toEqual([
       ['acme', b.id, 'tenant_admin', { refs: 1 }],
       ['acme', a.id, 'tenant_admin', { refs: 2 }],
     ]);
     const everything = (await audit(operator, '?action=artifact.purge')).entries;
-    expect(everything[0]).toMatchObject({ tenantId: 'other', target: b.id, role: 'operator', actorKind: 'api_key', requestId: 'purge-42' });
+    expect(everything[0]).toMatchObject({
+      tenantId: 'other',
+      target: b.id,
+      role: 'operator',
+      actorKind: 'api_key',
+      requestId: 'purge-42',
+    });
     expect(everything).toHaveLength(3);
-    expect((await fetch(`${server.url}/v1/admin/audit`, { headers: { Authorization: `Bearer ${s1}` } })).status).toBe(403);
+    expect((await fetch(`${server.url}/v1/admin/audit`, { headers: { Authorization: `Bearer ${s1}` } })).status).toBe(
+      403,
+    );
   });
 });
 
 describe('backup and restore', () => {
-  it('artifact-store backup while the service runs, then a restore into a fresh data dir serves the same artifacts and passes fsck', { timeout: 90_000 }, async () => {
+  it('artifact-store backup while the service runs, then a restore into a fresh data dir serves the same artifacts and passes fsck', {
+    timeout: 90_000,
+  }, async () => {
     const dataDir = await tempDir();
     const server = await startServer(loadConfig({}, { port: 0, dataDir, env: 'development', logLevel: 'silent' }));
     let running = true;
@@ -587,7 +804,16 @@ describe('backup and restore', () => {
     });
     const token = server.token;
     const put = async (body: Uint8Array, name: string) => {
-      const res = await fetch(`${server.url}/v1/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/octet-stream', 'X-Artifact-Filename': name, 'X-Artifact-Session': 's1' }, body: body as Uint8Array<ArrayBuffer> });
+      const res = await fetch(`${server.url}/v1/artifacts`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/octet-stream',
+          'X-Artifact-Filename': name,
+          'X-Artifact-Session': 's1',
+        },
+        body: body as Uint8Array<ArrayBuffer>,
+      });
       expect(res.status).toBe(201);
       return (await res.json()) as { id: string };
     };
@@ -598,11 +824,19 @@ describe('backup and restore', () => {
 
     // Online: the service keeps running (and writing) during the backup.
     const backupDir = join(await tempDir(), 'backup');
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))) };
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+    };
     const tsx = join(ROOT, 'node_modules/.bin/tsx');
-    const [out] = await Promise.all([promisify(execFile)(tsx, ['src/cli/main.ts', 'backup', backupDir, '--data-dir', dataDir], { cwd: ROOT, env }), put(new Uint8Array(randomBytes(100)), 'during.bin')]);
+    const [out] = await Promise.all([
+      promisify(execFile)(tsx, ['src/cli/main.ts', 'backup', backupDir, '--data-dir', dataDir], { cwd: ROOT, env }),
+      put(new Uint8Array(randomBytes(100)), 'during.bin'),
+    ]);
     expect(out.stdout).toMatch(/manifest .*\((2|3) blobs/);
-    const manifest = (await readFile(join(backupDir, 'blobs.manifest.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { sha256: string });
+    const manifest = (await readFile(join(backupDir, 'blobs.manifest.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { sha256: string });
     expect(manifest.length).toBeGreaterThanOrEqual(2);
     await server.close();
     running = false;
@@ -612,14 +846,27 @@ describe('backup and restore', () => {
     await cp(join(backupDir, 'artifacts.db'), join(restored, 'artifacts.db'));
     await cp(join(backupDir, 'blobs'), join(restored, 'blobs'), { recursive: true });
     await cp(join(dataDir, 'dev-jwt-secret'), join(restored, 'dev-jwt-secret'));
-    const again = await startServer(loadConfig({}, { port: 0, dataDir: restored, env: 'development', logLevel: 'silent' }));
+    const again = await startServer(
+      loadConfig({}, { port: 0, dataDir: restored, env: 'development', logLevel: 'silent' }),
+    );
     cleanups.push(() => again.close());
-    for (const [ref, bytes] of [[refA, a], [refB, b]] as const) {
-      const res = await fetch(`${again.url}/v1/artifacts/${ref.id}`, { headers: { Authorization: `Bearer ${again.token}` } });
+    for (const [ref, bytes] of [
+      [refA, a],
+      [refB, b],
+    ] as const) {
+      const res = await fetch(`${again.url}/v1/artifacts/${ref.id}`, {
+        headers: { Authorization: `Bearer ${again.token}` },
+      });
       expect(res.status).toBe(200);
       expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
     }
-    const check = await fsck({ repo: again.repo, blobs: createFsBlobStore({ root: join(restored, 'blobs') }), hash: nodeSha256, verify: true, graceMs: 60_000 });
+    const check = await fsck({
+      repo: again.repo,
+      blobs: createFsBlobStore({ root: join(restored, 'blobs') }),
+      hash: nodeSha256,
+      verify: true,
+      graceMs: 60_000,
+    });
     expect(check.problems).toEqual([]);
   });
 });

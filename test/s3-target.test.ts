@@ -1,6 +1,13 @@
 // Smoke test of the run's S3 server itself (test/global-setup-s3.ts): that it is a real S3, which
 // checks signatures, before the driver tests rely on it.
-import { CreateMultipartUploadCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestBucket, describeS3, s3TestTarget, testS3Client } from './helpers/s3.js';
@@ -34,7 +41,9 @@ describeS3('S3 test target', () => {
 
   it('serves a presigned GET to plain fetch and refuses it with a tampered signature', async () => {
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'signed.bin', Body: body }));
-    const url = new URL(await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: 'signed.bin' }), { expiresIn: 60 }));
+    const url = new URL(
+      await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: 'signed.bin' }), { expiresIn: 60 }),
+    );
 
     const ok = await fetch(url);
     expect(ok.status).toBe(200);
@@ -51,11 +60,23 @@ describeS3('S3 test target', () => {
   it('cleanup() removes a bucket with objects and an unfinished multipart upload', async () => {
     const extra = await createTestBucket(target, 'Cleanup Check!');
     expect(extra.bucket).toMatch(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/);
-    await Promise.all([1, 2, 3].map((i) => client.send(new PutObjectCommand({ Bucket: extra.bucket, Key: `k${i}`, Body: body }))));
+    await Promise.all(
+      [1, 2, 3].map((i) => client.send(new PutObjectCommand({ Bucket: extra.bucket, Key: `k${i}`, Body: body }))),
+    );
     const mpu = await client.send(new CreateMultipartUploadCommand({ Bucket: extra.bucket, Key: 'unfinished' }));
-    await client.send(new UploadPartCommand({ Bucket: extra.bucket, Key: 'unfinished', UploadId: mpu.UploadId, PartNumber: 1, Body: body }));
+    await client.send(
+      new UploadPartCommand({
+        Bucket: extra.bucket,
+        Key: 'unfinished',
+        UploadId: mpu.UploadId,
+        PartNumber: 1,
+        Body: body,
+      }),
+    );
 
     await extra.cleanup();
-    await expect(client.send(new HeadBucketCommand({ Bucket: extra.bucket }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
+    await expect(client.send(new HeadBucketCommand({ Bucket: extra.bucket }))).rejects.toMatchObject({
+      $metadata: { httpStatusCode: 404 },
+    });
   });
 });

@@ -13,7 +13,12 @@ const codeOf = (fn: () => unknown) => {
 
 describe('narrowScope: one rule for HTTP puts, the service and in-process stores', () => {
   it('a tenant-wide caller names session, trace and user; its own user is only a default', () => {
-    expect(narrowScope({ tenantId: 't', userId: 'dev' }, { sessionId: 's1', traceId: 'r1' })).toEqual({ tenantId: 't', userId: 'dev', sessionId: 's1', traceId: 'r1' });
+    expect(narrowScope({ tenantId: 't', userId: 'dev' }, { sessionId: 's1', traceId: 'r1' })).toEqual({
+      tenantId: 't',
+      userId: 'dev',
+      sessionId: 's1',
+      traceId: 'r1',
+    });
     expect(narrowScope({ tenantId: 't', userId: 'dev' }, { userId: 'bob' })).toEqual({ tenantId: 't', userId: 'bob' });
   });
 
@@ -39,6 +44,9 @@ describe('narrowScope: one rule for HTTP puts, the service and in-process stores
 
   it('reads are filtered by the bound session and trace only', () => {
     expect(readFilterOf({ tenantId: 't', userId: 'u' })).toEqual({});
-    expect(readFilterOf({ tenantId: 't', userId: 'u', sessionId: 's', traceId: 'r' })).toEqual({ sessionId: 's', traceId: 'r' });
+    expect(readFilterOf({ tenantId: 't', userId: 'u', sessionId: 's', traceId: 'r' })).toEqual({
+      sessionId: 's',
+      traceId: 'r',
+    });
   });
 });

@@ -13,14 +13,24 @@ import { parseRange } from '../src/core/range.js';
 import type { ArtifactRef, ArtifactScope } from '../src/core/schemas.js';
 import type { ArtifactRepository } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
-import { createArtifactService, type Access, type ArtifactService, type ServiceLimits } from '../src/service/artifact-service.js';
+import {
+  createArtifactService,
+  type Access,
+  type ArtifactService,
+  type ServiceLimits,
+} from '../src/service/artifact-service.js';
 import { expectArtifactError } from './helpers/artifact-errors.js';
 import { bytesStream, failingStream, readAll, sha256Of } from './helpers/streams.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const LIMITS: ServiceLimits = { maxArtifactBytes: 4 * 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 86_400, touchFlushMs: 0 };
+const LIMITS: ServiceLimits = {
+  maxArtifactBytes: 4 * 1024 * 1024,
+  defaultTtlSeconds: 3600,
+  maxTtlSeconds: 86_400,
+  touchFlushMs: 0,
+};
 
 interface Harness {
   dir: string;
@@ -57,7 +67,9 @@ const sessionAccess = (tenantId: string, sessionId: string): Access => ({ tenant
 
 async function blobFiles(root: string): Promise<string[]> {
   try {
-    return (await readdir(join(root, 'sha256'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+    return (await readdir(join(root, 'sha256'), { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => e.name);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
@@ -77,7 +89,11 @@ async function bytesOf(service: ArtifactService, access: Access, id: string): Pr
   return Buffer.from(await readAll((await service.getStream(access, id)).body));
 }
 
-async function listAll(service: ArtifactService, access: Access, query: Parameters<ArtifactService['list']>[1] = {}): Promise<ArtifactRef[]> {
+async function listAll(
+  service: ArtifactService,
+  access: Access,
+  query: Parameters<ArtifactService['list']>[1] = {},
+): Promise<ArtifactRef[]> {
   return (await service.list(access, { limit: 1000, ...query })).items;
 }
 
@@ -165,7 +181,10 @@ describe('ArtifactService: put', () => {
 
   it('another tenant gets the same id but cannot see the first tenant’s reference', async () => {
     const bytes = randomBytes(2048);
-    const a = await h.service.putBytes({ tenantId: 'tenant-a' }, bytes, { filename: 'a-secret.pdf', meta: { owner: 'a' } });
+    const a = await h.service.putBytes({ tenantId: 'tenant-a' }, bytes, {
+      filename: 'a-secret.pdf',
+      meta: { owner: 'a' },
+    });
     await expectArtifactError(h.service.getRef(tenant('tenant-b'), a.ref.id), 'not_found');
     await expectArtifactError(h.service.getStream(tenant('tenant-b'), a.ref.id), 'not_found');
     expect(await h.service.exists(tenant('tenant-b'), a.ref.id)).toBe(false);
@@ -209,7 +228,10 @@ describe('ArtifactService: put', () => {
 
   it('ttl: over the maximum is bad_request with nothing stored; the maximum itself is accepted', async () => {
     const bytes = randomBytes(100);
-    await expectArtifactError(h.service.putBytes({ tenantId: 'acme' }, bytes, { ttl: LIMITS.maxTtlSeconds + 1 }), 'bad_request');
+    await expectArtifactError(
+      h.service.putBytes({ tenantId: 'acme' }, bytes, { ttl: LIMITS.maxTtlSeconds + 1 }),
+      'bad_request',
+    );
     await expectArtifactError(h.service.putBytes({ tenantId: 'acme' }, bytes, { ttl: 0 }), 'bad_request');
     await expectArtifactError(h.service.putBytes({ tenantId: 'acme' }, bytes, { ttl: 1.5 }), 'bad_request');
     expect(await listAll(h.service, tenant('acme'))).toEqual([]);
@@ -220,9 +242,9 @@ describe('ArtifactService: put', () => {
 
   it('a body that errors mid-stream leaves no row and no blob', async () => {
     const chunks = [randomBytes(1024 * 1024), randomBytes(1024 * 1024), randomBytes(10)];
-    await expect(h.service.putStream({ tenantId: 'acme', sessionId: 's' }, failingStream(chunks, new Error('client went away')))).rejects.toThrow(
-      'client went away',
-    );
+    await expect(
+      h.service.putStream({ tenantId: 'acme', sessionId: 's' }, failingStream(chunks, new Error('client went away'))),
+    ).rejects.toThrow('client went away');
     expect(await listAll(h.service, tenant('acme'))).toEqual([]);
     expect(await blobFiles(h.blobRoot)).toEqual([]);
     expect(await tmpFiles(h.blobRoot)).toEqual([]);
@@ -230,8 +252,14 @@ describe('ArtifactService: put', () => {
 
   it('checksum mismatch, oversize and empty bodies store nothing', async () => {
     const bytes = randomBytes(1000);
-    await expectArtifactError(h.service.putBytes({ tenantId: 'acme' }, bytes, { sha256: sha256Of(randomBytes(5)) }), 'checksum_mismatch');
-    await expectArtifactError(h.service.putBytes({ tenantId: 'acme' }, randomBytes(LIMITS.maxArtifactBytes + 1)), 'payload_too_large');
+    await expectArtifactError(
+      h.service.putBytes({ tenantId: 'acme' }, bytes, { sha256: sha256Of(randomBytes(5)) }),
+      'checksum_mismatch',
+    );
+    await expectArtifactError(
+      h.service.putBytes({ tenantId: 'acme' }, randomBytes(LIMITS.maxArtifactBytes + 1)),
+      'payload_too_large',
+    );
     await expectArtifactError(h.service.putBytes({ tenantId: 'acme' }, new Uint8Array(0)), 'bad_request');
     expect(await listAll(h.service, tenant('acme'))).toEqual([]);
     expect(await blobFiles(h.blobRoot)).toEqual([]);
@@ -250,13 +278,16 @@ describe('ArtifactService: put', () => {
     ];
     for (const options of cases) {
       let pulled = false;
-      const body = new ReadableStream<Uint8Array>({
-        pull(c) {
-          pulled = true;
-          c.enqueue(new Uint8Array([1]));
-          c.close();
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull(c) {
+            pulled = true;
+            c.enqueue(new Uint8Array([1]));
+            c.close();
+          },
         },
-      }, { highWaterMark: 0 });
+        { highWaterMark: 0 },
+      );
       await expectArtifactError(h.service.putStream({ tenantId: 'acme' }, body, options), 'bad_request');
       expect(pulled, JSON.stringify(options)).toBe(false);
     }
@@ -277,7 +308,11 @@ describe('ArtifactService: scope isolation and delete', () => {
   });
 
   it('a session cannot see, read, list or delete another session’s reference', async () => {
-    const a = await h.service.putBytes(A, bytes, { filename: 'secret-A.pdf', meta: { note: 'for A only' }, source: { tool: 'a-tool' } });
+    const a = await h.service.putBytes(A, bytes, {
+      filename: 'secret-A.pdf',
+      meta: { note: 'for A only' },
+      source: { tool: 'a-tool' },
+    });
     const missingId = artifactId('art', sha256Of(randomBytes(8)));
 
     const outOfScope = await expectArtifactError(h.service.getRef(accessB, a.ref.id), 'not_found');
@@ -295,7 +330,12 @@ describe('ArtifactService: scope isolation and delete', () => {
   });
 
   it('both sessions hold the same bytes; each sees only its own filename and meta', async () => {
-    const a = await h.service.putBytes(A, bytes, { filename: 'secret-A.pdf', meta: { note: 'for A only' }, source: { tool: 'a-tool' }, mimeType: 'application/pdf' });
+    const a = await h.service.putBytes(A, bytes, {
+      filename: 'secret-A.pdf',
+      meta: { note: 'for A only' },
+      source: { tool: 'a-tool' },
+      mimeType: 'application/pdf',
+    });
     const b = await h.service.putBytes(B, bytes, { filename: 'b.pdf', mimeType: 'application/x-b' });
     expect(b.ref.id).toBe(a.ref.id);
     expect(b.created).toBe(true);
@@ -429,7 +469,11 @@ describe('ArtifactService: reads', () => {
     const id = artifactId('ns', realSha);
 
     // Store the original bytes under the fake hash (a hasher that lies), then record them.
-    const liar = createFsBlobStore({ root: h.blobRoot, fsync: false, hash: () => ({ update() {}, digest: () => fakeSha }) });
+    const liar = createFsBlobStore({
+      root: h.blobRoot,
+      fsync: false,
+      hash: () => ({ update() {}, digest: () => fakeSha }),
+    });
     expect((await liar.put(bytesStream(original))).sha256).toBe(fakeSha);
     await h.repo.commitPut({
       scope: { tenantId: 'acme', sessionId: 's-orig' },
@@ -443,8 +487,15 @@ describe('ArtifactService: reads', () => {
       expiresAt: T0 + 3600_000,
     });
 
-    for (const scope of [{ tenantId: 'acme', sessionId: 's-orig' }, { tenantId: 'acme', sessionId: 's-new' }, { tenantId: 'acme' }]) {
-      const err = await expectArtifactError(h.service.putBytes(scope, colliding, { namespace: 'ns', filename: 'colliding.bin' }), 'hash_collision');
+    for (const scope of [
+      { tenantId: 'acme', sessionId: 's-orig' },
+      { tenantId: 'acme', sessionId: 's-new' },
+      { tenantId: 'acme' },
+    ]) {
+      const err = await expectArtifactError(
+        h.service.putBytes(scope, colliding, { namespace: 'ns', filename: 'colliding.bin' }),
+        'hash_collision',
+      );
       expect(err.status).toBe(409);
       expect(err.message).toContain(id);
     }
@@ -458,7 +509,9 @@ describe('ArtifactService: reads', () => {
     expect(all).toHaveLength(1);
     expect(all[0]!.scope).toEqual({ tenantId: 'acme', sessionId: 's-orig' });
     // Another namespace, or another tenant, stores the colliding bytes fine.
-    expect((await h.service.putBytes({ tenantId: 'acme' }, colliding, { namespace: 'other' })).ref.sha256).toBe(realSha);
+    expect((await h.service.putBytes({ tenantId: 'acme' }, colliding, { namespace: 'other' })).ref.sha256).toBe(
+      realSha,
+    );
     expect((await h.service.putBytes({ tenantId: 'globex' }, colliding, { namespace: 'ns' })).ref.id).toBe(id);
   });
 });
@@ -470,15 +523,43 @@ describe('ArtifactService: list', () => {
   beforeEach(async () => {
     h = await createHarness();
     const items = [
-      { key: 'i1', scope: { tenantId: 'acme', userId: 'u1', sessionId: 's1', traceId: 't1' }, namespace: 'alpha', mimeType: 'image/png' },
-      { key: 'i2', scope: { tenantId: 'acme', userId: 'u2', sessionId: 's1', traceId: 't2' }, namespace: 'beta', mimeType: 'image/jpeg' },
-      { key: 'i3', scope: { tenantId: 'acme', userId: 'u1', sessionId: 's2', traceId: 't3' }, namespace: 'alpha', mimeType: 'application/pdf' },
-      { key: 'i4', scope: { tenantId: 'acme', userId: 'u2', sessionId: 's2', traceId: 't3' }, namespace: 'beta', mimeType: 'text/plain; charset=utf-8' },
-      { key: 'x1', scope: { tenantId: 'other', userId: 'u1', sessionId: 's1', traceId: 't1' }, namespace: 'alpha', mimeType: 'image/png' },
+      {
+        key: 'i1',
+        scope: { tenantId: 'acme', userId: 'u1', sessionId: 's1', traceId: 't1' },
+        namespace: 'alpha',
+        mimeType: 'image/png',
+      },
+      {
+        key: 'i2',
+        scope: { tenantId: 'acme', userId: 'u2', sessionId: 's1', traceId: 't2' },
+        namespace: 'beta',
+        mimeType: 'image/jpeg',
+      },
+      {
+        key: 'i3',
+        scope: { tenantId: 'acme', userId: 'u1', sessionId: 's2', traceId: 't3' },
+        namespace: 'alpha',
+        mimeType: 'application/pdf',
+      },
+      {
+        key: 'i4',
+        scope: { tenantId: 'acme', userId: 'u2', sessionId: 's2', traceId: 't3' },
+        namespace: 'beta',
+        mimeType: 'text/plain; charset=utf-8',
+      },
+      {
+        key: 'x1',
+        scope: { tenantId: 'other', userId: 'u1', sessionId: 's1', traceId: 't1' },
+        namespace: 'alpha',
+        mimeType: 'image/png',
+      },
     ];
     for (const [i, item] of items.entries()) {
       h.clock.t = T0 + i * 1000;
-      const { ref } = await h.service.putBytes(item.scope, randomBytes(64), { namespace: item.namespace, mimeType: item.mimeType });
+      const { ref } = await h.service.putBytes(item.scope, randomBytes(64), {
+        namespace: item.namespace,
+        mimeType: item.mimeType,
+      });
       ids[item.key] = ref.id;
     }
   });
@@ -492,7 +573,8 @@ describe('ArtifactService: list', () => {
   });
 
   it('filters by session, trace, user, namespace and mime prefix', async () => {
-    const q = async (query: Parameters<ArtifactService['list']>[1]) => keysOf(await listAll(h.service, tenant('acme'), query));
+    const q = async (query: Parameters<ArtifactService['list']>[1]) =>
+      keysOf(await listAll(h.service, tenant('acme'), query));
     expect(await q({ sessionId: 's1' })).toEqual(['i2', 'i1']);
     expect(await q({ sessionId: 's2' })).toEqual(['i4', 'i3']);
     expect(await q({ traceId: 't3' })).toEqual(['i4', 'i3']);
@@ -509,7 +591,8 @@ describe('ArtifactService: list', () => {
   });
 
   it('filters by creation time', async () => {
-    const q = async (query: Parameters<ArtifactService['list']>[1]) => keysOf(await listAll(h.service, tenant('acme'), query));
+    const q = async (query: Parameters<ArtifactService['list']>[1]) =>
+      keysOf(await listAll(h.service, tenant('acme'), query));
     expect(await q({ createdAfter: iso(T0 + 1500) })).toEqual(['i4', 'i3']);
     expect(await q({ createdBefore: iso(T0 + 1500) })).toEqual(['i2', 'i1']);
     expect(await q({ createdAfter: iso(T0 + 500), createdBefore: iso(T0 + 2500) })).toEqual(['i3', 'i2']);
@@ -519,7 +602,9 @@ describe('ArtifactService: list', () => {
 
   it('a session-bound caller lists only its session, whatever else it asks', async () => {
     expect(keysOf(await listAll(h.service, sessionAccess('acme', 's2')))).toEqual(['i4', 'i3']);
-    expect(keysOf(await listAll(h.service, sessionAccess('acme', 's2'), { sessionId: 's2', userId: 'u1' }))).toEqual(['i3']);
+    expect(keysOf(await listAll(h.service, sessionAccess('acme', 's2'), { sessionId: 's2', userId: 'u1' }))).toEqual([
+      'i3',
+    ]);
     await expectArtifactError(h.service.list(sessionAccess('acme', 's2'), { sessionId: 's1' }), 'forbidden');
     expect(keysOf(await listAll(h.service, { tenantId: 'acme', filter: { userId: 'u2' } }))).toEqual(['i4', 'i2']);
   });
@@ -655,7 +740,12 @@ describe('ArtifactService: reference lookups stay current across instances', () 
   it('a reference deleted through one instance is gone for the other from its next turn on', async () => {
     const h1 = await createHarness();
     const repo2 = createSqliteRepository({ path: h1.dbPath });
-    const service2 = createArtifactService({ repo: repo2, blobs: createFsBlobStore({ root: h1.blobRoot, fsync: false }), limits: LIMITS, now: () => h1.clock.t });
+    const service2 = createArtifactService({
+      repo: repo2,
+      blobs: createFsBlobStore({ root: h1.blobRoot, fsync: false }),
+      limits: LIMITS,
+      now: () => h1.clock.t,
+    });
     opened.push({ dir: h1.dir, closers: [() => service2.close(), () => repo2.close()] });
 
     const { ref } = await h1.service.putText({ tenantId: 'acme', sessionId: 's1' }, 'shared view');
@@ -749,10 +839,15 @@ process.stdout.write(JSON.stringify({ ok, errors }));
     );
     const run = (label: string) =>
       new Promise<{ ok: number; errors: string[] }>((resolve, reject) => {
-        execFile(process.execPath, ['--import', 'tsx', script, h.dbPath, h.blobRoot, label], { cwd: process.cwd() }, (err, stdout, stderr) => {
-          if (err) reject(new Error(`${label} failed: ${stderr || err.message}`));
-          else resolve(JSON.parse(stdout) as { ok: number; errors: string[] });
-        });
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', script, h.dbPath, h.blobRoot, label],
+          { cwd: process.cwd() },
+          (err, stdout, stderr) => {
+            if (err) reject(new Error(`${label} failed: ${stderr || err.message}`));
+            else resolve(JSON.parse(stdout) as { ok: number; errors: string[] });
+          },
+        );
       });
     const children = [run('p1'), run('p2')];
     // This process writes at the same time.
@@ -767,7 +862,9 @@ process.stdout.write(JSON.stringify({ ok, errors }));
     for (const r of childResults) expect(r).toEqual({ ok: 100, errors: [] });
 
     for (const session of ['p0', 'p1', 'p2']) {
-      expect((await h.service.list(tenant('acme'), { sessionId: session, limit: 1000 })).items, session).toHaveLength(100);
+      expect((await h.service.list(tenant('acme'), { sessionId: session, limit: 1000 })).items, session).toHaveLength(
+        100,
+      );
     }
     expect((await h.service.list(tenant('acme'), { sessionId: 'shared', limit: 1000 })).items).toHaveLength(1);
     expect(await tmpFiles(h.blobRoot)).toEqual([]);
@@ -777,7 +874,10 @@ process.stdout.write(JSON.stringify({ ok, errors }));
 describe('ArtifactError surface', () => {
   it('service errors are ArtifactErrors with the wire status', async () => {
     const h = await createHarness();
-    const err = await expectArtifactError(h.service.getRef(tenant('acme'), 'art_000000000000000000000000'), 'not_found');
+    const err = await expectArtifactError(
+      h.service.getRef(tenant('acme'), 'art_000000000000000000000000'),
+      'not_found',
+    );
     expect(err).toBeInstanceOf(ArtifactError);
     expect(err.status).toBe(404);
   });

@@ -68,15 +68,25 @@ describe('small blob cache', () => {
 
   it('under any sequence of sets, reads and deletes, a hit is exactly the bytes set and the budget holds', () => {
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('set' as const), key: fc.integer({ min: 0, max: 30 }), size: fc.integer({ min: 0, max: 120 }) }),
-      fc.record({ kind: fc.constant('get' as const), key: fc.integer({ min: 0, max: 30 }), start: fc.integer({ min: 0, max: 130 }), len: fc.integer({ min: 1, max: 130 }) }),
+      fc.record({
+        kind: fc.constant('set' as const),
+        key: fc.integer({ min: 0, max: 30 }),
+        size: fc.integer({ min: 0, max: 120 }),
+      }),
+      fc.record({
+        kind: fc.constant('get' as const),
+        key: fc.integer({ min: 0, max: 30 }),
+        start: fc.integer({ min: 0, max: 130 }),
+        len: fc.integer({ min: 1, max: 130 }),
+      }),
       fc.record({ kind: fc.constant('delete' as const), key: fc.integer({ min: 0, max: 30 }) }),
     );
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 400 }), fc.array(op, { maxLength: 300 }), (budget, ops) => {
         const cache = createSmallBlobCache(budget);
         // What each key's bytes are (the cache is keyed by content, so a key's bytes never change).
-        const content = (key: number, size: number) => Uint8Array.from({ length: size }, (_, i) => (key * 31 + i * 7) % 256);
+        const content = (key: number, size: number) =>
+          Uint8Array.from({ length: size }, (_, i) => (key * 31 + i * 7) % 256);
         const sizes = new Map<number, number>();
         for (const o of ops) {
           if (o.kind === 'set') {
@@ -109,8 +119,23 @@ describe('small blob cache', () => {
         numRuns: 1000,
         // Cases found before: a read that moves one entry and evicts another; an entry ending exactly where a new one starts.
         examples: [
-          [8, [{ kind: 'set', key: 26, size: 1 }, { kind: 'set', key: 0, size: 4 }, { kind: 'get', key: 26, start: 0, len: 1 }, { kind: 'set', key: 1, size: 2 }]],
-          [72, [{ kind: 'set', key: 0, size: 41 }, { kind: 'set', key: 1, size: 31 }, { kind: 'set', key: 2, size: 1 }]],
+          [
+            8,
+            [
+              { kind: 'set', key: 26, size: 1 },
+              { kind: 'set', key: 0, size: 4 },
+              { kind: 'get', key: 26, start: 0, len: 1 },
+              { kind: 'set', key: 1, size: 2 },
+            ],
+          ],
+          [
+            72,
+            [
+              { kind: 'set', key: 0, size: 41 },
+              { kind: 'set', key: 1, size: 31 },
+              { kind: 'set', key: 2, size: 1 },
+            ],
+          ],
         ],
       },
     );

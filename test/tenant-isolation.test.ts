@@ -23,8 +23,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bearer, createTestApp, sha256, type TestApp } from './helpers/app.js';
 
-const SEED = process.env.ISOLATION_SEED ? Number(process.env.ISOLATION_SEED) : (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
-if (!Number.isSafeInteger(SEED)) throw new Error(`ISOLATION_SEED must be a whole number, not ${JSON.stringify(process.env.ISOLATION_SEED)}.`);
+const SEED = process.env.ISOLATION_SEED
+  ? Number(process.env.ISOLATION_SEED)
+  : (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
+if (!Number.isSafeInteger(SEED))
+  throw new Error(`ISOLATION_SEED must be a whole number, not ${JSON.stringify(process.env.ISOLATION_SEED)}.`);
 const VERBOSE = Boolean(process.env.ISOLATION_VERBOSE);
 const TARGET_REQUESTS = 10_000;
 /** How long an SSE body is read before it is cancelled. */
@@ -134,15 +137,29 @@ function foreignScopeFields(value: unknown, viewer: { tenant: number; session?: 
   const prefix = `${WORDS[viewer.tenant]}-`;
   const walk = (v: unknown, path: string) => {
     if (Array.isArray(v)) {
-      v.forEach((x, i) => walk(x, `${path}[${i}]`));
+      for (const [i, x] of v.entries()) walk(x, `${path}[${i}]`);
       return;
     }
     if (v === null || typeof v !== 'object') return;
     for (const [k, x] of Object.entries(v)) {
       const at = `${path}.${k}`;
-      if ((k === 'tenantId' || k === 'tenant') && typeof x === 'string' && x !== own) out.push(`${at} = ${JSON.stringify(x)}`);
-      if ((k === 'sessionId' || k === 'traceId' || k === 'userId') && typeof x === 'string' && !x.startsWith(prefix) && x !== COMMON_SESSION && x !== COMMON_TRACE) out.push(`${at} = ${JSON.stringify(x)}`);
-      if (k === 'sessionId' && typeof x === 'string' && viewer.session !== undefined && x !== sessionOf(viewer.tenant, viewer.session)) out.push(`${at} = ${JSON.stringify(x)} (another session)`);
+      if ((k === 'tenantId' || k === 'tenant') && typeof x === 'string' && x !== own)
+        out.push(`${at} = ${JSON.stringify(x)}`);
+      if (
+        (k === 'sessionId' || k === 'traceId' || k === 'userId') &&
+        typeof x === 'string' &&
+        !x.startsWith(prefix) &&
+        x !== COMMON_SESSION &&
+        x !== COMMON_TRACE
+      )
+        out.push(`${at} = ${JSON.stringify(x)}`);
+      if (
+        k === 'sessionId' &&
+        typeof x === 'string' &&
+        viewer.session !== undefined &&
+        x !== sessionOf(viewer.tenant, viewer.session)
+      )
+        out.push(`${at} = ${JSON.stringify(x)} (another session)`);
       walk(x, at);
     }
   };
@@ -157,28 +174,101 @@ type Who = { kind: Kind; tenant: number; session: number };
 type Target = { from: 'own' | 'foreign' | 'shared' | 'never'; pick: number };
 type TenantParam = 'none' | 'own' | 'foreign';
 type Cmd =
-  | { op: 'put'; who: Who; session: number | null; trace: number | null; user: number | null; shared: boolean; repeat: boolean; pick: number; salt: string; pad: number; ns: number; mime: number; filename: boolean; meta: boolean; link: boolean; wrongSession: boolean; ttl: boolean }
+  | {
+      op: 'put';
+      who: Who;
+      session: number | null;
+      trace: number | null;
+      user: number | null;
+      shared: boolean;
+      repeat: boolean;
+      pick: number;
+      salt: string;
+      pad: number;
+      ns: number;
+      mime: number;
+      filename: boolean;
+      meta: boolean;
+      link: boolean;
+      wrongSession: boolean;
+      ttl: boolean;
+    }
   | { op: 'get'; who: Who; target: Target; range: number; conditional: boolean; disposition: number }
   | { op: 'head'; who: Who; target: Target }
   | { op: 'meta'; who: Who; target: Target; link: boolean }
-  | { op: 'list'; who: Who; session: 'none' | 'own' | 'other' | 'foreign' | 'common'; trace: boolean; ns: number | null; mime: boolean; limit: number; pages: number; link: boolean; header: boolean }
+  | {
+      op: 'list';
+      who: Who;
+      session: 'none' | 'own' | 'other' | 'foreign' | 'common';
+      trace: boolean;
+      ns: number | null;
+      mime: boolean;
+      limit: number;
+      pages: number;
+      link: boolean;
+      header: boolean;
+    }
   | { op: 'delete'; who: Who; target: Target }
   | { op: 'url'; who: Who; target: Target; body: number; tamper: number }
   | { op: 'upload'; who: Who; complete: boolean }
   | { op: 'usage'; who: Who; tenant: TenantParam; top: number }
   | { op: 'admin'; who: Who; action: 'retention' | 'fsck' | 'purge' | 'audit'; tenant: TenantParam; target: Target }
-  | { op: 'events'; who: Who; filter: 'none' | 'session' | 'foreignSession' | 'common' | 'trace' | 'ownTenant' | 'foreignTenant'; resume: 'none' | 'zero' | 'recent'; back: number; liveFor: number; audit: boolean }
-  | { op: 'mcp'; who: Who; action: 'list' | 'read' | 'templates' | 'tools' | 'info' | 'url' | 'subscribe' | 'listen' | 'close' | 'hijack' | 'badTool'; target: Target; liveFor: number }
-  | { op: 'ui'; who: Who; allSessions: boolean; mode: 'proxy' | 'direct'; disposition: 'inline' | 'attachment'; pick: number; liveFor: number };
+  | {
+      op: 'events';
+      who: Who;
+      filter: 'none' | 'session' | 'foreignSession' | 'common' | 'trace' | 'ownTenant' | 'foreignTenant';
+      resume: 'none' | 'zero' | 'recent';
+      back: number;
+      liveFor: number;
+      audit: boolean;
+    }
+  | {
+      op: 'mcp';
+      who: Who;
+      action:
+        | 'list'
+        | 'read'
+        | 'templates'
+        | 'tools'
+        | 'info'
+        | 'url'
+        | 'subscribe'
+        | 'listen'
+        | 'close'
+        | 'hijack'
+        | 'badTool';
+      target: Target;
+      liveFor: number;
+    }
+  | {
+      op: 'ui';
+      who: Who;
+      allSessions: boolean;
+      mode: 'proxy' | 'direct';
+      disposition: 'inline' | 'attachment';
+      pick: number;
+      liveFor: number;
+    };
 
 const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary });
 const kindArb = (session: number, tenant: number, admin: number, operator: number): fc.Arbitrary<Kind> =>
-  fc.oneof(w(session, fc.constant('session' as const)), w(tenant, fc.constant('tenant' as const)), w(admin, fc.constant('admin' as const)), w(operator, fc.constant('operator' as const)));
-const whoArb = (kinds: fc.Arbitrary<Kind>) => fc.record({ kind: kinds, tenant: fc.nat({ max: 2 }), session: fc.nat({ max: 2 }) });
+  fc.oneof(
+    w(session, fc.constant('session' as const)),
+    w(tenant, fc.constant('tenant' as const)),
+    w(admin, fc.constant('admin' as const)),
+    w(operator, fc.constant('operator' as const)),
+  );
+const whoArb = (kinds: fc.Arbitrary<Kind>) =>
+  fc.record({ kind: kinds, tenant: fc.nat({ max: 2 }), session: fc.nat({ max: 2 }) });
 const artifactWho = whoArb(kindArb(5, 3, 2, 1));
 const serviceWho = whoArb(kindArb(3, 3, 3, 3));
 const targetArb: fc.Arbitrary<Target> = fc.record({
-  from: fc.oneof(w(7, fc.constant('own' as const)), w(4, fc.constant('foreign' as const)), w(1, fc.constant('shared' as const)), w(1, fc.constant('never' as const))),
+  from: fc.oneof(
+    w(7, fc.constant('own' as const)),
+    w(4, fc.constant('foreign' as const)),
+    w(1, fc.constant('shared' as const)),
+    w(1, fc.constant('never' as const)),
+  ),
   pick: fc.nat(),
 });
 const tenantParamArb: fc.Arbitrary<TenantParam> = fc.constantFrom('none', 'own', 'foreign');
@@ -207,7 +297,17 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       ttl: fc.boolean(),
     }),
   ),
-  w(12, fc.record({ op: fc.constant('get' as const), who: artifactWho, target: targetArb, range: fc.nat({ max: 4 }), conditional: fc.boolean(), disposition: fc.nat({ max: 2 }) })),
+  w(
+    12,
+    fc.record({
+      op: fc.constant('get' as const),
+      who: artifactWho,
+      target: targetArb,
+      range: fc.nat({ max: 4 }),
+      conditional: fc.boolean(),
+      disposition: fc.nat({ max: 2 }),
+    }),
+  ),
   w(5, fc.record({ op: fc.constant('head' as const), who: artifactWho, target: targetArb })),
   w(7, fc.record({ op: fc.constant('meta' as const), who: artifactWho, target: targetArb, link: fc.boolean() })),
   w(
@@ -215,7 +315,13 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
     fc.record({
       op: fc.constant('list' as const),
       who: artifactWho,
-      session: fc.constantFrom('none' as const, 'own' as const, 'other' as const, 'foreign' as const, 'common' as const),
+      session: fc.constantFrom(
+        'none' as const,
+        'own' as const,
+        'other' as const,
+        'foreign' as const,
+        'common' as const,
+      ),
       trace: fc.boolean(),
       ns: maybe(fc.nat({ max: 2 })),
       mime: fc.boolean(),
@@ -226,16 +332,55 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
     }),
   ),
   w(3, fc.record({ op: fc.constant('delete' as const), who: artifactWho, target: targetArb })),
-  w(7, fc.record({ op: fc.constant('url' as const), who: artifactWho, target: targetArb, body: fc.nat({ max: 2 }), tamper: fc.nat({ max: 3 }) })),
+  w(
+    7,
+    fc.record({
+      op: fc.constant('url' as const),
+      who: artifactWho,
+      target: targetArb,
+      body: fc.nat({ max: 2 }),
+      tamper: fc.nat({ max: 3 }),
+    }),
+  ),
   w(2, fc.record({ op: fc.constant('upload' as const), who: artifactWho, complete: fc.boolean() })),
-  w(5, fc.record({ op: fc.constant('usage' as const), who: serviceWho, tenant: tenantParamArb, top: fc.integer({ min: 1, max: 300 }) })),
-  w(4, fc.record({ op: fc.constant('admin' as const), who: serviceWho, action: fc.oneof(w(1, fc.constant('retention' as const)), w(1, fc.constant('fsck' as const)), w(2, fc.constant('purge' as const)), w(4, fc.constant('audit' as const))), tenant: tenantParamArb, target: targetArb })),
+  w(
+    5,
+    fc.record({
+      op: fc.constant('usage' as const),
+      who: serviceWho,
+      tenant: tenantParamArb,
+      top: fc.integer({ min: 1, max: 300 }),
+    }),
+  ),
+  w(
+    4,
+    fc.record({
+      op: fc.constant('admin' as const),
+      who: serviceWho,
+      action: fc.oneof(
+        w(1, fc.constant('retention' as const)),
+        w(1, fc.constant('fsck' as const)),
+        w(2, fc.constant('purge' as const)),
+        w(4, fc.constant('audit' as const)),
+      ),
+      tenant: tenantParamArb,
+      target: targetArb,
+    }),
+  ),
   w(
     2,
     fc.record({
       op: fc.constant('events' as const),
       who: serviceWho,
-      filter: fc.constantFrom('none' as const, 'session' as const, 'foreignSession' as const, 'common' as const, 'trace' as const, 'ownTenant' as const, 'foreignTenant' as const),
+      filter: fc.constantFrom(
+        'none' as const,
+        'session' as const,
+        'foreignSession' as const,
+        'common' as const,
+        'trace' as const,
+        'ownTenant' as const,
+        'foreignTenant' as const,
+      ),
       resume: fc.constantFrom('none' as const, 'zero' as const, 'recent' as const),
       back: fc.nat({ max: 400 }),
       liveFor: fc.nat({ max: 12 }),
@@ -264,7 +409,18 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       liveFor: fc.nat({ max: 8 }),
     }),
   ),
-  w(1, fc.record({ op: fc.constant('ui' as const), who: artifactWho, allSessions: fc.boolean(), mode: fc.constantFrom('proxy' as const, 'direct' as const), disposition: fc.constantFrom('inline' as const, 'attachment' as const), pick: fc.nat(), liveFor: fc.nat({ max: 8 }) })),
+  w(
+    1,
+    fc.record({
+      op: fc.constant('ui' as const),
+      who: artifactWho,
+      allSessions: fc.boolean(),
+      mode: fc.constantFrom('proxy' as const, 'direct' as const),
+      disposition: fc.constantFrom('inline' as const, 'attachment' as const),
+      pick: fc.nat(),
+      liveFor: fc.nat({ max: 8 }),
+    }),
+  ),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -322,13 +478,38 @@ class Workload {
   constructor(private readonly t: TestApp) {}
 
   async setup() {
-    const session = TENANTS.map((t) => [0, 1, 2].map((s) => ({ kind: 'session' as const, tenant: t, session: s, label: `session:${sessionOf(t, s)}`, token: '' })));
-    for (const row of session) for (const c of row) c.token = await this.t.token({ tenant: tenantId(c.tenant), sub: userOf(c.tenant, c.session! % 2), session: sessionOf(c.tenant, c.session!), perms: ['read', 'write'] });
+    const session = TENANTS.map((t) =>
+      [0, 1, 2].map((s) => ({
+        kind: 'session' as const,
+        tenant: t,
+        session: s,
+        label: `session:${sessionOf(t, s)}`,
+        token: '',
+      })),
+    );
+    for (const row of session)
+      for (const c of row)
+        c.token = await this.t.token({
+          tenant: tenantId(c.tenant),
+          sub: userOf(c.tenant, c.session! % 2),
+          session: sessionOf(c.tenant, c.session!),
+          perms: ['read', 'write'],
+        });
     const tenant: Cred[] = [];
     const admin: Cred[] = [];
     for (const t of TENANTS) {
-      tenant.push({ kind: 'tenant', tenant: t, label: `tenant:${tenantId(t)}`, token: await this.t.token({ tenant: tenantId(t), sub: `${WORDS[t]}-agent`, perms: ['read', 'write'] }) });
-      admin.push({ kind: 'admin', tenant: t, label: `admin:${tenantId(t)}`, token: await this.t.token({ tenant: tenantId(t), sub: `${WORDS[t]}-admin`, perms: ['read', 'write', 'admin'] }) });
+      tenant.push({
+        kind: 'tenant',
+        tenant: t,
+        label: `tenant:${tenantId(t)}`,
+        token: await this.t.token({ tenant: tenantId(t), sub: `${WORDS[t]}-agent`, perms: ['read', 'write'] }),
+      });
+      admin.push({
+        kind: 'admin',
+        tenant: t,
+        label: `admin:${tenantId(t)}`,
+        token: await this.t.token({ tenant: tenantId(t), sub: `${WORDS[t]}-admin`, perms: ['read', 'write', 'admin'] }),
+      });
     }
     const operator: Cred = { kind: 'operator', tenant: -1, label: 'operator', token: await this.t.operatorKey() };
     this.creds = { session, tenant, admin, operator };
@@ -354,49 +535,99 @@ class Workload {
   /** Fails the run with what leaked, to whom, through which request. */
   private breach(what: string, kind: string, cred: Cred, request: string, status: number, body: string): never {
     const shown = request.replace(/Bearer [^"\s]+/g, 'Bearer <token>');
-    throw new IsolationBreach(`${what}\n  route: ${kind}\n  credential: ${cred.label}\n  request: ${shown.slice(0, 600)}\n  status: ${status}\n  response: ${body.slice(0, 1500)}`);
+    throw new IsolationBreach(
+      `${what}\n  route: ${kind}\n  credential: ${cred.label}\n  request: ${shown.slice(0, 600)}\n  status: ${status}\n  response: ${body.slice(0, 1500)}`,
+    );
   }
 
   /** Everything the viewer got, checked against everything other tenants hold. */
-  private inspect(kind: string, cred: Cred, request: string, status: number, headers: Headers, body: string, json: unknown) {
+  private inspect(
+    kind: string,
+    cred: Cred,
+    request: string,
+    status: number,
+    headers: Headers,
+    body: string,
+    json: unknown,
+  ) {
     if (status >= 500) this.breach(`a ${status} answer (the service failed)`, kind, cred, request, status, body);
     if (cred.kind === 'operator') {
       const path = request.slice(request.indexOf(' ') + 1).split('\n')[0]!;
-      if (ARTIFACT_ROUTES.test(path) && status !== 403) this.breach(`the operator key got ${status} on an artifact route (want 403)`, kind, cred, request, status, body);
+      if (ARTIFACT_ROUTES.test(path) && status !== 403)
+        this.breach(
+          `the operator key got ${status} on an artifact route (want 403)`,
+          kind,
+          cred,
+          request,
+          status,
+          body,
+        );
       return;
     }
     const headerText = [...headers].map(([k, v]) => `${k}: ${v}`).join('\n');
     const leaks = findLeaks(`${headerText}\n\n${body}`, cred.tenant, request, this.owners);
-    if (leaks.length > 0) this.breach(`another tenant's data in a response: ${leaks.join('; ')}`, kind, cred, request, status, `${headerText}\n\n${body}`);
+    if (leaks.length > 0)
+      this.breach(
+        `another tenant's data in a response: ${leaks.join('; ')}`,
+        kind,
+        cred,
+        request,
+        status,
+        `${headerText}\n\n${body}`,
+      );
     if (json !== undefined) {
-      const fields = foreignScopeFields(json, { tenant: cred.tenant, ...(cred.kind === 'session' ? { session: cred.session! } : {}) });
-      if (fields.length > 0) this.breach(`scope fields of another tenant or session: ${fields.join('; ')}`, kind, cred, request, status, body);
+      const fields = foreignScopeFields(json, {
+        tenant: cred.tenant,
+        ...(cred.kind === 'session' ? { session: cred.session! } : {}),
+      });
+      if (fields.length > 0)
+        this.breach(
+          `scope fields of another tenant or session: ${fields.join('; ')}`,
+          kind,
+          cred,
+          request,
+          status,
+          body,
+        );
     }
   }
 
   /** One request through app.request, counted and inspected. `auth: false` for signed links. */
-  async send(kind: string, cred: Cred, method: string, path: string, init: { headers?: Record<string, string>; body?: string; auth?: boolean } = {}): Promise<Answer> {
+  async send(
+    kind: string,
+    cred: Cred,
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; body?: string; auth?: boolean } = {},
+  ): Promise<Answer> {
     const started = performance.now();
     const headers = { ...(init.auth === false ? {} : bearer(cred.token)), ...init.headers };
-    const res = await this.t.app.request(path, { method, headers, ...(init.body !== undefined ? { body: init.body } : {}) });
+    const res = await this.t.app.request(path, {
+      method,
+      headers,
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
     const text = method === 'HEAD' ? '' : await res.text();
     const json = jsonOf(res, text);
     const request = `${method} ${path}\n${JSON.stringify(headers)}\n${init.body ?? ''}`;
     this.count(kind, res.status);
     this.inspect(kind, cred, request, res.status, res.headers, text, json);
-    if (cred.kind === 'operator' && (kind.startsWith('usage') || kind.startsWith('admin') || kind === 'events')) this.operatorSamples.push(text);
+    if (cred.kind === 'operator' && (kind.startsWith('usage') || kind.startsWith('admin') || kind === 'events'))
+      this.operatorSamples.push(text);
     this.elapsed.set(kind, (this.elapsed.get(kind) ?? 0) + performance.now() - started);
     if (cred.kind !== 'operator' && res.status < 300) {
       if (Array.isArray(json?.items) && json.items.length > 0) this.saw(`${kind} with items`);
       if (Array.isArray(json?.entries) && json.entries.length > 0) this.saw(`${kind} with entries`);
       if (Array.isArray(json?.sessions) && json.sessions.length > 0) this.saw(`${kind} with session rows`);
-      if (kind.includes('download') || kind.includes('preview') || kind === 'artifacts.get') if (/payload-of-|shared-payload-/.test(text)) this.saw(`${kind} with bytes`);
+      if (kind.includes('download') || kind.includes('preview') || kind === 'artifacts.get')
+        if (/payload-of-|shared-payload-/.test(text)) this.saw(`${kind} with bytes`);
     }
     return { request, status: res.status, headers: res.headers, text, json };
   }
 
   private expectStatus(a: Answer, want: number[], why: string, kind: string, cred: Cred) {
-    if (!want.includes(a.status)) this.breach(`${why}: got ${a.status}, want ${want.join(' or ')}`, kind, cred, a.request, a.status, a.text);
+    if (!want.includes(a.status))
+      this.breach(`${why}: got ${a.status}, want ${want.join(' or ')}`, kind, cred, a.request, a.status, a.text);
   }
 
   /** The 404 body of an id never stored, per route, with the id taken out. */
@@ -416,7 +647,15 @@ class Workload {
       missing = shape(never, NEVER_ID);
       this.missingShapes.set(kind, missing);
     }
-    if (shape(a, id) !== missing) this.breach(`another tenant's id answers unlike a missing one: ${JSON.stringify(missing)}`, kind, cred, a.request, a.status, a.text);
+    if (shape(a, id) !== missing)
+      this.breach(
+        `another tenant's id answers unlike a missing one: ${JSON.stringify(missing)}`,
+        kind,
+        cred,
+        a.request,
+        a.status,
+        a.text,
+      );
   }
 
   // --- picking targets
@@ -427,7 +666,7 @@ class Workload {
    */
   private target(cred: Cred, target: Target): { id: string; foreign: boolean } {
     const pickFrom = (pool: string[]) => (pool.length > 0 ? pool[target.pick % pool.length]! : undefined);
-    const own = cred.tenant < 0 ? 0 : cred.tenant;
+    const own = Math.max(cred.tenant, 0);
     const answer = (id: string) => ({ id, foreign: cred.tenant >= 0 && !this.heldEver[cred.tenant]!.has(id) });
     if (target.from === 'own') {
       const pool = cred.kind === 'session' ? this.idsBySession[own]![cred.session!]! : this.ids[own]!;
@@ -454,12 +693,16 @@ class Workload {
       if (!this.sharedIds.includes(ref.id)) this.sharedIds.push(ref.id);
     } else {
       const before = this.owners.get(hex);
-      if (before !== undefined && before !== t) throw new Error(`id ${ref.id} of ${tenantId(t)} was already ${String(before)}'s: payloads are meant to be unique per tenant`);
+      if (before !== undefined && before !== t)
+        throw new Error(
+          `id ${ref.id} of ${tenantId(t)} was already ${String(before)}'s: payloads are meant to be unique per tenant`,
+        );
       this.owners.set(hex, t);
     }
     this.heldEver[t]!.add(ref.id);
     if (!this.ids[t]!.includes(ref.id)) this.ids[t]!.push(ref.id);
-    if (session !== null && session < 3 && !this.idsBySession[t]![session]!.includes(ref.id)) this.idsBySession[t]![session]!.push(ref.id);
+    if (session !== null && session < 3 && !this.idsBySession[t]![session]!.includes(ref.id))
+      this.idsBySession[t]![session]!.push(ref.id);
   }
 
   // --- commands
@@ -478,15 +721,25 @@ class Workload {
         if (foreign) {
           await this.expectMissing(a, id, 'artifacts.head', cred, head);
           const missing = await head(NEVER_ID);
-          const shown = (x: Answer) => JSON.stringify([...x.headers].filter(([k]) => k !== 'x-request-id' && k !== 'content-length'));
-          if (shown(a) !== shown(missing)) this.breach(`HEAD of another tenant's id answers unlike a missing one: ${shown(missing)}`, 'artifacts.head', cred, a.request, a.status, shown(a));
+          const shown = (x: Answer) =>
+            JSON.stringify([...x.headers].filter(([k]) => k !== 'x-request-id' && k !== 'content-length'));
+          if (shown(a) !== shown(missing))
+            this.breach(
+              `HEAD of another tenant's id answers unlike a missing one: ${shown(missing)}`,
+              'artifacts.head',
+              cred,
+              a.request,
+              a.status,
+              shown(a),
+            );
         }
         return;
       }
       case 'meta': {
         const cred = this.cred(cmd.who);
         const { id, foreign } = this.target(cred, cmd.target);
-        const meta = (x: string) => this.send('artifacts.meta', cred, 'GET', `/v1/artifacts/${x}/meta${cmd.link ? '?url=proxy' : ''}`);
+        const meta = (x: string) =>
+          this.send('artifacts.meta', cred, 'GET', `/v1/artifacts/${x}/meta${cmd.link ? '?url=proxy' : ''}`);
         const a = await meta(id);
         if (foreign) await this.expectMissing(a, id, 'artifacts.meta', cred, meta);
         if (a.status === 200 && a.json?.url) await this.download('download', cred, a.json.url as string, {});
@@ -512,10 +765,21 @@ class Workload {
         }
         const bytes = `payload-of-${WORDS[Math.max(cred.tenant, 0)]}-upload-${this.counter++}`;
         const a = await this.send('uploads.begin', cred, 'POST', '/v1/uploads', {
-          headers: { 'Content-Type': 'application/json', ...(cred.kind !== 'session' && cred.tenant >= 0 ? { 'X-Artifact-Session': sessionOf(cred.tenant, this.counter % 3) } : {}) },
-          body: JSON.stringify({ sizeBytes: bytes.length, sha256: sha256(bytes), mimeType: 'text/plain', filename: `${WORDS[Math.max(cred.tenant, 0)]}-file-upload.txt` }),
+          headers: {
+            'Content-Type': 'application/json',
+            ...(cred.kind !== 'session' && cred.tenant >= 0
+              ? { 'X-Artifact-Session': sessionOf(cred.tenant, this.counter % 3) }
+              : {}),
+          },
+          body: JSON.stringify({
+            sizeBytes: bytes.length,
+            sha256: sha256(bytes),
+            mimeType: 'text/plain',
+            filename: `${WORDS[Math.max(cred.tenant, 0)]}-file-upload.txt`,
+          }),
         });
-        if (cred.kind !== 'operator') this.expectStatus(a, [400], 'direct uploads on the fs driver', 'uploads.begin', cred);
+        if (cred.kind !== 'operator')
+          this.expectStatus(a, [400], 'direct uploads on the fs driver', 'uploads.begin', cred);
         return;
       }
       case 'usage':
@@ -548,7 +812,8 @@ class Workload {
     const headers: Record<string, string> = { 'Content-Type': MIMES[cmd.mime]! };
     if (cmd.filename) headers['X-Artifact-Filename'] = `${word}-file-${this.counter++}.txt`;
     if (cmd.ns !== 0) headers['X-Artifact-Namespace'] = namespaceOf(t, cmd.ns);
-    if (cmd.meta) headers['X-Artifact-Meta'] = JSON.stringify({ note: `${word}-meta-${this.counter++}`, owner: tenantId(t) });
+    if (cmd.meta)
+      headers['X-Artifact-Meta'] = JSON.stringify({ note: `${word}-meta-${this.counter++}`, owner: tenantId(t) });
     if (cmd.meta) headers['X-Artifact-Source'] = JSON.stringify({ tool: `${word}-tool` });
     if (cmd.ttl) headers['X-Artifact-Ttl'] = '86400';
     if (cmd.trace !== null) headers['X-Artifact-Trace'] = traceName(t, cmd.trace);
@@ -559,8 +824,12 @@ class Workload {
       if (session !== null) headers['X-Artifact-Session'] = sessionName(t, session);
       if (cmd.user !== null) headers['X-Artifact-User'] = userOf(t, cmd.user);
     }
-    const a = await this.send('artifacts.put', cred, 'POST', `/v1/artifacts${cmd.link ? '?url=proxy' : ''}`, { headers, body });
-    if (cred.kind === 'session' && cmd.wrongSession) this.expectStatus(a, [403], 'a bound token naming another session', 'artifacts.put', cred);
+    const a = await this.send('artifacts.put', cred, 'POST', `/v1/artifacts${cmd.link ? '?url=proxy' : ''}`, {
+      headers,
+      body,
+    });
+    if (cred.kind === 'session' && cmd.wrongSession)
+      this.expectStatus(a, [403], 'a bound token naming another session', 'artifacts.put', cred);
     if (a.status === 200 || a.status === 201) {
       this.remember(t, session, a.json, cmd.shared);
       if (a.json.url) await this.download('download', cred, a.json.url as string, {});
@@ -589,7 +858,13 @@ class Workload {
     const q = new URLSearchParams();
     const headers: Record<string, string> = {};
     const own = cred.kind === 'session' ? cred.session! : 0;
-    const session = { none: undefined, own: sessionOf(t, own), other: sessionOf(t, (own + 1) % 3), foreign: sessionOf((t + 1 + (own % 2)) % 3, own), common: COMMON_SESSION }[cmd.session];
+    const session = {
+      none: undefined,
+      own: sessionOf(t, own),
+      other: sessionOf(t, (own + 1) % 3),
+      foreign: sessionOf((t + 1 + (own % 2)) % 3, own),
+      common: COMMON_SESSION,
+    }[cmd.session];
     if (session !== undefined) {
       if (cmd.header) headers['X-Artifact-Session'] = session;
       else q.set('session', session);
@@ -601,10 +876,24 @@ class Workload {
     q.set('limit', String(cmd.limit));
     let cursor: string | undefined;
     for (let page = 0; page < cmd.pages; page++) {
-      const a = await this.send('artifacts.list', cred, 'GET', `/v1/artifacts?${q}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers });
+      const a = await this.send(
+        'artifacts.list',
+        cred,
+        'GET',
+        `/v1/artifacts?${q}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { headers },
+      );
       if (a.status !== 200) return;
       const items = a.json.items as { id: string; url?: string }[];
-      if (cmd.session === 'foreign' && items.length > 0) this.breach("a listing of another tenant's session is not empty", 'artifacts.list', cred, q.toString(), a.status, a.text);
+      if (cmd.session === 'foreign' && items.length > 0)
+        this.breach(
+          "a listing of another tenant's session is not empty",
+          'artifacts.list',
+          cred,
+          q.toString(),
+          a.status,
+          a.text,
+        );
       const withLink = items.find((i) => i.url);
       if (withLink && page === 0) await this.download('download', cred, withLink.url!, {});
       cursor = a.json.nextCursor as string | undefined;
@@ -617,7 +906,14 @@ class Workload {
     const { id, foreign } = this.target(cred, cmd.target);
     const bodies = [undefined, '{}', JSON.stringify({ mode: 'proxy', disposition: 'inline' })];
     const body = bodies[cmd.body];
-    const url = (x: string) => this.send('artifacts.url', cred, 'POST', `/v1/artifacts/${x}/url`, body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body });
+    const url = (x: string) =>
+      this.send(
+        'artifacts.url',
+        cred,
+        'POST',
+        `/v1/artifacts/${x}/url`,
+        body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body },
+      );
     const a = await url(id);
     if (foreign) await this.expectMissing(a, id, 'artifacts.url', cred, url);
     if (a.status !== 200) return;
@@ -660,27 +956,56 @@ class Workload {
 
   /** A tenant's usage figures are the operator's figures for that tenant (or session), nothing more. */
   private async checkUsageFigures(cred: Cred, a: Answer) {
-    const report = a.json as { tenants: { tenantId: string; bytes: number; count: number }[]; sessions: { sessionId: string; bytes: number; count: number }[]; traces: { traceId: string; bytes: number; count: number }[]; retentionRuns: unknown[]; rateLimited?: { tenantId: string }[] };
-    const op = await this.send('usage', this.creds.operator, 'GET', `/v1/usage?top=1000&tenant=${tenantId(cred.tenant)}`);
+    const report = a.json as {
+      tenants: { tenantId: string; bytes: number; count: number }[];
+      sessions: { sessionId: string; bytes: number; count: number }[];
+      traces: { traceId: string; bytes: number; count: number }[];
+      retentionRuns: unknown[];
+      rateLimited?: { tenantId: string }[];
+    };
+    const op = await this.send(
+      'usage',
+      this.creds.operator,
+      'GET',
+      `/v1/usage?top=1000&tenant=${tenantId(cred.tenant)}`,
+    );
     const full = op.json as typeof report;
-    const fail = (why: string) => this.breach(`usage figures: ${why}\n  operator's view of ${tenantId(cred.tenant)}: ${op.text.slice(0, 1500)}`, 'usage', cred, 'GET /v1/usage', a.status, a.text);
+    const fail = (why: string) =>
+      this.breach(
+        `usage figures: ${why}\n  operator's view of ${tenantId(cred.tenant)}: ${op.text.slice(0, 1500)}`,
+        'usage',
+        cred,
+        'GET /v1/usage',
+        a.status,
+        a.text,
+      );
     const figures = (rows: { bytes: number; count: number }[]) => rows.map((r) => `${r.bytes}/${r.count}`).join(',');
     if (cred.kind === 'session') {
       const mine = full.sessions.filter((r) => r.sessionId === sessionOf(cred.tenant, cred.session!));
-      if (report.sessions.length > 1 || figures(report.sessions) !== figures(mine)) fail('the session rows are not its session as the operator sees it');
-      if (report.tenants.length > 1 || figures(report.tenants) !== figures(mine)) fail("the tenant row is not its session's figures");
+      if (report.sessions.length > 1 || figures(report.sessions) !== figures(mine))
+        fail('the session rows are not its session as the operator sees it');
+      if (report.tenants.length > 1 || figures(report.tenants) !== figures(mine))
+        fail("the tenant row is not its session's figures");
       const traceBytes = new Map(full.traces.map((r) => [r.traceId, r.bytes]));
-      for (const r of report.traces) if (!(r.bytes <= (traceBytes.get(r.traceId) ?? -1))) fail(`trace ${r.traceId} counts more than the whole trace`);
+      for (const r of report.traces)
+        if (!(r.bytes <= (traceBytes.get(r.traceId) ?? -1)))
+          fail(`trace ${r.traceId} counts more than the whole trace`);
     } else {
-      if (figures(report.tenants) !== figures(full.tenants)) fail("the tenant row is not the operator's figure for the tenant");
+      if (figures(report.tenants) !== figures(full.tenants))
+        fail("the tenant row is not the operator's figure for the tenant");
       for (const part of ['sessions', 'traces'] as const) {
         const key = part === 'sessions' ? 'sessionId' : 'traceId';
-        const theirs = new Map((full[part] as Record<string, unknown>[]).map((r) => [r[key], `${String(r.bytes)}/${String(r.count)}`]));
-        for (const r of report[part] as Record<string, unknown>[]) if (theirs.get(r[key]) !== `${String(r.bytes)}/${String(r.count)}`) fail(`${part} row ${String(r[key])} differs from the operator's`);
+        const theirs = new Map(
+          (full[part] as Record<string, unknown>[]).map((r) => [r[key], `${String(r.bytes)}/${String(r.count)}`]),
+        );
+        for (const r of report[part] as Record<string, unknown>[])
+          if (theirs.get(r[key]) !== `${String(r.bytes)}/${String(r.count)}`)
+            fail(`${part} row ${String(r[key])} differs from the operator's`);
       }
     }
     if (cred.kind === 'admin') {
-      if (JSON.stringify(report.retentionRuns) !== JSON.stringify(full.retentionRuns)) fail("retention figures are not the tenant's part of each run");
+      if (JSON.stringify(report.retentionRuns) !== JSON.stringify(full.retentionRuns))
+        fail("retention figures are not the tenant's part of each run");
     } else if (report.retentionRuns.length > 0) fail('retention figures shown to a token without admin');
   }
 
@@ -692,7 +1017,13 @@ class Workload {
     switch (cmd.action) {
       case 'retention': {
         const a = await this.send('admin.retention', cred, 'POST', '/v1/admin/retention');
-        this.expectStatus(a, cred.kind === 'operator' ? [200] : [403], 'retention is for operators', 'admin.retention', cred);
+        this.expectStatus(
+          a,
+          cred.kind === 'operator' ? [200] : [403],
+          'retention is for operators',
+          'admin.retention',
+          cred,
+        );
         return;
       }
       case 'fsck': {
@@ -701,9 +1032,16 @@ class Workload {
         return;
       }
       case 'audit': {
-        const a = await this.send('admin.audit', cred, 'GET', `/v1/admin/audit?${tq}&limit=${1 + (cmd.target.pick % 200)}`);
-        if (cred.kind === 'admin') this.expectStatus(a, tenantRefused ? [403] : [200], 'the audit trail of a tenant admin', 'admin.audit', cred);
-        else if (cred.kind !== 'operator') this.expectStatus(a, [403], 'the audit trail without admin', 'admin.audit', cred);
+        const a = await this.send(
+          'admin.audit',
+          cred,
+          'GET',
+          `/v1/admin/audit?${tq}&limit=${1 + (cmd.target.pick % 200)}`,
+        );
+        if (cred.kind === 'admin')
+          this.expectStatus(a, tenantRefused ? [403] : [200], 'the audit trail of a tenant admin', 'admin.audit', cred);
+        else if (cred.kind !== 'operator')
+          this.expectStatus(a, [403], 'the audit trail without admin', 'admin.audit', cred);
         return;
       }
       case 'purge': {
@@ -722,13 +1060,26 @@ class Workload {
         }
         if (cred.kind === 'admin' && !tenantRefused) {
           // Its audit event goes to this tenant's admins, and to no other tenant's.
-          for (const watcher of [cred, this.creds.admin[(cred.tenant + 1 + (cmd.target.pick % 2)) % 3]!]) await this.openStream('events', watcher, '/v1/events?audit=true', { Accept: 'text/event-stream' }, 1);
+          for (const watcher of [cred, this.creds.admin[(cred.tenant + 1 + (cmd.target.pick % 2)) % 3]!])
+            await this.openStream('events', watcher, '/v1/events?audit=true', { Accept: 'text/event-stream' }, 1);
         }
         const a = await this.send('admin.purge', cred, 'DELETE', path);
         if (cred.kind === 'admin' && !tenantRefused) {
-          if (foreign) await this.expectMissing(a, id, 'admin.purge', cred, (x) => this.send('admin.purge', cred, 'DELETE', path.replace(id, x)));
-          if (a.status === 200 && Object.keys(a.json).sort().join(',') !== 'id,refs') this.breach('a purge answer to a tenant admin says more than id and refs', 'admin.purge', cred, path, a.status, a.text);
-        } else if (cred.kind !== 'operator') this.expectStatus(a, [403], 'purge without admin, or in another tenant', 'admin.purge', cred);
+          if (foreign)
+            await this.expectMissing(a, id, 'admin.purge', cred, (x) =>
+              this.send('admin.purge', cred, 'DELETE', path.replace(id, x)),
+            );
+          if (a.status === 200 && Object.keys(a.json).sort().join(',') !== 'id,refs')
+            this.breach(
+              'a purge answer to a tenant admin says more than id and refs',
+              'admin.purge',
+              cred,
+              path,
+              a.status,
+              a.text,
+            );
+        } else if (cred.kind !== 'operator')
+          this.expectStatus(a, [403], 'purge without admin, or in another tenant', 'admin.purge', cred);
         return;
       }
     }
@@ -742,20 +1093,36 @@ class Workload {
     const own = cred.session ?? cmd.back % 3;
     if (cmd.filter === 'session') q.set('session', sessionOf(t, own));
     if (cmd.filter === 'foreignSession') q.set('session', sessionOf((t + 1) % 3, own));
-    if (cmd.filter === 'common') q.set(cmd.back % 2 ? 'session' : 'trace', cmd.back % 2 ? COMMON_SESSION : COMMON_TRACE);
+    if (cmd.filter === 'common')
+      q.set(cmd.back % 2 ? 'session' : 'trace', cmd.back % 2 ? COMMON_SESSION : COMMON_TRACE);
     if (cmd.filter === 'trace') q.set('trace', traceName(t, cmd.back % 4));
     if (cmd.filter === 'ownTenant') q.set('tenant', tenantId(t));
     if (cmd.filter === 'foreignTenant') q.set('tenant', tenantId((t + 1 + (cmd.back % 2)) % 3));
     if (cmd.audit) q.set('audit', 'true');
     if (cmd.resume === 'zero') q.set('lastEventId', '0');
     if (cmd.resume === 'recent') q.set('lastEventId', String(Math.max(0, this.lastPosition - cmd.back)));
-    const opened = await this.openStream('events', cred, `/v1/events?${q}`, { Accept: 'text/event-stream' }, cmd.liveFor);
-    if (cred.kind !== 'operator' && cmd.filter === 'foreignTenant') this.expectStatus(opened, [403], 'events naming another tenant', 'events', cred);
-    else if (!cmd.audit || cred.kind === 'admin' || cred.kind === 'operator') this.expectStatus(opened, [200], 'an event stream', 'events', cred);
+    const opened = await this.openStream(
+      'events',
+      cred,
+      `/v1/events?${q}`,
+      { Accept: 'text/event-stream' },
+      cmd.liveFor,
+    );
+    if (cred.kind !== 'operator' && cmd.filter === 'foreignTenant')
+      this.expectStatus(opened, [403], 'events naming another tenant', 'events', cred);
+    else if (!cmd.audit || cred.kind === 'admin' || cred.kind === 'operator')
+      this.expectStatus(opened, [200], 'an event stream', 'events', cred);
   }
 
   /** A streamed GET: headers now, body (read for a short while, then cancelled) later. */
-  private async openStream(kind: string, cred: Cred, path: string, headers: Record<string, string>, liveFor: number, onText?: (text: string) => void): Promise<Answer> {
+  private async openStream(
+    kind: string,
+    cred: Cred,
+    path: string,
+    headers: Record<string, string>,
+    liveFor: number,
+    onText?: (text: string) => void,
+  ): Promise<Answer> {
     const all = { ...bearer(cred.token), ...headers };
     const res = await this.t.app.request(path, { method: 'GET', headers: all });
     const request = `GET ${path}\n${JSON.stringify(all)}\n`;
@@ -796,7 +1163,8 @@ class Workload {
       if (s.cred.kind !== 'operator') {
         const refs = values.filter((v) => (v as { ref?: unknown }).ref).length;
         const audits = values.filter((v) => (v as { audit?: unknown }).audit).length;
-        if (audits > 0 && s.cred.kind !== 'admin') this.breach('audit events streamed to a token without admin', s.kind, s.cred, s.request, 200, text);
+        if (audits > 0 && s.cred.kind !== 'admin')
+          this.breach('audit events streamed to a token without admin', s.kind, s.cred, s.request, 200, text);
         if (refs > 0) this.saw(`${s.kind} with artifact events`, refs);
         if (audits > 0) this.saw(`${s.kind} with audit events`, audits);
       }
@@ -813,10 +1181,22 @@ class Workload {
 
   // --- /mcp
 
-  private async rpc(kind: string, cred: Cred, sessionId: string | undefined, message: Record<string, unknown>): Promise<Answer> {
-    const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
-    if (sessionId) Object.assign(headers, { 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION });
-    const a = await this.send(kind, cred, 'POST', '/mcp', { headers, body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+  private async rpc(
+    kind: string,
+    cred: Cred,
+    sessionId: string | undefined,
+    message: Record<string, unknown>,
+  ): Promise<Answer> {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    };
+    if (sessionId)
+      Object.assign(headers, { 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION });
+    const a = await this.send(kind, cred, 'POST', '/mcp', {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+    });
     if ((a.headers.get('content-type') ?? '').includes('text/event-stream')) {
       const data = a.text
         .split('\n')
@@ -824,7 +1204,15 @@ class Workload {
         .map((l) => JSON.parse(l.slice(6)) as unknown);
       a.json = data.find((d) => (d as { id?: unknown }).id === message.id) ?? data[0];
       // Same checks as a JSON answer, on the JSON-RPC message inside the stream.
-      this.inspect(kind, cred, `POST /mcp\n${JSON.stringify(headers)}\n${JSON.stringify(message)}`, a.status, new Headers(), '', a.json);
+      this.inspect(
+        kind,
+        cred,
+        `POST /mcp\n${JSON.stringify(headers)}\n${JSON.stringify(message)}`,
+        a.status,
+        new Headers(),
+        '',
+        a.json,
+      );
     }
     const result = a.json?.result;
     if (result?.resources?.length > 0) this.saw(`${kind} with resources`);
@@ -836,7 +1224,15 @@ class Workload {
   private async mcpSession(cred: Cred): Promise<string | undefined> {
     const open = this.mcpSessions.get(cred.label);
     if (open) return open.id;
-    const init = await this.rpc('mcp.initialize', cred, undefined, { id: this.rpcId++, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'isolation', version: '1.0.0' } } });
+    const init = await this.rpc('mcp.initialize', cred, undefined, {
+      id: this.rpcId++,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'isolation', version: '1.0.0' },
+      },
+    });
     if (cred.kind === 'operator') return undefined;
     this.expectStatus(init, [200], 'MCP initialize', 'mcp.initialize', cred);
     const id = init.headers.get('mcp-session-id')!;
@@ -849,7 +1245,8 @@ class Workload {
     const cred = this.cred(cmd.who);
     const session = await this.mcpSession(cred);
     if (session === undefined) return;
-    const call = (kind: string, method: string, params: Record<string, unknown>) => this.rpc(kind, cred, session, { id: this.rpcId++, method, params });
+    const call = (kind: string, method: string, params: Record<string, unknown>) =>
+      this.rpc(kind, cred, session, { id: this.rpcId++, method, params });
     const { id, foreign } = this.target(cred, cmd.target);
     switch (cmd.action) {
       case 'list': {
@@ -863,7 +1260,15 @@ class Workload {
       }
       case 'read': {
         const a = await call('mcp.resources/read', 'resources/read', { uri: `artifact://${id}` });
-        if (foreign && a.json?.error?.code !== -32002) this.breach("resources/read of another tenant's id did not answer not found", 'mcp.resources/read', cred, id, a.status, a.text);
+        if (foreign && a.json?.error?.code !== -32002)
+          this.breach(
+            "resources/read of another tenant's id did not answer not found",
+            'mcp.resources/read',
+            cred,
+            id,
+            a.status,
+            a.text,
+          );
         return;
       }
       case 'templates':
@@ -874,34 +1279,63 @@ class Workload {
         return;
       case 'info': {
         const a = await call('mcp.tools/call', 'tools/call', { name: 'artifact_info', arguments: { id } });
-        if (foreign && a.json?.result?.isError !== true) this.breach("artifact_info of another tenant's id did not fail", 'mcp.tools/call', cred, id, a.status, a.text);
+        if (foreign && a.json?.result?.isError !== true)
+          this.breach(
+            "artifact_info of another tenant's id did not fail",
+            'mcp.tools/call',
+            cred,
+            id,
+            a.status,
+            a.text,
+          );
         return;
       }
       case 'url': {
-        const a = await call('mcp.tools/call', 'tools/call', { name: 'artifact_url', arguments: { id, ...(cmd.liveFor % 2 ? { mode: 'direct' } : {}) } });
-        if (foreign && a.json?.result?.isError !== true) this.breach("artifact_url of another tenant's id did not fail", 'mcp.tools/call', cred, id, a.status, a.text);
+        const a = await call('mcp.tools/call', 'tools/call', {
+          name: 'artifact_url',
+          arguments: { id, ...(cmd.liveFor % 2 ? { mode: 'direct' } : {}) },
+        });
+        if (foreign && a.json?.result?.isError !== true)
+          this.breach("artifact_url of another tenant's id did not fail", 'mcp.tools/call', cred, id, a.status, a.text);
         const link = a.json?.result?.structuredContent?.url as string | undefined;
         if (link) await this.download('download', cred, link, { Range: 'bytes=0-63' }, cmd.liveFor % 4 === 1 ? 1 : 0);
         return;
       }
       case 'subscribe': {
         const a = await call('mcp.resources/subscribe', 'resources/subscribe', { uri: `artifact://${id}` });
-        if (foreign && a.json?.error?.code !== -32002) this.breach("subscribing to another tenant's id did not answer not found", 'mcp.resources/subscribe', cred, id, a.status, a.text);
+        if (foreign && a.json?.error?.code !== -32002)
+          this.breach(
+            "subscribing to another tenant's id did not answer not found",
+            'mcp.resources/subscribe',
+            cred,
+            id,
+            a.status,
+            a.text,
+          );
         return;
       }
       case 'listen': {
         const entry = this.mcpSessions.get(cred.label)!;
         if (entry.listening) return;
         entry.listening = true;
-        const opened = await this.openStream('mcp.stream', cred, '/mcp', { Accept: 'text/event-stream', 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION }, cmd.liveFor, () => {
-          entry.listening = false;
-        });
+        const opened = await this.openStream(
+          'mcp.stream',
+          cred,
+          '/mcp',
+          { Accept: 'text/event-stream', 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION },
+          cmd.liveFor,
+          () => {
+            entry.listening = false;
+          },
+        );
         if (opened.status !== 200) entry.listening = false;
         return;
       }
       case 'close': {
         if (cmd.liveFor % 2) return;
-        await this.send('mcp.delete', cred, 'DELETE', '/mcp', { headers: { 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION } });
+        await this.send('mcp.delete', cred, 'DELETE', '/mcp', {
+          headers: { 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION },
+        });
         this.mcpSessions.delete(cred.label);
         return;
       }
@@ -909,7 +1343,11 @@ class Workload {
         // Another tenant's open MCP session, used with this caller's token: it must not exist for us.
         const theirs = [...this.mcpSessions.values()].find((s) => s.tenant !== cred.tenant);
         const victim = theirs?.id ?? (await this.mcpSession(this.creds.tenant[(cred.tenant + 1) % 3]!))!;
-        const a = await this.rpc('mcp.hijack', cred, victim, { id: this.rpcId++, method: 'resources/list', params: {} });
+        const a = await this.rpc('mcp.hijack', cred, victim, {
+          id: this.rpcId++,
+          method: 'resources/list',
+          params: {},
+        });
         this.expectStatus(a, [404], "another tenant's MCP session", 'mcp.hijack', cred);
         return;
       }
@@ -925,15 +1363,20 @@ class Workload {
     const usage = await this.send('ui.usage', cred, 'GET', '/v1/usage?top=200');
     if (cred.kind !== 'operator') await this.checkUsageFigures(cred, usage);
     const q = new URLSearchParams();
-    if (cred.kind !== 'session' && !cmd.allSessions && cred.tenant >= 0) q.set('session', sessionOf(cred.tenant, cmd.pick % 3));
+    if (cred.kind !== 'session' && !cmd.allSessions && cred.tenant >= 0)
+      q.set('session', sessionOf(cred.tenant, cmd.pick % 3));
     await this.openStream('ui.events', cred, `/v1/events?${q}`, { Accept: 'text/event-stream' }, cmd.liveFor);
     q.set('limit', '200');
     const page = await this.send('ui.list', cred, 'GET', `/v1/artifacts?${q}`);
     const items = (page.json?.items ?? []) as { id: string }[];
     if (items.length === 0) return;
     const id = items[cmd.pick % items.length]!.id;
-    const link = await this.send('ui.url', cred, 'POST', `/v1/artifacts/${encodeURIComponent(id)}/url`, { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ mode: cmd.mode, disposition: cmd.disposition }) });
-    if (link.status === 200) await this.download('ui.preview', cred, link.json.url as string, { Range: `bytes=0-${256 * 1024 - 1}` });
+    const link = await this.send('ui.url', cred, 'POST', `/v1/artifacts/${encodeURIComponent(id)}/url`, {
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ mode: cmd.mode, disposition: cmd.disposition }),
+    });
+    if (link.status === 200)
+      await this.download('ui.preview', cred, link.json.url as string, { Range: `bytes=0-${256 * 1024 - 1}` });
   }
 
   async close() {
@@ -970,7 +1413,10 @@ async function readFor(res: Response, budgetMs: number): Promise<string> {
       const left = deadline - Date.now();
       if (left <= 0) break;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const next = await Promise.race([reader.read(), new Promise<null>((ok) => (timer = setTimeout(() => ok(null), left)))]);
+      const next = await Promise.race([
+        reader.read(),
+        new Promise<null>((ok) => (timer = setTimeout(() => ok(null), left))),
+      ]);
       clearTimeout(timer);
       if (next === null || next.done) break;
       text += decoder.decode(next.value, { stream: true });
@@ -992,24 +1438,66 @@ describe('tenant isolation', () => {
     ]);
     const foreignSha = `0123456789abcdef01234567${'9'.repeat(40)}`;
     // Seen by alpha (0): bravo's (1) data is a leak.
-    expect(findLeaks('{"items":[{"filename":"bravo-file-3.txt"}]}', 0, 'GET /v1/artifacts', owners)).toEqual(['tnt-bravo name "bravo-file-3.txt"']);
-    expect(findLeaks(`{"blob":"${Buffer.from('payload-of-charlie-7-x').toString('base64')}"}`, 0, '', owners)).toEqual(['tnt-charlie name "payload-of-charlie-7-x"']);
-    expect(findLeaks('Content-Disposition: attachment; filename*=UTF-8\'\'%62ravo-file-1.txt', 0, '', owners)).toEqual(['tnt-bravo name "bravo-file-1.txt"']);
-    expect(findLeaks('{"id":"art_0123456789abcdef01234567"}', 0, 'GET /v1/artifacts', owners)).toEqual(['tnt-bravo id/hash 0123456789abcdef01234567']);
-    expect(findLeaks(`ETag: "${foreignSha}"`, 0, 'HEAD /v1/artifacts/art_0123456789abcdef01234567', owners)).toEqual([`tnt-bravo id/hash ${foreignSha}`]);
-    expect(findLeaks('{"message":"Your token belongs to tenant \\"tnt-alpha\\"; not tnt-bravo."}', 0, '', owners)).toEqual(['tnt-bravo name "tnt-bravo"']);
+    expect(findLeaks('{"items":[{"filename":"bravo-file-3.txt"}]}', 0, 'GET /v1/artifacts', owners)).toEqual([
+      'tnt-bravo name "bravo-file-3.txt"',
+    ]);
+    expect(findLeaks(`{"blob":"${Buffer.from('payload-of-charlie-7-x').toString('base64')}"}`, 0, '', owners)).toEqual([
+      'tnt-charlie name "payload-of-charlie-7-x"',
+    ]);
+    expect(findLeaks("Content-Disposition: attachment; filename*=UTF-8''%62ravo-file-1.txt", 0, '', owners)).toEqual([
+      'tnt-bravo name "bravo-file-1.txt"',
+    ]);
+    expect(findLeaks('{"id":"art_0123456789abcdef01234567"}', 0, 'GET /v1/artifacts', owners)).toEqual([
+      'tnt-bravo id/hash 0123456789abcdef01234567',
+    ]);
+    expect(findLeaks(`ETag: "${foreignSha}"`, 0, 'HEAD /v1/artifacts/art_0123456789abcdef01234567', owners)).toEqual([
+      `tnt-bravo id/hash ${foreignSha}`,
+    ]);
+    expect(
+      findLeaks('{"message":"Your token belongs to tenant \\"tnt-alpha\\"; not tnt-bravo."}', 0, '', owners),
+    ).toEqual(['tnt-bravo name "tnt-bravo"']);
     // Echoes of the request, own data, shared bytes and look-alike words are not.
-    expect(findLeaks('{"code":"not_found","message":"No artifact bravo.tool_0123456789abcdef01234567."}', 0, 'GET /v1/artifacts/bravo.tool_0123456789abcdef01234567', owners)).toEqual([]);
-    expect(findLeaks('{"items":[],"session":"charlie-sess-2"}', 0, 'GET /v1/artifacts?session=charlie-sess-2', owners)).toEqual([]);
-    expect(findLeaks('{"filename":"alpha-file-1.txt","id":"art_aaaaaaaaaaaaaaaaaaaaaaaa","x":"bbbbbbbbbbbbbbbbbbbbbbbb"}', 0, '', owners)).toEqual([]);
+    expect(
+      findLeaks(
+        '{"code":"not_found","message":"No artifact bravo.tool_0123456789abcdef01234567."}',
+        0,
+        'GET /v1/artifacts/bravo.tool_0123456789abcdef01234567',
+        owners,
+      ),
+    ).toEqual([]);
+    expect(
+      findLeaks('{"items":[],"session":"charlie-sess-2"}', 0, 'GET /v1/artifacts?session=charlie-sess-2', owners),
+    ).toEqual([]);
+    expect(
+      findLeaks(
+        '{"filename":"alpha-file-1.txt","id":"art_aaaaaaaaaaaaaaaaaaaaaaaa","x":"bbbbbbbbbbbbbbbbbbbbbbbb"}',
+        0,
+        '',
+        owners,
+      ),
+    ).toEqual([]);
     expect(findLeaks('use alphanumeric characters; Charlie and bravos', 1, '', owners)).toEqual([]);
     // Scope fields.
-    expect(foreignScopeFields({ tenants: [{ tenantId: 'tnt-alpha' }, { tenantId: 'tnt-bravo' }] }, { tenant: 0 })).toEqual(['$.tenants[1].tenantId = "tnt-bravo"']);
-    expect(foreignScopeFields({ ref: { scope: { tenantId: 'tnt-alpha', sessionId: 'alpha-sess-2' } } }, { tenant: 0, session: 0 })).toEqual(['$.ref.scope.sessionId = "alpha-sess-2" (another session)']);
-    expect(foreignScopeFields({ sessions: [{ tenantId: 'tnt-alpha', sessionId: 'alpha-sess-2', traceId: 'alpha-trace-1' }] }, { tenant: 0 })).toEqual([]);
+    expect(
+      foreignScopeFields({ tenants: [{ tenantId: 'tnt-alpha' }, { tenantId: 'tnt-bravo' }] }, { tenant: 0 }),
+    ).toEqual(['$.tenants[1].tenantId = "tnt-bravo"']);
+    expect(
+      foreignScopeFields(
+        { ref: { scope: { tenantId: 'tnt-alpha', sessionId: 'alpha-sess-2' } } },
+        { tenant: 0, session: 0 },
+      ),
+    ).toEqual(['$.ref.scope.sessionId = "alpha-sess-2" (another session)']);
+    expect(
+      foreignScopeFields(
+        { sessions: [{ tenantId: 'tnt-alpha', sessionId: 'alpha-sess-2', traceId: 'alpha-trace-1' }] },
+        { tenant: 0 },
+      ),
+    ).toEqual([]);
   });
 
-  it(`no response to a tenant's credential carries another tenant's data (seed ${SEED}; replay with ISOLATION_SEED=${SEED})`, { timeout: 180_000 }, async () => {
+  it(`no response to a tenant's credential carries another tenant's data (seed ${SEED}; replay with ISOLATION_SEED=${SEED})`, {
+    timeout: 180_000,
+  }, async () => {
     let summary = '';
     await fc.assert(
       fc.asyncProperty(fc.infiniteStream(cmdArb, { noHistory: true }), async (commands) => {
@@ -1025,18 +1513,35 @@ describe('tenant isolation', () => {
           }
           await run.finish();
         } catch (err) {
-          if (err instanceof IsolationBreach) err.message = `Isolation broken (seed ${SEED}; replay with ISOLATION_SEED=${SEED}):\n${err.message}`;
+          if (err instanceof IsolationBreach)
+            err.message = `Isolation broken (seed ${SEED}; replay with ISOLATION_SEED=${SEED}):\n${err.message}`;
           throw err;
         } finally {
           await run.close();
           await t.cleanup();
         }
-        summary = [...run.stats].sort(([a], [b]) => a.localeCompare(b)).map(([kind, byStatus]) => `${kind}: ${[...byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')} (${Math.round(run.elapsed.get(kind) ?? 0)} ms)`).join('\n');
-        if (VERBOSE) console.log(`seed ${SEED}: ${run.total} requests in ${Date.now() - started} ms\n${summary}\n${[...run.seen].sort().map(([what, n]) => `${what}: ${n}`).join('\n')}`);
+        summary = [...run.stats]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(
+            ([kind, byStatus]) =>
+              `${kind}: ${[...byStatus]
+                .sort(([a], [b]) => a - b)
+                .map(([s, n]) => `${s}×${n}`)
+                .join(' ')} (${Math.round(run.elapsed.get(kind) ?? 0)} ms)`,
+          )
+          .join('\n');
+        if (VERBOSE)
+          console.log(
+            `seed ${SEED}: ${run.total} requests in ${Date.now() - started} ms\n${summary}\n${[...run.seen]
+              .sort()
+              .map(([what, n]) => `${what}: ${n}`)
+              .join('\n')}`,
+          );
 
         // The run could not pass on refusals alone: every route answered, and answered with data.
         expect(run.total).toBeGreaterThanOrEqual(TARGET_REQUESTS);
-        const n = (kind: string, ok: (status: number) => boolean) => [...(run.stats.get(kind) ?? new Map<number, number>())].reduce((sum, [s, c]) => sum + (ok(s) ? c : 0), 0);
+        const n = (kind: string, ok: (status: number) => boolean) =>
+          [...(run.stats.get(kind) ?? new Map<number, number>())].reduce((sum, [s, c]) => sum + (ok(s) ? c : 0), 0);
         const ok = (s: number) => s >= 200 && s < 300;
         const wanted: [string, (s: number) => boolean, number][] = [
           ['artifacts.put', ok, 500],
@@ -1087,8 +1592,12 @@ describe('tenant isolation', () => {
           ['mcp.tools/call with structured content', 10],
         ];
         const short = [
-          ...wanted.filter(([kind, test, min]) => n(kind, test) < min).map(([kind, , min]) => `${kind} (want at least ${min})`),
-          ...withData.filter(([what, min]) => (run.seen.get(what) ?? 0) < min).map(([what, min]) => `${what}: ${run.seen.get(what) ?? 0} (want at least ${min})`),
+          ...wanted
+            .filter(([kind, test, min]) => n(kind, test) < min)
+            .map(([kind, , min]) => `${kind} (want at least ${min})`),
+          ...withData
+            .filter(([what, min]) => (run.seen.get(what) ?? 0) < min)
+            .map(([what, min]) => `${what}: ${run.seen.get(what) ?? 0} (want at least ${min})`),
         ];
         expect(short, `routes not exercised enough (seed ${SEED}):\n${summary}`).toEqual([]);
 

@@ -30,7 +30,9 @@ async function orphanSleep(env: NodeJS.ProcessEnv, cwd = ROOT): Promise<number> 
 describe.runIf(process.platform === 'linux')('test processes', () => {
   it('stopProcess ends the whole group, grandchildren included', async () => {
     const proc = spawnProcess('bash', ['-c', 'sleep 60 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const grandchild = await new Promise<number>((ok) => proc.stdout!.once('data', (d: Buffer) => ok(Number(d.toString().trim()))));
+    const grandchild = await new Promise<number>((ok) =>
+      proc.stdout!.once('data', (d: Buffer) => ok(Number(d.toString().trim()))),
+    );
     expect(isAlive(grandchild)).toBe(true);
     await stopProcess(proc);
     await expect.poll(() => isAlive(grandchild)).toBe(false);

@@ -35,15 +35,28 @@ interface Ref {
   scope: { sessionId?: string };
 }
 
-const tokenFor = (claims: Partial<TokenClaims>, ttlSeconds = 3600) => mintToken(SECRET, { tenant: 'dev', sub: 'tester', perms: ['read', 'write'], ...claims }, ttlSeconds);
+const tokenFor = (claims: Partial<TokenClaims>, ttlSeconds = 3600) =>
+  mintToken(SECRET, { tenant: 'dev', sub: 'tester', perms: ['read', 'write'], ...claims }, ttlSeconds);
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
-async function put(token: string, body: Uint8Array | string, type: string, filename: string, session?: string): Promise<Ref> {
+async function put(
+  token: string,
+  body: Uint8Array | string,
+  type: string,
+  filename: string,
+  session?: string,
+): Promise<Ref> {
   // pdf-lib and Buffer hand out Uint8Arrays over ArrayBufferLike; fetch sends them the same.
   const payload = body as BodyInit;
   const res = await fetch(`${server.url}/v1/artifacts`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': type, 'X-Artifact-Filename': filename, 'X-Artifact-Namespace': 'test.tool', ...(session ? { 'X-Artifact-Session': session } : {}) },
+    headers: {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': type,
+      'X-Artifact-Filename': filename,
+      'X-Artifact-Namespace': 'test.tool',
+      ...(session ? { 'X-Artifact-Session': session } : {}),
+    },
     body: payload,
   });
   expect(res.status, await res.clone().text()).toBe(201);
@@ -72,7 +85,8 @@ async function open(link: string, viewport = { width: 1280, height: 900 }) {
   return { page, problems, close: () => context.close() };
 }
 
-const uiWith = (token: string, session?: string) => `${server.url}/ui#token=${token}${session ? `&session=${encodeURIComponent(session)}` : ''}`;
+const uiWith = (token: string, session?: string) =>
+  `${server.url}/ui#token=${token}${session ? `&session=${encodeURIComponent(session)}` : ''}`;
 const live = (page: Page) => page.waitForSelector('#live[data-state="live"]');
 const row = (page: Page, id: string) => page.locator(`#rows tr[data-id="${id}"]`);
 
@@ -151,7 +165,9 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     expect(imgSrc).not.toContain(token);
     await expect(page.locator('#preview-facts').textContent()).resolves.toContain(image.sha256);
 
-    const pdfResponse = page.waitForResponse((r) => r.url().includes('/v1/download/') && r.request().resourceType() === 'document');
+    const pdfResponse = page.waitForResponse(
+      (r) => r.url().includes('/v1/download/') && r.request().resourceType() === 'document',
+    );
     await row(page, doc.id).click();
     const frame = page.locator('#preview-body iframe');
     await frame.waitFor();
@@ -165,10 +181,15 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     expect((await frame.getAttribute('src'))!).not.toContain(token);
     // Chromium's own viewer took the document (its extension frame, and the plugin embed on the signed
     // link), rather than a download or an error page.
-    await expect.poll(() => page.frames().some((f) => /^chrome-extension:\/\/[a-p]{32}\/index\.html$/.test(f.url())), { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(() => page.frames().some((f) => /^chrome-extension:\/\/[a-p]{32}\/index\.html$/.test(f.url())), {
+        timeout: 15_000,
+      })
+      .toBe(true);
     const embedded = async () => {
       for (const f of page.frames().filter((fr) => fr.url() === response.url())) {
-        if ((await f.locator('embed[type="application/x-google-chrome-pdf"]').count()) > 0) return f.locator('embed').getAttribute('original-url');
+        if ((await f.locator('embed[type="application/x-google-chrome-pdf"]').count()) > 0)
+          return f.locator('embed').getAttribute('original-url');
       }
       return null;
     };
@@ -189,12 +210,18 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     await row(page, audio.id).waitFor();
 
     await row(page, json.id).click();
-    await expect.poll(() => page.locator('#preview-body pre').textContent()).toBe(JSON.stringify({ a: [1, { b: '<i>x</i>' }] }, null, 2));
+    await expect
+      .poll(() => page.locator('#preview-body pre').textContent())
+      .toBe(JSON.stringify({ a: [1, { b: '<i>x</i>' }] }, null, 2));
     expect(await page.locator('#preview-body i').count()).toBe(0);
 
     await row(page, log.id).click();
-    await expect.poll(() => page.locator('#preview-body pre').evaluate((el) => el.textContent?.length ?? 0)).toBe(256 * 1024);
-    await expect(page.locator('#preview-body p.muted').textContent()).resolves.toBe('Showing the first 256 KiB of 703 KiB. Download for the rest.');
+    await expect
+      .poll(() => page.locator('#preview-body pre').evaluate((el) => el.textContent?.length ?? 0))
+      .toBe(256 * 1024);
+    await expect(page.locator('#preview-body p.muted').textContent()).resolves.toBe(
+      'Showing the first 256 KiB of 703 KiB. Download for the rest.',
+    );
 
     await row(page, audio.id).click();
     const player = page.locator('#preview-body audio');
@@ -258,12 +285,18 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
       const { page, signs, close } = await watched();
       await page.route(`${server.url}/control/*`, (route) => {
         const isSvg = route.request().url().endsWith('.svg');
-        return route.fulfill({ status: 200, contentType: isSvg ? 'image/svg+xml' : 'text/html', body: isSvg ? svg : html });
+        return route.fulfill({
+          status: 200,
+          contentType: isSvg ? 'image/svg+xml' : 'text/html',
+          body: isSvg ? svg : html,
+        });
       });
       await page.goto(`${server.url}/control/payload.html`);
       await expect.poll(() => signs.filter((s) => s.includes(token)).length).toBeGreaterThanOrEqual(2);
       await page.goto(`${server.url}/control/payload.svg`);
-      await expect.poll(() => signs.filter((s) => s.includes('svg') && s.includes(token)).length).toBeGreaterThanOrEqual(2);
+      await expect
+        .poll(() => signs.filter((s) => s.includes('svg') && s.includes(token)).length)
+        .toBeGreaterThanOrEqual(2);
       expect(await page.title()).toBe('owned');
       await close();
     }
@@ -287,10 +320,17 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
 
     // Opening their links in this very tab (which holds the token) downloads them instead of rendering.
     for (const ref of [svgRef, htmlRef]) {
-      const link = await page.evaluate(async ({ id, t }) => {
-        const res = await fetch(`/v1/artifacts/${id}/url`, { method: 'POST', headers: { Authorization: `Bearer ${t}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ mode: 'proxy', disposition: 'inline' }) });
-        return ((await res.json()) as { url: string }).url;
-      }, { id: ref.id, t: token });
+      const link = await page.evaluate(
+        async ({ id, t }) => {
+          const res = await fetch(`/v1/artifacts/${id}/url`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${t}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ mode: 'proxy', disposition: 'inline' }),
+          });
+          return ((await res.json()) as { url: string }).url;
+        },
+        { id: ref.id, t: token },
+      );
       const [download] = await Promise.all([page.waitForEvent('download'), page.goto(link).catch(() => undefined)]);
       expect(sha(readFileSync((await download.path())!))).toBe(ref.sha256);
     }
@@ -303,7 +343,7 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     await close();
   });
 
-  it("shows nothing of another session: a token for s-other sees an empty page, yet its own artifacts arrive live", async () => {
+  it('shows nothing of another session: a token for s-other sees an empty page, yet its own artifacts arrive live', async () => {
     const mine = await tokenFor({ session: 's-mine' });
     await put(mine, 'not yours', 'text/plain', 'private.txt', 's-mine');
     const other = await tokenFor({ session: 's-other', perms: ['read', 'write'] });
@@ -340,7 +380,10 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
 
     await row(page, second.id).click();
     await page.locator('#preview-body pre').waitFor();
-    const del = await fetch(`${server.url}/v1/artifacts/${second.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}` } });
+    const del = await fetch(`${server.url}/v1/artifacts/${second.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(del.status).toBe(204);
     await page.locator(`#rows tr.gone[data-id="${second.id}"]`).waitFor();
     await expect(row(page, second.id).locator('td.expires').textContent()).resolves.toMatch(/^deleted /);
@@ -386,10 +429,23 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
   it("shows a tenant's admin usage bars, its top sessions by bytes and its part of the retention history, and nothing of another tenant", async () => {
     await put(devToken(), randomBytes(5 * 1024 * 1024), 'application/octet-stream', 'big.bin', 's-biggest');
     // Another tenant, bigger, in a session whose name must not reach dev's page.
-    await put(await tokenFor({ tenant: 'rival' }), randomBytes(9 * 1024 * 1024), 'application/octet-stream', 'rival.bin', 'rival-secret-session');
+    await put(
+      await tokenFor({ tenant: 'rival' }),
+      randomBytes(9 * 1024 * 1024),
+      'application/octet-stream',
+      'rival.bin',
+      'rival-secret-session',
+    );
     // Six bytes of dev's that the run will expire, and four of rival's.
-    for (const [tenant, body] of [['dev', 'brief!'], ['rival', 'gone']] as const) {
-      const res = await fetch(`${server.url}/v1/artifacts?ttl=1`, { method: 'POST', headers: { Authorization: `Bearer ${await tokenFor({ tenant })}`, 'Content-Type': 'text/plain' }, body });
+    for (const [tenant, body] of [
+      ['dev', 'brief!'],
+      ['rival', 'gone'],
+    ] as const) {
+      const res = await fetch(`${server.url}/v1/artifacts?ttl=1`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${await tokenFor({ tenant })}`, 'Content-Type': 'text/plain' },
+        body,
+      });
       expect(res.status).toBe(201);
     }
     await new Promise((r) => setTimeout(r, 1100));
@@ -397,8 +453,18 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     const repo = createSqliteRepository({ path: join(dir, 'data', 'artifacts.db') });
     const { key: operator } = await issueApiKey(repo, { operator: true });
     await repo.close();
-    expect((await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${devToken()}` } })).status).toBe(403);
-    const run = await fetch(`${server.url}/v1/admin/retention`, { method: 'POST', headers: { Authorization: `Bearer ${operator}` } });
+    expect(
+      (
+        await fetch(`${server.url}/v1/admin/retention`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${devToken()}` },
+        })
+      ).status,
+    ).toBe(403);
+    const run = await fetch(`${server.url}/v1/admin/retention`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${operator}` },
+    });
     expect(run.status).toBe(200);
     expect(await run.json()).toMatchObject({ expired: { refs: 2, bytes: 10 } });
     const { page, problems, close } = await open(uiLink);
@@ -413,7 +479,9 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     const panel = (await page.locator('#usage').textContent()) ?? '';
     expect(panel).toContain('Tenant dev');
     expect(panel).not.toMatch(/rival/);
-    expect(await page.locator('#session-ids option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).not.toContain('rival-secret-session');
+    expect(
+      await page.locator('#session-ids option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+    ).not.toContain('rival-secret-session');
     // Picking a session narrows the list to it, and its bars replace the tenant's.
     await top.locator('button', { hasText: 's-biggest' }).click();
     await expect.poll(() => page.locator('#rows tr').count()).toBe(1);
@@ -428,7 +496,13 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     // One agent session's outputs, viewed by a tenant admin: what the README's screenshot shows.
     const dev = devToken();
     await put(dev, PNG_1X1, 'image/png', 'revenue-chart.png', 's-42');
-    await put(dev, JSON.stringify({ rows: Array.from({ length: 40 }, (_, i) => ({ region: `R${i}`, revenue: 1000 + i * 37 })) }), 'application/json', 'query-result.json', 's-42');
+    await put(
+      dev,
+      JSON.stringify({ rows: Array.from({ length: 40 }, (_, i) => ({ region: `R${i}`, revenue: 1000 + i * 37 })) }),
+      'application/json',
+      'query-result.json',
+      's-42',
+    );
     await put(dev, await pdfOf(2, 'Quarterly sales'), 'application/pdf', 'Sales Q3.pdf', 's-42');
     await put(dev, 'GET /api/orders 200 12ms\n'.repeat(300), 'text/plain', 'server.log', 's-42');
     await put(dev, randomBytes(40_000), 'application/zip', 'workbook.twbx', 's-42');
@@ -449,7 +523,13 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     await page.selectOption('#sort', 'size:desc');
     expect((await page.locator('#rows td.name').allTextContents())[0]).toBe('workbook.twbx');
     await page.click('th[data-sort="name"] button');
-    expect(await page.locator('#rows td.name').allTextContents()).toEqual(['query-result.json', 'revenue-chart.png', 'Sales Q3.pdf', 'server.log', 'workbook.twbx']);
+    expect(await page.locator('#rows td.name').allTextContents()).toEqual([
+      'query-result.json',
+      'revenue-chart.png',
+      'Sales Q3.pdf',
+      'server.log',
+      'workbook.twbx',
+    ]);
     expect(await page.getAttribute('th[data-sort="name"]', 'aria-sort')).toBe('ascending');
     await page.selectOption('#sort', 'created:desc');
     await page.focus('#rows tr[tabindex="0"]');
@@ -468,7 +548,9 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     expect(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.id)).toBe(secondId);
     // Every control is reachable by Tab; none is an unlabelled field.
     const unlabelled = await page.evaluate(() =>
-      [...document.querySelectorAll('input:not([type=file]), select, textarea')].filter((el) => !(el as HTMLInputElement).labels?.length).map((el) => el.id),
+      [...document.querySelectorAll('input:not([type=file]), select, textarea')]
+        .filter((el) => !(el as HTMLInputElement).labels?.length)
+        .map((el) => el.id),
     );
     expect(unlabelled).toEqual([]);
 
@@ -478,7 +560,9 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     const layout = await page.evaluate(() => ({
       scrollWidth: document.documentElement.scrollWidth,
       // Whatever sticks out, named, so a failure says what to fix (screen-reader-only text is clipped to 1 px).
-      wide: [...document.querySelectorAll('body *')].filter((e) => !e.closest('.visually-hidden') && e.getBoundingClientRect().right > window.innerWidth + 0.5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}.${e.className}`),
+      wide: [...document.querySelectorAll('body *')]
+        .filter((e) => !e.closest('.visually-hidden') && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+        .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}.${e.className}`),
     }));
     expect(layout.wide).toEqual([]);
     expect(layout.scrollWidth).toBe(320);

@@ -54,6 +54,9 @@ describe('the UI formatBytes', () => {
         }
       }
     }
-    fc.assert(fc.property(fc.maxSafeNat(), (n) => ui.formatBytes(n) === formatBytes(n)), { numRuns: 10_000 });
+    fc.assert(
+      fc.property(fc.maxSafeNat(), (n) => ui.formatBytes(n) === formatBytes(n)),
+      { numRuns: 10_000 },
+    );
   });
 });

@@ -9,7 +9,11 @@ import { expect, it } from 'vitest';
 import { ROOT } from './helpers/cli-server.js';
 
 it('npm run worker:size builds src/worker.ts within budget and with nothing Node-only in it', () => {
-  const run = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/worker-size.ts'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  const run = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/worker-size.ts'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
   expect(run.status, run.stdout + run.stderr).toBe(0);
   const m = /bundle: ([\d.]+) KiB raw, ([\d.]+) KiB gzipped \((\d+) modules/.exec(run.stdout);
   expect(m, run.stdout).not.toBeNull();

@@ -15,8 +15,21 @@ import { ROOT } from './helpers/cli-server.js';
 let mf: Miniflare;
 
 beforeAll(async () => {
-  const bundle = await build({ entryPoints: [join(ROOT, 'test/helpers/r2-worker.ts')], bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', write: false, logLevel: 'silent' });
-  mf = new Miniflare({ modules: true, script: bundle.outputFiles[0]!.text, compatibilityDate: '2026-04-01', r2Buckets: ['BLOBS'] });
+  const bundle = await build({
+    entryPoints: [join(ROOT, 'test/helpers/r2-worker.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  });
+  mf = new Miniflare({
+    modules: true,
+    script: bundle.outputFiles[0]!.text,
+    compatibilityDate: '2026-04-01',
+    r2Buckets: ['BLOBS'],
+  });
   await mf.ready;
 }, 120_000);
 
@@ -43,7 +56,11 @@ describe('on workerd', () => {
   it('crypto.DigestStream hashes a streamed body exactly as node:crypto does', async () => {
     for (const size of [0, 1, 65_536, 3 * 1024 * 1024 + 17]) {
       const bytes = randomBytes(size);
-      const res = await mf.dispatchFetch('http://w/hash', { method: 'POST', body: chunked(bytes) as never, duplex: 'half' } as never);
+      const res = await mf.dispatchFetch('http://w/hash', {
+        method: 'POST',
+        body: chunked(bytes) as never,
+        duplex: 'half',
+      } as never);
       expect(await res.text(), `${size} bytes`).toBe(sha256Of(bytes));
     }
   });
@@ -57,7 +74,11 @@ describe('on workerd', () => {
       expect(info).toEqual({ sha256: sha256Of(bytes), sizeBytes: size });
       const back = Buffer.from(await (await mf.dispatchFetch(`http://w/blob/${info.sha256}`)).arrayBuffer());
       expect(back.equals(bytes)).toBe(true);
-      const range = Buffer.from(await (await mf.dispatchFetch(`http://w/blob/${info.sha256}`, { headers: { range: `bytes=10-19` } })).arrayBuffer());
+      const range = Buffer.from(
+        await (
+          await mf.dispatchFetch(`http://w/blob/${info.sha256}`, { headers: { range: `bytes=10-19` } })
+        ).arrayBuffer(),
+      );
       expect(range.equals(bytes.subarray(10, 20))).toBe(true);
     }
   }, 120_000);

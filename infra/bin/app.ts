@@ -6,10 +6,14 @@ import { ArtifactStoreStack } from '../lib/artifact-store-stack.js';
 const app = new App();
 const context = (name: string) => app.node.tryGetContext(name) as string | undefined;
 const publicKeyPath = context('publicKeyPem');
-if (!publicKeyPath) throw new Error('Pass -c publicKeyPem=<file>: the PEM public key matching ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE.');
+if (!publicKeyPath)
+  throw new Error('Pass -c publicKeyPem=<file>: the PEM public key matching ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE.');
 
 new ArtifactStoreStack(app, context('stackName') ?? 'ArtifactStore', {
-  corsOrigins: (context('corsOrigins') ?? '').split(',').map((o) => o.trim()).filter(Boolean),
+  corsOrigins: (context('corsOrigins') ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean),
   cdnPublicKeyPem: readFileSync(publicKeyPath, 'utf8'),
   keyPrefix: context('keyPrefix'),
   stagingExpiryDays: context('stagingExpiryDays') ? Number(context('stagingExpiryDays')) : undefined,

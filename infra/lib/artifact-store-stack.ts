@@ -91,22 +91,48 @@ export class ArtifactStoreStack extends Stack {
       statements: [
         new iam.PolicyStatement({
           sid: 'Objects',
-          actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+          actions: [
+            's3:GetObject',
+            's3:PutObject',
+            's3:DeleteObject',
+            's3:AbortMultipartUpload',
+            's3:ListMultipartUploadParts',
+          ],
           resources: objects,
         }),
         // Without ListBucket, S3 answers 403 instead of 404 for a missing key; retention and fsck
         // also list blobs, staging objects and unfinished multipart uploads.
-        new iam.PolicyStatement({ sid: 'Bucket', actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'], resources: [this.bucket.bucketArn] }),
+        new iam.PolicyStatement({
+          sid: 'Bucket',
+          actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
+          resources: [this.bucket.bucketArn],
+        }),
         // Purges drop the CDN's cached copy of deleted bytes.
-        new iam.PolicyStatement({ sid: 'Invalidate', actions: ['cloudfront:CreateInvalidation'], resources: [this.distribution.distributionArn] }),
+        new iam.PolicyStatement({
+          sid: 'Invalidate',
+          actions: ['cloudfront:CreateInvalidation'],
+          resources: [this.distribution.distributionArn],
+        }),
       ],
     });
 
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName, description: 'ARTIFACT_STORE_S3_BUCKET' });
     new CfnOutput(this, 'Region', { value: this.region, description: 'ARTIFACT_STORE_S3_REGION' });
-    new CfnOutput(this, 'CdnUrl', { value: `https://${this.distribution.distributionDomainName}`, description: 'ARTIFACT_STORE_CDN_URL' });
-    new CfnOutput(this, 'CdnKeyPairId', { value: publicKey.publicKeyId, description: 'ARTIFACT_STORE_CDN_KEY_PAIR_ID' });
-    new CfnOutput(this, 'CdnDistributionId', { value: this.distribution.distributionId, description: 'ARTIFACT_STORE_CDN_DISTRIBUTION_ID' });
-    new CfnOutput(this, 'ServicePolicyArn', { value: this.servicePolicy.managedPolicyArn, description: "attach to the service's IAM role" });
+    new CfnOutput(this, 'CdnUrl', {
+      value: `https://${this.distribution.distributionDomainName}`,
+      description: 'ARTIFACT_STORE_CDN_URL',
+    });
+    new CfnOutput(this, 'CdnKeyPairId', {
+      value: publicKey.publicKeyId,
+      description: 'ARTIFACT_STORE_CDN_KEY_PAIR_ID',
+    });
+    new CfnOutput(this, 'CdnDistributionId', {
+      value: this.distribution.distributionId,
+      description: 'ARTIFACT_STORE_CDN_DISTRIBUTION_ID',
+    });
+    new CfnOutput(this, 'ServicePolicyArn', {
+      value: this.servicePolicy.managedPolicyArn,
+      description: "attach to the service's IAM role",
+    });
   }
 }

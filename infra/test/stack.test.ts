@@ -4,7 +4,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { ArtifactStoreStack, RESPONSE_OVERRIDES, type ArtifactStoreStackProps } from '../lib/artifact-store-stack.js';
 
-const publicKeyPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+const publicKeyPem = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  .publicKey.export({ type: 'spki', format: 'pem' })
+  .toString();
 
 /** Synthesized offline: an explicit account and region, no lookups, no credentials. */
 function synth(props: Partial<ArtifactStoreStackProps> = {}) {
@@ -18,7 +20,13 @@ function synth(props: Partial<ArtifactStoreStackProps> = {}) {
   return Template.fromStack(stack);
 }
 
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Principal?: unknown; Condition?: unknown };
+type Statement = {
+  Action: string | string[];
+  Resource: unknown;
+  Effect: string;
+  Principal?: unknown;
+  Condition?: unknown;
+};
 
 describe('ArtifactStoreStack', () => {
   const t = synth();
@@ -26,11 +34,20 @@ describe('ArtifactStoreStack', () => {
   it('keeps the bucket private and encrypted, and refuses plain HTTP', () => {
     t.resourceCountIs('AWS::S3::Bucket', 1);
     t.hasResourceProperties('AWS::S3::Bucket', {
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
     });
     t.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
-    const policy = Object.values(t.findResources('AWS::S3::BucketPolicy'))[0] as { Properties: { PolicyDocument: { Statement: Statement[] } } };
+    const policy = Object.values(t.findResources('AWS::S3::BucketPolicy'))[0] as {
+      Properties: { PolicyDocument: { Statement: Statement[] } };
+    };
     const denyHttp = policy.Properties.PolicyDocument.Statement.find((s) => s.Effect === 'Deny');
     expect(denyHttp?.Condition).toEqual({ Bool: { 'aws:SecureTransport': 'false' } });
   });
@@ -46,7 +63,9 @@ describe('ArtifactStoreStack', () => {
     });
     const prefixed = synth({ keyPrefix: 'artifacts/', stagingExpiryDays: 3 });
     prefixed.hasResourceProperties('AWS::S3::Bucket', {
-      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'artifacts/staging/', ExpirationInDays: 3 })]) },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ Prefix: 'artifacts/staging/', ExpirationInDays: 3 })]),
+      },
     });
   });
 
@@ -73,7 +92,12 @@ describe('ArtifactStoreStack', () => {
     t.hasResourceProperties('AWS::CloudFront::PublicKey', { PublicKeyConfig: { EncodedKey: publicKeyPem } });
     t.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: {
-        Origins: [Match.objectLike({ OriginAccessControlId: Match.anyValue(), S3OriginConfig: Match.objectLike({ OriginAccessIdentity: '' }) })],
+        Origins: [
+          Match.objectLike({
+            OriginAccessControlId: Match.anyValue(),
+            S3OriginConfig: Match.objectLike({ OriginAccessIdentity: '' }),
+          }),
+        ],
         DefaultCacheBehavior: Match.objectLike({
           ViewerProtocolPolicy: 'https-only',
           AllowedMethods: ['GET', 'HEAD'],
@@ -82,8 +106,12 @@ describe('ArtifactStoreStack', () => {
       },
     });
     // The bucket lets exactly this distribution read it.
-    const policy = Object.values(t.findResources('AWS::S3::BucketPolicy'))[0] as { Properties: { PolicyDocument: { Statement: Statement[] } } };
-    const cdnRead = policy.Properties.PolicyDocument.Statement.find((s) => JSON.stringify(s.Principal).includes('cloudfront.amazonaws.com'));
+    const policy = Object.values(t.findResources('AWS::S3::BucketPolicy'))[0] as {
+      Properties: { PolicyDocument: { Statement: Statement[] } };
+    };
+    const cdnRead = policy.Properties.PolicyDocument.Statement.find((s) =>
+      JSON.stringify(s.Principal).includes('cloudfront.amazonaws.com'),
+    );
     expect(cdnRead?.Action).toBe('s3:GetObject');
     expect(JSON.stringify(cdnRead?.Condition)).toContain('AWS:SourceArn');
     expect(JSON.stringify(cdnRead?.Condition)).toMatch(/"Ref":"Cdn[0-9A-F]+"/);
@@ -101,11 +129,22 @@ describe('ArtifactStoreStack', () => {
   });
 
   it('gives the service a least-privilege policy: its objects, listing, and invalidating its distribution, nothing else', () => {
-    const policies = Object.values(t.findResources('AWS::IAM::ManagedPolicy')) as { Properties: { PolicyDocument: { Statement: Statement[] } } }[];
+    const policies = Object.values(t.findResources('AWS::IAM::ManagedPolicy')) as {
+      Properties: { PolicyDocument: { Statement: Statement[] } };
+    }[];
     expect(policies).toHaveLength(1);
     const statements = policies[0]!.Properties.PolicyDocument.Statement;
     const actions = statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])).sort();
-    expect(actions).toEqual(['cloudfront:CreateInvalidation', 's3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:ListBucketMultipartUploads', 's3:ListMultipartUploadParts', 's3:PutObject']);
+    expect(actions).toEqual([
+      'cloudfront:CreateInvalidation',
+      's3:AbortMultipartUpload',
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:ListBucketMultipartUploads',
+      's3:ListMultipartUploadParts',
+      's3:PutObject',
+    ]);
     expect(statements.every((s) => s.Effect === 'Allow')).toBe(true);
     const resources = JSON.stringify(statements.map((s) => s.Resource));
     expect(resources).not.toContain('"*"');
@@ -118,7 +157,8 @@ describe('ArtifactStoreStack', () => {
   });
 
   it('outputs what the service is configured with', () => {
-    for (const name of ['BucketName', 'Region', 'CdnUrl', 'CdnKeyPairId', 'CdnDistributionId', 'ServicePolicyArn']) t.hasOutput(name, Match.anyValue());
+    for (const name of ['BucketName', 'Region', 'CdnUrl', 'CdnKeyPairId', 'CdnDistributionId', 'ServicePolicyArn'])
+      t.hasOutput(name, Match.anyValue());
   });
 
   it('refuses a key prefix without its trailing slash', () => {

@@ -60,13 +60,20 @@ export interface BlobStore {
    * Direct uploads (drivers whose backend accepts them): a presigned PUT of exactly `sizeBytes` to a
    * fresh staging key, for a client to upload to without going through the service.
    */
-  presignUpload?(options: { sizeBytes: number; expiresInSeconds: number }): Promise<{ stagingKey: string; url: string; headers: Record<string, string> }>;
+  presignUpload?(options: {
+    sizeBytes: number;
+    expiresInSeconds: number;
+  }): Promise<{ stagingKey: string; url: string; headers: Record<string, string> }>;
   /**
    * Re-reads a staged upload, hashing it, and commits it under its hash only when size and sha256
    * are what was declared; it never trusts the backend's own checksums. The staged object is removed
    * unless nothing was uploaded yet (bad_request, the client may still PUT and complete again).
    */
-  commitUpload?(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']): Promise<BlobInfo>;
+  commitUpload?(
+    stagingKey: string,
+    expected: { sizeBytes: number; sha256: string },
+    beforeCommit?: BlobPutOptions['beforeCommit'],
+  ): Promise<BlobInfo>;
   /**
    * Removes staging leftovers (puts that died mid-stream, direct uploads never completed) last
    * modified before `before` (ms since the epoch).

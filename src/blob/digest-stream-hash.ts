@@ -11,8 +11,12 @@ interface DigestStreamLike extends WritableStream<ArrayBufferView> {
  * afterwards; the drivers never reuse a chunk's buffer.
  */
 export const digestStreamSha256: HashFactory = () => {
-  const DigestStream = (crypto as unknown as { DigestStream?: new (algorithm: string) => DigestStreamLike }).DigestStream;
-  if (!DigestStream) throw new Error('crypto.DigestStream exists only on Cloudflare Workers; on Node use nodeSha256 from src/blob/node-hash.ts.');
+  const DigestStream = (crypto as unknown as { DigestStream?: new (algorithm: string) => DigestStreamLike })
+    .DigestStream;
+  if (!DigestStream)
+    throw new Error(
+      'crypto.DigestStream exists only on Cloudflare Workers; on Node use nodeSha256 from src/blob/node-hash.ts.',
+    );
   const stream = new DigestStream('SHA-256');
   const writer = stream.getWriter();
   let failed: unknown;

@@ -96,33 +96,36 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
           await fh.close();
         }
       };
-      return new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          try {
-            const want = Math.min(READ_CHUNK, end - position);
-            if (want <= 0) {
-              await close();
-              controller.close();
-              return;
+      return new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            try {
+              const want = Math.min(READ_CHUNK, end - position);
+              if (want <= 0) {
+                await close();
+                controller.close();
+                return;
+              }
+              const buf = Buffer.allocUnsafe(want);
+              const { bytesRead } = await fh.read(buf, 0, want, position);
+              if (bytesRead === 0) {
+                await close();
+                controller.close();
+                return;
+              }
+              position += bytesRead;
+              controller.enqueue(new Uint8Array(buf.buffer, buf.byteOffset, bytesRead));
+            } catch (err) {
+              await close().catch(() => {});
+              controller.error(err);
             }
-            const buf = Buffer.allocUnsafe(want);
-            const { bytesRead } = await fh.read(buf, 0, want, position);
-            if (bytesRead === 0) {
-              await close();
-              controller.close();
-              return;
-            }
-            position += bytesRead;
-            controller.enqueue(new Uint8Array(buf.buffer, buf.byteOffset, bytesRead));
-          } catch (err) {
-            await close().catch(() => {});
-            controller.error(err);
-          }
+          },
+          async cancel() {
+            await close();
+          },
         },
-        async cancel() {
-          await close();
-        },
-      }, { highWaterMark: 1 });
+        { highWaterMark: 1 },
+      );
     },
 
     // Small reads are one synchronous pread on a kept descriptor: from the page cache that takes a
@@ -187,7 +190,10 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
 
     async *list() {
       const top = join(root, 'sha256');
-      const names = async (dir: string) => (await readdir(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)))).sort();
+      const names = async (dir: string) =>
+        (
+          await readdir(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)))
+        ).sort();
       for (const a of await names(top)) {
         for (const b of await names(join(top, a))) {
           for (const name of await names(join(top, a, b))) {

@@ -55,10 +55,13 @@ export async function ingest(
     throw errors.emptyBody();
   }
   const sha256 = await hasher.digest();
-  if (options.expectedSha256 && options.expectedSha256 !== sha256) throw errors.checksumMismatch(options.expectedSha256, sha256);
+  if (options.expectedSha256 && options.expectedSha256 !== sha256)
+    throw errors.checksumMismatch(options.expectedSha256, sha256);
   return { sha256, sizeBytes: size };
 }
 
 /** A staged direct upload whose size is not the declared one (`got` is a count, or 'more'). */
 export const uploadSizeMismatch = (declared: number, got: string) =>
-  errors.badRequest(`The uploaded object is not the declared ${declared} bytes (got ${got}). Nothing was stored; start a new upload.`);
+  errors.badRequest(
+    `The uploaded object is not the declared ${declared} bytes (got ${got}). Nothing was stored; start a new upload.`,
+  );

@@ -32,9 +32,17 @@ export interface R2MultipartUploadLike {
 export interface R2BucketLike {
   head(key: string): Promise<R2ObjectLike | null>;
   get(key: string, options?: { range?: { offset: number; length: number } }): Promise<R2ObjectBodyLike | null>;
-  put(key: string, value: Uint8Array | ArrayBuffer | string, options?: { sha256?: string }): Promise<R2ObjectLike | null>;
+  put(
+    key: string,
+    value: Uint8Array | ArrayBuffer | string,
+    options?: { sha256?: string },
+  ): Promise<R2ObjectLike | null>;
   delete(keys: string | string[]): Promise<void>;
-  list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{ objects: R2ObjectLike[]; truncated: boolean; cursor?: string }>;
+  list(options?: {
+    prefix?: string;
+    cursor?: string;
+    limit?: number;
+  }): Promise<{ objects: R2ObjectLike[]; truncated: boolean; cursor?: string }>;
   createMultipartUpload(key: string): Promise<R2MultipartUploadLike>;
 }
 
@@ -89,12 +97,14 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         const part = await bucket.get(stagingKey, { range: { offset, length } });
         if (!part) throw new Error(`R2 staging object ${stagingKey} vanished while being committed`);
         const bytes = new Uint8Array(await part.arrayBuffer());
-        if (bytes.byteLength !== length) throw new Error(`R2 returned ${bytes.byteLength} bytes of ${stagingKey} at ${offset}, not ${length}`);
+        if (bytes.byteLength !== length)
+          throw new Error(`R2 returned ${bytes.byteLength} bytes of ${stagingKey} at ${offset}, not ${length}`);
         hasher.update(bytes);
         parts.push(await upload.uploadPart(n, bytes));
       }
       const copied = await hasher.digest();
-      if (copied !== info.sha256) throw new Error(`R2 staging object ${stagingKey} read back as ${copied}, not ${info.sha256}`);
+      if (copied !== info.sha256)
+        throw new Error(`R2 staging object ${stagingKey} read back as ${copied}, not ${info.sha256}`);
       await upload.complete(parts);
     } catch (err) {
       await upload.abort().catch(() => {});
@@ -185,12 +195,17 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
     },
 
     async get(sha256: string, range?: ByteRange) {
-      const object = await bucket.get(keyOf(sha256), range ? { range: { offset: range.start, length: range.end - range.start + 1 } } : undefined);
+      const object = await bucket.get(
+        keyOf(sha256),
+        range ? { range: { offset: range.start, length: range.end - range.start + 1 } } : undefined,
+      );
       return object ? object.body : null;
     },
 
     async readSmall(sha256: string, range: ByteRange) {
-      const object = await bucket.get(keyOf(sha256), { range: { offset: range.start, length: range.end - range.start + 1 } });
+      const object = await bucket.get(keyOf(sha256), {
+        range: { offset: range.start, length: range.end - range.start + 1 },
+      });
       return object ? new Uint8Array(await object.arrayBuffer()) : null;
     },
 
@@ -214,7 +229,12 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
       let cursor: string | undefined;
       do {
         const page = await bucket.list({ prefix: blobsPrefix, ...(cursor ? { cursor } : {}) });
-        for (const o of page.objects) yield { sha256: o.key.slice(o.key.lastIndexOf('/') + 1), sizeBytes: o.size, modifiedAt: o.uploaded.getTime() };
+        for (const o of page.objects)
+          yield {
+            sha256: o.key.slice(o.key.lastIndexOf('/') + 1),
+            sizeBytes: o.size,
+            modifiedAt: o.uploaded.getTime(),
+          };
         cursor = page.truncated ? page.cursor : undefined;
       } while (cursor);
     },
@@ -234,7 +254,11 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
 
     // Completing a direct upload needs only the binding: the staged object is read back and hashed
     // here (R2's own checksums are not trusted), then copied under its hash like a big put.
-    async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']) {
+    async commitUpload(
+      stagingKey: string,
+      expected: { sizeBytes: number; sha256: string },
+      beforeCommit?: BlobPutOptions['beforeCommit'],
+    ) {
       if (!ownsStaging(stagingKey)) throw new Error(`not a staging key of this store: ${stagingKey}`);
       // Bytes that fail verification are dropped (the client must start over); after a transient
       // failure (R2, or the pin's "retry shortly") they stay, so completing again can succeed.
@@ -247,10 +271,15 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         throw err;
       }
       // Nothing uploaded yet: the client may still PUT and complete again.
-      if (!staged) throw errors.badRequest('Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.');
+      if (!staged)
+        throw errors.badRequest(
+          'Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.',
+        );
       if (staged.sizeBytes < expected.sizeBytes || staged.sha256 !== expected.sha256) {
         await drop();
-        throw staged.sizeBytes < expected.sizeBytes ? uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`) : errors.checksumMismatch(expected.sha256, staged.sha256);
+        throw staged.sizeBytes < expected.sizeBytes
+          ? uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`)
+          : errors.checksumMismatch(expected.sha256, staged.sha256);
       }
       await beforeCommit?.({ sha256: staged.sha256 });
       if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);

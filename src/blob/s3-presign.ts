@@ -10,7 +10,10 @@ export interface ObjectPresigner {
   /** A GET of `key` whose response carries these Content-Type and Content-Disposition headers. */
   get(key: string, options: PresignGetOptions): Promise<string>;
   /** A PUT of exactly `sizeBytes` to `key`; the client must send `headers`. */
-  put(key: string, options: { sizeBytes: number; expiresInSeconds: number }): Promise<{ url: string; headers: Record<string, string> }>;
+  put(
+    key: string,
+    options: { sizeBytes: number; expiresInSeconds: number },
+  ): Promise<{ url: string; headers: Record<string, string> }>;
 }
 
 /** S3 accepts 1 s to 7 days. */
@@ -19,12 +22,25 @@ const expiry = (seconds: number) => Math.min(7 * 24 * 3600, Math.max(1, Math.flo
 export function s3Presigner(client: S3Client, bucket: string): ObjectPresigner {
   return {
     get(key, o) {
-      const command = new GetObjectCommand({ Bucket: bucket, Key: key, ResponseContentType: o.contentType, ResponseContentDisposition: o.contentDisposition });
+      const command = new GetObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        ResponseContentType: o.contentType,
+        ResponseContentDisposition: o.contentDisposition,
+      });
       return getSignedUrl(client, command, { expiresIn: expiry(o.expiresInSeconds) });
     },
     async put(key, o) {
-      const command = new PutObjectCommand({ Bucket: bucket, Key: key, ContentLength: o.sizeBytes, ContentType: 'application/octet-stream' });
-      const url = await getSignedUrl(client, command, { expiresIn: expiry(o.expiresInSeconds), signableHeaders: new Set(['content-type']) });
+      const command = new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        ContentLength: o.sizeBytes,
+        ContentType: 'application/octet-stream',
+      });
+      const url = await getSignedUrl(client, command, {
+        expiresIn: expiry(o.expiresInSeconds),
+        signableHeaders: new Set(['content-type']),
+      });
       return { url, headers: { 'Content-Type': 'application/octet-stream' } };
     },
   };

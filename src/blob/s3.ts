@@ -10,7 +10,6 @@ import {
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
-  PutObjectCommand,
   S3Client,
   UploadPartCopyCommand,
   type S3ClientConfig,
@@ -68,13 +67,19 @@ export interface CdnSigning {
  * CloudFront invalidation of paths, for purges. CloudFront is global (its API lives in us-east-1);
  * `client` takes the same credentials as the bucket's.
  */
-export function cloudFrontInvalidator(client: CloudFrontClient, distributionId: string): (paths: string[]) => Promise<void> {
+export function cloudFrontInvalidator(
+  client: CloudFrontClient,
+  distributionId: string,
+): (paths: string[]) => Promise<void> {
   return async (paths) => {
     try {
       await client.send(
         new CreateInvalidationCommand({
           DistributionId: distributionId,
-          InvalidationBatch: { CallerReference: `artifact-store-${randomUUID()}`, Paths: { Quantity: paths.length, Items: paths } },
+          InvalidationBatch: {
+            CallerReference: `artifact-store-${randomUUID()}`,
+            Paths: { Quantity: paths.length, Items: paths },
+          },
         }),
       );
     } catch (err) {
@@ -126,7 +131,9 @@ export function createS3Client(options: S3ConnectionOptions, extra: Partial<S3Cl
  * completes, so a reader never sees a partial blob, and bytes that fail verification never reach a
  * final key.
  */
-export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { readonly bucket: string; keyOf(sha256: string): string } {
+export function createS3BlobStore(
+  options: S3BlobStoreOptions,
+): BlobStore & { readonly bucket: string; keyOf(sha256: string): string } {
   const { client, bucket } = options;
   const prefix = options.prefix ?? '';
   const hash = options.hash ?? nodeSha256;
@@ -173,13 +180,30 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       for (let start = 0, n = 1; start < size; start += copyPart, n++) {
         const end = Math.min(size, start + copyPart) - 1;
         const out = await client.send(
-          new UploadPartCopyCommand({ Bucket: bucket, Key: to, UploadId: uploadId, PartNumber: n, CopySource: source, CopySourceRange: `bytes=${start}-${end}` }),
+          new UploadPartCopyCommand({
+            Bucket: bucket,
+            Key: to,
+            UploadId: uploadId,
+            PartNumber: n,
+            CopySource: source,
+            CopySourceRange: `bytes=${start}-${end}`,
+          }),
         );
         parts.push({ ETag: out.CopyPartResult?.ETag ?? '', PartNumber: n });
       }
-      await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: to,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
     } catch (err) {
-      if (uploadId) await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: to, UploadId: uploadId })).catch(() => {});
+      if (uploadId)
+        await client
+          .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: to, UploadId: uploadId }))
+          .catch(() => {});
       throw s3Failure(err, where('multipart copy to', to));
     }
   }
@@ -191,7 +215,10 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
 
     async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
       const max = putOptions.maxBytes ?? Number.POSITIVE_INFINITY;
-      const declared = putOptions.expectedSha256 !== undefined && check(putOptions.expectedSha256) ? putOptions.expectedSha256 : undefined;
+      const declared =
+        putOptions.expectedSha256 !== undefined && check(putOptions.expectedSha256)
+          ? putOptions.expectedSha256
+          : undefined;
       const hasher = hash();
       let size = 0;
       let digest: string | undefined;
@@ -220,7 +247,8 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
               if (next.done) {
                 if (size === 0 && putOptions.rejectEmpty) throw refuse(errors.emptyBody());
                 digest = await hasher.digest();
-                if (putOptions.expectedSha256 && putOptions.expectedSha256 !== digest) throw refuse(errors.checksumMismatch(putOptions.expectedSha256, digest));
+                if (putOptions.expectedSha256 && putOptions.expectedSha256 !== digest)
+                  throw refuse(errors.checksumMismatch(putOptions.expectedSha256, digest));
                 return controller.close();
               }
               const chunk = next.value;
@@ -269,7 +297,12 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
           return { sha256: declared, sizeBytes: size };
         }
         try {
-          await new Upload({ client, params: { Bucket: bucket, Key: final, Body: metered, ContentType: 'application/octet-stream' }, partSize, queueSize }).done();
+          await new Upload({
+            client,
+            params: { Bucket: bucket, Key: final, Body: metered, ContentType: 'application/octet-stream' },
+            partSize,
+            queueSize,
+          }).done();
         } catch (err) {
           throw failure(err, final);
         }
@@ -278,7 +311,12 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
 
       const staging = `${prefix}staging/${randomUUID()}`;
       try {
-        await new Upload({ client, params: { Bucket: bucket, Key: staging, Body: metered, ContentType: 'application/octet-stream' }, partSize, queueSize }).done();
+        await new Upload({
+          client,
+          params: { Bucket: bucket, Key: staging, Body: metered, ContentType: 'application/octet-stream' },
+          partSize,
+          queueSize,
+        }).done();
       } catch (err) {
         await removeQuietly(staging);
         throw failure(err, staging);
@@ -299,7 +337,11 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       const key = keyOf(sha256);
       try {
         const out = await client.send(
-          new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+          }),
         );
         if (!out.Body) throw new Error('GetObject returned no body');
         return out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
@@ -338,14 +380,21 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       return { stagingKey, ...(await presigner.put(stagingKey, o)) };
     },
 
-    async commitUpload(stagingKey: string, expected: { sizeBytes: number; sha256: string }, beforeCommit?: BlobPutOptions['beforeCommit']) {
+    async commitUpload(
+      stagingKey: string,
+      expected: { sizeBytes: number; sha256: string },
+      beforeCommit?: BlobPutOptions['beforeCommit'],
+    ) {
       let body: ReadableStream<Uint8Array>;
       try {
         const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: stagingKey }));
         if (!out.Body) throw new Error('GetObject returned no body');
         body = out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
       } catch (err) {
-        if (isNotFound(err)) throw errors.badRequest('Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.');
+        if (isNotFound(err))
+          throw errors.badRequest(
+            'Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.',
+          );
         throw s3Failure(err, where('GetObject', stagingKey));
       }
       try {
@@ -384,7 +433,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       do {
         let page;
         try {
-          page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: blobsPrefix, ContinuationToken: token }));
+          page = await client.send(
+            new ListObjectsV2Command({ Bucket: bucket, Prefix: blobsPrefix, ContinuationToken: token }),
+          );
         } catch (err) {
           throw s3Failure(err, where('ListObjectsV2', blobsPrefix));
         }
@@ -412,14 +463,21 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       do {
         let page;
         try {
-          page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: stagingPrefix, ContinuationToken: token }));
+          page = await client.send(
+            new ListObjectsV2Command({ Bucket: bucket, Prefix: stagingPrefix, ContinuationToken: token }),
+          );
         } catch (err) {
           throw s3Failure(err, where('ListObjectsV2', stagingPrefix));
         }
         const old = (page.Contents ?? []).filter((o) => o.Key && o.LastModified && o.LastModified.getTime() < before);
         if (old.length > 0) {
           try {
-            await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: old.map((o) => ({ Key: o.Key! })), Quiet: true } }));
+            await client.send(
+              new DeleteObjectsCommand({
+                Bucket: bucket,
+                Delete: { Objects: old.map((o) => ({ Key: o.Key! })), Quiet: true },
+              }),
+            );
           } catch (err) {
             throw s3Failure(err, where('DeleteObjects', stagingPrefix));
           }
@@ -434,13 +492,22 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       do {
         let page;
         try {
-          page = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: stagingPrefix, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }));
+          page = await client.send(
+            new ListMultipartUploadsCommand({
+              Bucket: bucket,
+              Prefix: stagingPrefix,
+              KeyMarker: keyMarker,
+              UploadIdMarker: uploadIdMarker,
+            }),
+          );
         } catch (err) {
           throw s3Failure(err, where('ListMultipartUploads', stagingPrefix));
         }
         for (const u of page.Uploads ?? []) {
           if (!u.Key || !u.UploadId || !u.Initiated || u.Initiated.getTime() >= before) continue;
-          await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId })).catch(() => {});
+          await client
+            .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }))
+            .catch(() => {});
           removed++;
         }
         keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
@@ -459,9 +526,17 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { re
       const expiresIn = Math.min(7 * 24 * 3600, Math.max(1, Math.floor(o.expiresInSeconds)));
       if (options.cdn) {
         // The distribution forwards these two query strings to S3 (see infra/), which sets the headers.
-        const query = new URLSearchParams({ 'response-content-type': o.contentType, 'response-content-disposition': o.contentDisposition });
+        const query = new URLSearchParams({
+          'response-content-type': o.contentType,
+          'response-content-disposition': o.contentDisposition,
+        });
         const url = `${options.cdn.url.replace(/\/+$/, '')}/${keyOf(sha256)}?${query}`;
-        return signCloudFrontUrl({ url, keyPairId: options.cdn.keyPairId, privateKey: options.cdn.privateKey, dateLessThan: new Date(Date.now() + expiresIn * 1000).toISOString() });
+        return signCloudFrontUrl({
+          url,
+          keyPairId: options.cdn.keyPairId,
+          privateKey: options.cdn.privateKey,
+          dateLessThan: new Date(Date.now() + expiresIn * 1000).toISOString(),
+        });
       }
       return presigner.get(keyOf(sha256), o);
     },
@@ -476,7 +551,11 @@ const NOT_FOUND = new Set(['NoSuchKey', 'NotFound', 'NoSuchVersion']);
 
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } };
-  return NOT_FOUND.has(e?.name ?? '') || NOT_FOUND.has(e?.Code ?? '') || e?.$metadata?.httpStatusCode === 404 && e?.name !== 'NoSuchBucket';
+  return (
+    NOT_FOUND.has(e?.name ?? '') ||
+    NOT_FOUND.has(e?.Code ?? '') ||
+    (e?.$metadata?.httpStatusCode === 404 && e?.name !== 'NoSuchBucket')
+  );
 }
 
 /**
@@ -484,14 +563,28 @@ function isNotFound(err: unknown): boolean {
  * down, throttling, or misconfigured (the message says which, for the operator's logs).
  */
 export function s3Failure(err: unknown, action: string) {
-  const e = err as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number }; $retryable?: { throttling?: boolean } };
+  const e = err as {
+    name?: string;
+    message?: string;
+    code?: string;
+    $metadata?: { httpStatusCode?: number };
+    $retryable?: { throttling?: boolean };
+  };
   const status = e?.$metadata?.httpStatusCode;
   const throttled = e?.$retryable?.throttling || e?.name === 'SlowDown' || status === 429 || status === 503;
-  const misconfigured = e?.name === 'NoSuchBucket' || e?.name === 'AccessDenied' || e?.name === 'InvalidAccessKeyId' || e?.name === 'SignatureDoesNotMatch' || status === 403;
+  const misconfigured =
+    e?.name === 'NoSuchBucket' ||
+    e?.name === 'AccessDenied' ||
+    e?.name === 'InvalidAccessKeyId' ||
+    e?.name === 'SignatureDoesNotMatch' ||
+    status === 403;
   const reason =
     e?.name === 'NoSuchBucket'
       ? 'the bucket does not exist'
-      : e?.name === 'AccessDenied' || e?.name === 'InvalidAccessKeyId' || e?.name === 'SignatureDoesNotMatch' || status === 403
+      : e?.name === 'AccessDenied' ||
+          e?.name === 'InvalidAccessKeyId' ||
+          e?.name === 'SignatureDoesNotMatch' ||
+          status === 403
         ? 'access denied (check the credentials and the bucket policy)'
         : throttled
           ? 'the backend is throttling'
@@ -499,5 +592,8 @@ export function s3Failure(err: unknown, action: string) {
             ? `the backend is unreachable (${e?.code ?? e?.name ?? 'network error'})`
             : `the backend answered ${status} ${e?.name ?? ''}`.trim();
   const advice = misconfigured ? 'The service is misconfigured; tell the operator.' : 'Retry shortly.';
-  return errors.backendUnavailable(`Blob storage failed: ${action}: ${reason}. ${advice}`, { cause: err, retryAfter: throttled ? 2 : misconfigured ? 30 : 1 });
+  return errors.backendUnavailable(`Blob storage failed: ${action}: ${reason}. ${advice}`, {
+    cause: err,
+    retryAfter: throttled ? 2 : misconfigured ? 30 : 1,
+  });
 }

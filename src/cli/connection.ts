@@ -40,7 +40,8 @@ export interface Connection {
 export function readConfigFile(path: string | undefined): Partial<Connection> {
   const file = path ?? process.env.ARTIFACT_STORE_CONFIG ?? join(homedir(), '.config', 'artifact-store', 'config.json');
   if (!existsSync(file)) {
-    if (path ?? process.env.ARTIFACT_STORE_CONFIG) throw new CliError(`Config file ${file} does not exist.`, EXIT.usage);
+    if (path ?? process.env.ARTIFACT_STORE_CONFIG)
+      throw new CliError(`Config file ${file} does not exist.`, EXIT.usage);
     return {};
   }
   let parsed: unknown;
@@ -49,7 +50,8 @@ export function readConfigFile(path: string | undefined): Partial<Connection> {
   } catch (err) {
     throw new CliError(`Config file ${file} is not valid JSON (${(err as Error).message}).`, EXIT.usage);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CliError(`Config file ${file} must hold a JSON object like {"url": "…", "token": "…"}.`, EXIT.usage);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new CliError(`Config file ${file} must hold a JSON object like {"url": "…", "token": "…"}.`, EXIT.usage);
   const out: Partial<Connection> = {};
   for (const key of ['url', 'token', 'session'] as const) {
     const v = (parsed as Record<string, unknown>)[key];
@@ -65,7 +67,11 @@ export function connection(values: Record<string, string | boolean | undefined>)
   const env = process.env;
   const url = (values.url as string | undefined) ?? env.ARTIFACT_STORE_URL ?? file.url ?? 'http://127.0.0.1:8787';
   const token = (values.token as string | undefined) ?? env.ARTIFACT_STORE_TOKEN ?? file.token;
-  if (!token) throw new CliError('No token: pass --token, set ARTIFACT_STORE_TOKEN, or put "token" in the config file (npm start prints a dev token).', EXIT.usage);
+  if (!token)
+    throw new CliError(
+      'No token: pass --token, set ARTIFACT_STORE_TOKEN, or put "token" in the config file (npm start prints a dev token).',
+      EXIT.usage,
+    );
   const session = (values.session as string | undefined) ?? env.ARTIFACT_STORE_SESSION ?? file.session;
   return { url, token, ...(session ? { session } : {}) };
 }
@@ -73,18 +79,30 @@ export function connection(values: Record<string, string | boolean | undefined>)
 /** "90", "30s", "15m", "1h", "2d" → seconds. */
 export function parseDuration(text: string, what: string): number {
   const m = /^(\d{1,9})([smhd]?)$/.exec(text.trim());
-  if (!m || Number(m[1]) === 0) throw new CliError(`${what} ${JSON.stringify(text)} is not a duration: use e.g. 90, 30s, 15m, 1h or 2d.`, EXIT.usage);
+  if (!m || Number(m[1]) === 0)
+    throw new CliError(
+      `${what} ${JSON.stringify(text)} is not a duration: use e.g. 90, 30s, 15m, 1h or 2d.`,
+      EXIT.usage,
+    );
   return Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
 }
 
 /** Turns the SDK's errors into one line with the right exit code. */
 export function cliErrorOf(err: unknown): CliError {
   if (err instanceof CliError) return err;
-  if (isArtifactError(err)) return new CliError(`${err.message} (${err.code})`, err.code === 'not_found' ? EXIT.notFound : EXIT.failed);
+  if (isArtifactError(err))
+    return new CliError(`${err.message} (${err.code})`, err.code === 'not_found' ? EXIT.notFound : EXIT.failed);
   const e = err as NodeJS.ErrnoException & { cause?: { code?: string } };
   const code = e?.code ?? e?.cause?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ECONNRESET' || /fetch failed/.test(e?.message ?? '')) {
-    return new CliError(`Cannot reach the service (${code ?? e.message}): is it running, and is --url / ARTIFACT_STORE_URL right?`);
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'ECONNRESET' ||
+    /fetch failed/.test(e?.message ?? '')
+  ) {
+    return new CliError(
+      `Cannot reach the service (${code ?? e.message}): is it running, and is --url / ARTIFACT_STORE_URL right?`,
+    );
   }
   if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') return new CliError(e.message);
   return new CliError(e instanceof Error ? e.message : String(err));

@@ -50,7 +50,10 @@ Exit codes: 0 done; 1 failed (the message says what to do; fsck: problems remain
 const UI_LINK_TTL_SECONDS = 3600;
 
 async function serve(argv: string[]) {
-  const { values } = parseArgs({ args: argv, options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } },
+  });
   const overrides: Partial<ConfigInput> = {};
   if (values.host) overrides.host = values.host;
   if (values.port) overrides.port = Number(values.port);
@@ -66,8 +69,16 @@ async function serve(argv: string[]) {
   if (running.token) {
     // A short-lived token in the fragment: browsers never send it to the server, and the page drops it
     // from the address bar at once.
-    const uiToken = await running.mintToken({ tenant: 'dev', sub: 'dev', perms: ['read', 'write', 'admin'] }, UI_LINK_TTL_SECONDS);
-    out.splice(2, 0, `  Browser:   ${running.url}/ui#token=${uiToken}`, `             (signs in as tenant "dev" for 1 hour; later: artifact-store token --ui)`);
+    const uiToken = await running.mintToken(
+      { tenant: 'dev', sub: 'dev', perms: ['read', 'write', 'admin'] },
+      UI_LINK_TTL_SECONDS,
+    );
+    out.splice(
+      2,
+      0,
+      `  Browser:   ${running.url}/ui#token=${uiToken}`,
+      `             (signs in as tenant "dev" for 1 hour; later: artifact-store token --ui)`,
+    );
     out.push(
       '',
       'Dev token (tenant "dev", read/write/admin, valid 30 days):',
@@ -82,7 +93,9 @@ async function serve(argv: string[]) {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal })}\n`,
+    );
     await running.close();
     process.exit(0);
   };
@@ -103,52 +116,109 @@ function hostActor(): AuditActor {
 
 async function keys(argv: string[]) {
   const [action, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { tenant: { type: 'string' }, perms: { type: 'string' }, label: { type: 'string' }, operator: { type: 'boolean' }, 'data-dir': { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      tenant: { type: 'string' },
+      perms: { type: 'string' },
+      label: { type: 'string' },
+      operator: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+    },
+  });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  const repo = createSqliteRepository({
+    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  });
   try {
     if (action === 'create' && values.operator) {
-      if (values.tenant !== undefined || values.perms !== undefined) throw new CliError('An operator key belongs to no tenant and has every power: drop --tenant and --perms. See artifact-store keys --help.', EXIT.usage);
+      if (values.tenant !== undefined || values.perms !== undefined)
+        throw new CliError(
+          'An operator key belongs to no tenant and has every power: drop --tenant and --perms. See artifact-store keys --help.',
+          EXIT.usage,
+        );
       const { id, key } = await issueApiKey(repo, { operator: true, label: values.label });
-      await recordAction(repo, hostActor(), 'key.create', { target: id, details: { operator: true, label: values.label ?? null } });
-      process.stdout.write(`Created operator key ${id} (all tenants' usage and events, retention runs, fsck, the audit trail; no artifacts). It is shown once:\n${key}\n`);
+      await recordAction(repo, hostActor(), 'key.create', {
+        target: id,
+        details: { operator: true, label: values.label ?? null },
+      });
+      process.stdout.write(
+        `Created operator key ${id} (all tenants' usage and events, retention runs, fsck, the audit trail; no artifacts). It is shown once:\n${key}\n`,
+      );
     } else if (action === 'create') {
-      if (!values.tenant) throw new CliError('keys create needs --tenant T (or --operator). See artifact-store keys --help.', EXIT.usage);
+      if (!values.tenant)
+        throw new CliError('keys create needs --tenant T (or --operator). See artifact-store keys --help.', EXIT.usage);
       const perms = (values.perms ?? 'read,write').split(',').map((p) => p.trim());
       const bad = perms.filter((p) => !(PERMS as readonly string[]).includes(p));
-      if (bad.length) throw new CliError(`Unknown perms ${bad.join(', ')}; use ${PERMS.join(', ')} (an operator key: --operator).`, EXIT.usage);
-      const { id, key } = await issueApiKey(repo, { tenantId: values.tenant, perms: perms as Perm[], label: values.label });
-      await recordAction(repo, hostActor(), 'key.create', { tenantId: values.tenant, target: id, details: { perms, label: values.label ?? null } });
-      process.stdout.write(`Created API key ${id} for tenant ${values.tenant} (${perms.join(', ')}). It is shown once:\n${key}\n`);
+      if (bad.length)
+        throw new CliError(
+          `Unknown perms ${bad.join(', ')}; use ${PERMS.join(', ')} (an operator key: --operator).`,
+          EXIT.usage,
+        );
+      const { id, key } = await issueApiKey(repo, {
+        tenantId: values.tenant,
+        perms: perms as Perm[],
+        label: values.label,
+      });
+      await recordAction(repo, hostActor(), 'key.create', {
+        tenantId: values.tenant,
+        target: id,
+        details: { perms, label: values.label ?? null },
+      });
+      process.stdout.write(
+        `Created API key ${id} for tenant ${values.tenant} (${perms.join(', ')}). It is shown once:\n${key}\n`,
+      );
     } else if (action === 'ls') {
       for (const k of await repo.listApiKeys(values.tenant)) {
-        process.stdout.write(`${k.id}\t${k.operator ? '(operator)' : k.tenantId}\t${k.perms.join(',')}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.label ?? ''}\n`);
+        process.stdout.write(
+          `${k.id}\t${k.operator ? '(operator)' : k.tenantId}\t${k.perms.join(',')}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.label ?? ''}\n`,
+        );
       }
     } else if (action === 'revoke') {
       const id = positionals[0];
       if (!id) throw new CliError('keys revoke needs a key id (artifact-store keys ls lists them).', EXIT.usage);
       const record = await repo.findApiKey(id);
       const ok = await repo.revokeApiKey(id, Date.now());
-      if (ok) await recordAction(repo, hostActor(), 'key.revoke', { tenantId: record?.tenantId ?? '', target: id, ...(record?.operator ? { details: { operator: true } } : {}) });
+      if (ok)
+        await recordAction(repo, hostActor(), 'key.revoke', {
+          tenantId: record?.tenantId ?? '',
+          target: id,
+          ...(record?.operator ? { details: { operator: true } } : {}),
+        });
       process.stdout.write(ok ? `Revoked ${id}\n` : `No active key ${id}\n`);
       if (!ok) process.exitCode = 1;
     } else {
-      throw new CliError(`keys needs create, ls or revoke${action ? ` (not ${JSON.stringify(action)})` : ''}. See artifact-store keys --help.`, EXIT.usage);
+      throw new CliError(
+        `keys needs create, ls or revoke${action ? ` (not ${JSON.stringify(action)})` : ''}. See artifact-store keys --help.`,
+        EXIT.usage,
+      );
     }
   } finally {
     await repo.close();
   }
 }
 
-const PHASES: Record<RetentionPhase, string> = { expire: 'expired', quotas: 'evicted', artifacts: 'unreferenced artifacts', uploads: 'uploads reaped', blobs: 'blobs collected', staging: 'staging removed' };
+const PHASES: Record<RetentionPhase, string> = {
+  expire: 'expired',
+  quotas: 'evicted',
+  artifacts: 'unreferenced artifacts',
+  uploads: 'uploads reaped',
+  blobs: 'blobs collected',
+  staging: 'staging removed',
+};
 
 async function retention(argv: string[]) {
   const [action, ...rest] = argv;
-  if (action !== 'run') throw new CliError('The retention command is `artifact-store retention run`. See artifact-store retention --help.', EXIT.usage);
+  if (action !== 'run')
+    throw new CliError(
+      'The retention command is `artifact-store retention run`. See artifact-store retention --help.',
+      EXIT.usage,
+    );
   const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const drivers = await openNodeDrivers(config);
-  const { repo, blobs } = drivers;
   // On a terminal, one line that updates in place; in logs and pipes, nothing until the report.
   const tty = process.stderr.isTTY;
   let last = 0;
@@ -158,7 +228,11 @@ async function retention(argv: string[]) {
     process.stderr.write(`\r\x1b[Kretention: ${PHASES[phase]} ${done}`);
   };
   try {
-    const report = await runRetention(retentionDepsOf(config, policySettings(config), drivers, { onProgress }), 'cli', hostActor());
+    const report = await runRetention(
+      retentionDepsOf(config, policySettings(config), drivers, { onProgress }),
+      'cli',
+      hostActor(),
+    );
     if (tty) process.stderr.write('\r\x1b[K');
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   } finally {
@@ -169,12 +243,24 @@ async function retention(argv: string[]) {
 function formatReport(r: RetentionReport): string {
   const rows: [string, string][] = [
     ['expired references', `${r.expired.refs} (${r.expired.bytes} bytes)`],
-    ['evicted references', `${r.evicted.refs} (${r.evicted.bytes} bytes) from ${r.evicted.scopes} scopes over their limits`],
+    [
+      'evicted references',
+      `${r.evicted.refs} (${r.evicted.bytes} bytes) from ${r.evicted.scopes} scopes over their limits`,
+    ],
     ['over-limit scopes kept', `${r.overLimitKept.scopes} (strategy none)`],
     ['unreferenced artifacts', String(r.unreferencedArtifacts)],
-    ['unfinished uploads reaped', `${r.uploads.reaped}${r.uploads.stagingFailed ? ` (${r.uploads.stagingFailed} left: blob store unavailable)` : ''}`],
-    ['rows of failed puts removed', `${r.unfinished.rows}${r.unfinished.checkFailed ? ` (${r.unfinished.checkFailed} left: blob store unavailable)` : ''}`],
-    ['blobs collected', `${r.blobs.collected} (${r.blobs.bytes} bytes)${r.blobs.failed ? `, ${r.blobs.failed} left: blob store unavailable` : ''}`],
+    [
+      'unfinished uploads reaped',
+      `${r.uploads.reaped}${r.uploads.stagingFailed ? ` (${r.uploads.stagingFailed} left: blob store unavailable)` : ''}`,
+    ],
+    [
+      'rows of failed puts removed',
+      `${r.unfinished.rows}${r.unfinished.checkFailed ? ` (${r.unfinished.checkFailed} left: blob store unavailable)` : ''}`,
+    ],
+    [
+      'blobs collected',
+      `${r.blobs.collected} (${r.blobs.bytes} bytes)${r.blobs.failed ? `, ${r.blobs.failed} left: blob store unavailable` : ''}`,
+    ],
     ['staging leftovers removed', `${r.staging.removed} (${r.staging.bytes} bytes)`],
     ['events older than a day', String(r.events.trimmed)],
   ];
@@ -183,13 +269,32 @@ function formatReport(r: RetentionReport): string {
 }
 
 async function usage(argv: string[]) {
-  const { values } = parseArgs({ args: argv, options: { tenant: { type: 'string' }, top: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      tenant: { type: 'string' },
+      top: { type: 'string' },
+      'data-dir': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
   const top = values.top === undefined ? 20 : Number(values.top);
-  if (!Number.isInteger(top) || top < 1 || top > 1000) throw new CliError('--top must be a whole number from 1 to 1000.', EXIT.usage);
+  if (!Number.isInteger(top) || top < 1 || top > 1000)
+    throw new CliError('--top must be a whole number from 1 to 1000.', EXIT.usage);
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  const repo = createSqliteRepository({
+    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  });
   try {
-    const report = await usageReport(repo, policiesOf(config), values.tenant !== undefined ? { tenantId: values.tenant } : {}, top, Date.now(), { retention: values.tenant !== undefined ? 'tenant' : 'service' });
+    const report = await usageReport(
+      repo,
+      policiesOf(config),
+      values.tenant !== undefined ? { tenantId: values.tenant } : {},
+      top,
+      Date.now(),
+      { retention: values.tenant !== undefined ? 'tenant' : 'service' },
+    );
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatUsage(report));
   } finally {
     await repo.close();
@@ -203,19 +308,57 @@ function formatUsage(r: UsageReport): string {
   const table = (title: string, head: string[], rows: string[][]) => {
     if (rows.length === 0) return `${title}: none\n`;
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-    const line = (cells: string[]) => `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}`;
+    const line = (cells: string[]) =>
+      `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}`;
     return `${title}:\n${[line(head), ...rows.map(line)].join('\n')}\n`;
   };
   return [
     `usage at ${r.at} (live references only)`,
-    table('tenants', ['tenant', 'bytes', 'artifacts', 'of quota'], r.tenants.map((t) => [t.tenantId, mib(t.bytes), String(t.count), t.limitBytes ? pct(t.bytes, t.limitBytes) : '—'])),
-    table('top sessions', ['tenant / session', 'bytes', 'of limit', 'artifacts', 'of limit'], r.sessions.map((u) => [`${u.tenantId} / ${u.sessionId}`, mib(u.bytes), pct(u.bytes, u.limitBytes), String(u.count), pct(u.count, u.limitCount)])),
-    table('top traces', ['tenant / trace', 'bytes', 'of limit', 'artifacts', 'of limit'], r.traces.map((u) => [`${u.tenantId} / ${u.traceId}`, mib(u.bytes), pct(u.bytes, u.limitBytes), String(u.count), pct(u.count, u.limitCount)])),
+    table(
+      'tenants',
+      ['tenant', 'bytes', 'artifacts', 'of quota'],
+      r.tenants.map((t) => [
+        t.tenantId,
+        mib(t.bytes),
+        String(t.count),
+        t.limitBytes ? pct(t.bytes, t.limitBytes) : '—',
+      ]),
+    ),
+    table(
+      'top sessions',
+      ['tenant / session', 'bytes', 'of limit', 'artifacts', 'of limit'],
+      r.sessions.map((u) => [
+        `${u.tenantId} / ${u.sessionId}`,
+        mib(u.bytes),
+        pct(u.bytes, u.limitBytes),
+        String(u.count),
+        pct(u.count, u.limitCount),
+      ]),
+    ),
+    table(
+      'top traces',
+      ['tenant / trace', 'bytes', 'of limit', 'artifacts', 'of limit'],
+      r.traces.map((u) => [
+        `${u.tenantId} / ${u.traceId}`,
+        mib(u.bytes),
+        pct(u.bytes, u.limitBytes),
+        String(u.count),
+        pct(u.count, u.limitCount),
+      ]),
+    ),
   ].join('\n');
 }
 
 async function fsckCommand(argv: string[]) {
-  const { values } = parseArgs({ args: argv, options: { verify: { type: 'boolean' }, repair: { type: 'boolean' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      verify: { type: 'boolean' },
+      repair: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
   const drivers = await openNodeDrivers(config);
   const { repo, blobs } = drivers;
@@ -236,7 +379,16 @@ async function fsckCommand(argv: string[]) {
       },
     });
     if (tty) process.stderr.write('\r\x1b[K');
-    await recordAction(repo, hostActor(), 'fsck.run', { details: { verify: Boolean(values.verify), repair: Boolean(values.repair), checkedRows: report.checkedRows, checkedBlobs: report.checkedBlobs, problems: report.problems.length, unresolved: report.unresolved } });
+    await recordAction(repo, hostActor(), 'fsck.run', {
+      details: {
+        verify: Boolean(values.verify),
+        repair: Boolean(values.repair),
+        checkedRows: report.checkedRows,
+        checkedBlobs: report.checkedBlobs,
+        problems: report.problems.length,
+        unresolved: report.unresolved,
+      },
+    });
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatFsck(report, Boolean(values.repair)));
     if (report.unresolved > 0) process.exitCode = 1;
   } finally {
@@ -245,12 +397,25 @@ async function fsckCommand(argv: string[]) {
 }
 
 function formatFsck(r: FsckReport, repair: boolean): string {
-  const lines = [`fsck: ${r.checkedRows} blob rows, ${r.checkedBlobs} stored blobs checked; ${r.problems.length} problems, ${r.unresolved} unresolved`];
+  const lines = [
+    `fsck: ${r.checkedRows} blob rows, ${r.checkedBlobs} stored blobs checked; ${r.problems.length} problems, ${r.unresolved} unresolved`,
+  ];
   for (const p of r.problems) {
     const held = 'artifacts' in p ? ` (held by ${p.artifacts.map((a) => `${a.tenantId}/${a.id}`).join(', ')})` : '';
-    const fix = 'repaired' in p ? (p.repaired ? ' — repaired' : repair ? ' — left (within the grace period)' : ' — run with --repair to fix') : ' — not fixable here: restore the bytes from a backup, or delete the artifacts';
+    const fix =
+      'repaired' in p
+        ? p.repaired
+          ? ' — repaired'
+          : repair
+            ? ' — left (within the grace period)'
+            : ' — run with --repair to fix'
+        : ' — not fixable here: restore the bytes from a backup, or delete the artifacts';
     const what =
-      p.kind === 'size_mismatch' ? `${p.kind} ${p.sha256}: recorded ${p.recorded} bytes, stored ${p.stored}` : p.kind === 'corrupt_bytes' ? `${p.kind} ${p.sha256}: hashes to ${p.actual}` : `${p.kind} ${p.sha256}`;
+      p.kind === 'size_mismatch'
+        ? `${p.kind} ${p.sha256}: recorded ${p.recorded} bytes, stored ${p.stored}`
+        : p.kind === 'corrupt_bytes'
+          ? `${p.kind} ${p.sha256}: hashes to ${p.actual}`
+          : `${p.kind} ${p.sha256}`;
     lines.push(`  ${what}${held}${fix}`);
   }
   return `${lines.join('\n')}\n`;
@@ -260,19 +425,42 @@ const DURATION = /^(\d+)([smhd])$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 async function auditCommand(argv: string[]) {
-  const { values } = parseArgs({ args: argv, options: { tenant: { type: 'string' }, action: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      tenant: { type: 'string' },
+      action: { type: 'string' },
+      since: { type: 'string' },
+      limit: { type: 'string' },
+      'data-dir': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
   const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be a whole number from 1 to 10000.', EXIT.usage);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    throw new CliError('--limit must be a whole number from 1 to 10000.', EXIT.usage);
   let since: number | undefined;
   if (values.since !== undefined) {
     const m = DURATION.exec(values.since);
     since = m ? Date.now() - Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : Date.parse(values.since);
-    if (!Number.isFinite(since)) throw new CliError(`--since ${JSON.stringify(values.since)} is neither a duration (30m, 12h, 7d) nor a date (2026-11-01T00:00:00Z).`, EXIT.usage);
+    if (!Number.isFinite(since))
+      throw new CliError(
+        `--since ${JSON.stringify(values.since)} is neither a duration (30m, 12h, 7d) nor a date (2026-11-01T00:00:00Z).`,
+        EXIT.usage,
+      );
   }
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  const repo = createSqliteRepository({
+    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  });
   try {
-    const entries = await repo.listAudit({ ...(values.tenant !== undefined ? { tenantId: values.tenant } : {}), ...(values.action !== undefined ? { action: values.action } : {}), ...(since !== undefined ? { since } : {}), limit });
+    const entries = await repo.listAudit({
+      ...(values.tenant !== undefined ? { tenantId: values.tenant } : {}),
+      ...(values.action !== undefined ? { action: values.action } : {}),
+      ...(since !== undefined ? { since } : {}),
+      limit,
+    });
     if (values.json) {
       for (const e of entries) process.stdout.write(`${JSON.stringify({ ...e, at: new Date(e.at).toISOString() })}\n`);
     } else {
@@ -294,21 +482,30 @@ function formatAudit(entries: AuditEntry[]): string {
 }
 
 async function backupCommand(argv: string[]) {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'data-dir': { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { 'data-dir': { type: 'string' } },
+  });
   const dir = positionals[0];
   if (!dir) throw new CliError('backup needs a target folder: artifact-store backup DIR', EXIT.usage);
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({ path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')), busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  const repo = createSqliteRepository({
+    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  });
   try {
     const blobDir = config.blobDriver === 'fs' ? resolve(config.blobDir ?? join(config.dataDir, 'blobs')) : undefined;
     const r = await backup(repo, resolve(dir), blobDir);
     process.stdout.write(
-      [
+      `${[
         `backup in ${r.dir}`,
         `  database   ${r.database} (online backup)`,
         `  manifest   ${r.manifest} (${r.blobs} blobs, ${r.blobBytes} bytes)`,
-        blobDir ? `  blobs      ${r.copied} copied, the rest already there${r.missing.length ? `; ${r.missing.length} recorded but missing: run fsck` : ''}` : '  blobs      on S3: the bucket holds them (keep versioning or replication on); the manifest lists what it must hold',
-      ].join('\n') + '\n',
+        blobDir
+          ? `  blobs      ${r.copied} copied, the rest already there${r.missing.length ? `; ${r.missing.length} recorded but missing: run fsck` : ''}`
+          : '  blobs      on S3: the bucket holds them (keep versioning or replication on); the manifest lists what it must hold',
+      ].join('\n')}\n`,
     );
     if (r.missing.length > 0) process.exitCode = 1;
   } finally {
@@ -324,15 +521,25 @@ async function backupCommand(argv: string[]) {
 async function mcp(argv: string[]) {
   const { values } = parseArgs({ args: argv, options: { url: { type: 'string' }, session: { type: 'string' } } });
   const token = process.env.ARTIFACT_STORE_TOKEN;
-  if (!token) throw new Error('Set ARTIFACT_STORE_TOKEN to a token for the service (npm start prints a dev token; `artifact-store keys create` makes an API key).');
+  if (!token)
+    throw new Error(
+      'Set ARTIFACT_STORE_TOKEN to a token for the service (npm start prints a dev token; `artifact-store keys create` makes an API key).',
+    );
   const baseUrl = values.url ?? process.env.ARTIFACT_STORE_URL ?? 'http://127.0.0.1:8787';
   const [{ createHttpArtifactStore }, { createArtifactMcpServer }, { StdioServerTransport }] = await Promise.all([
     import('../client/http-store.js'),
     import('../mcp/server.js'),
     import('@modelcontextprotocol/sdk/server/stdio.js'),
   ]);
-  const store = createHttpArtifactStore({ baseUrl, token, ...(values.session ? { scope: { sessionId: values.session } } : {}) });
-  const running = createArtifactMcpServer(store, { onError: (err) => process.stderr.write(`artifact-store mcp: event stream: ${(err as Error)?.message ?? String(err)}\n`) });
+  const store = createHttpArtifactStore({
+    baseUrl,
+    token,
+    ...(values.session ? { scope: { sessionId: values.session } } : {}),
+  });
+  const running = createArtifactMcpServer(store, {
+    onError: (err) =>
+      process.stderr.write(`artifact-store mcp: event stream: ${(err as Error)?.message ?? String(err)}\n`),
+  });
   const transport = new StdioServerTransport();
   const stop = () => void running.close().then(() => process.exit(0));
   // The host closing our stdin is the end of the session.
@@ -439,7 +646,8 @@ Examples:
 function usageErrorOf(err: unknown, command: string): unknown {
   const code = (err as { code?: string })?.code;
   const message = err instanceof Error ? err.message : String(err);
-  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) return new CliError(`${message.split(/(?<=\.) /)[0]} See artifact-store ${command} --help.`, EXIT.usage);
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))
+    return new CliError(`${message.split(/(?<=\.) /)[0]} See artifact-store ${command} --help.`, EXIT.usage);
   if (message.startsWith('Invalid configuration:')) return new CliError(message.replace(/\n\s*/g, ' '), EXIT.usage);
   return err;
 }
@@ -447,7 +655,8 @@ function usageErrorOf(err: unknown, command: string): unknown {
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   // The HTTP client loads only for its commands: `serve` runs without it (a few MiB of memory).
-  if (command !== undefined && (REMOTE_COMMANDS as readonly string[]).includes(command)) return (await import('./remote-commands.js')).runRemoteCommand(command as RemoteCommand, rest);
+  if (command !== undefined && (REMOTE_COMMANDS as readonly string[]).includes(command))
+    return (await import('./remote-commands.js')).runRemoteCommand(command as RemoteCommand, rest);
   if (command === 'token') return (await import('./token-command.js')).runTokenCommand(rest);
   if (command !== undefined && OPS_HELP[command] && (rest.includes('--help') || rest.includes('-h'))) {
     process.stdout.write(`${OPS_HELP[command]}\n`);
@@ -485,7 +694,10 @@ async function ops(command: string | undefined, rest: string[]) {
       process.stdout.write(`${USAGE}\n`);
       return;
     default:
-      throw new CliError(`Unknown command ${JSON.stringify(command)}: run artifact-store --help for the list.`, EXIT.usage);
+      throw new CliError(
+        `Unknown command ${JSON.stringify(command)}: run artifact-store --help for the list.`,
+        EXIT.usage,
+      );
   }
 }
 

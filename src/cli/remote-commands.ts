@@ -14,16 +14,27 @@ import { createHttpArtifactStore } from '../client/http-store.js';
 import { formatBytes } from '../core/bytes.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
 import { CliError, EXIT, type RemoteCommand } from './cli-error.js';
-import { type Command, CONNECTION, CONNECTION_HELP, type Connection, connection, parseDuration, runCommand } from './connection.js';
+import {
+  type Command,
+  CONNECTION,
+  CONNECTION_HELP,
+  type Connection,
+  connection,
+  parseDuration,
+  runCommand,
+} from './connection.js';
 
 function storeOf(c: Connection) {
   try {
-    return createHttpArtifactStore({ baseUrl: c.url, token: c.token, ...(c.session ? { scope: { sessionId: c.session } } : {}) });
+    return createHttpArtifactStore({
+      baseUrl: c.url,
+      token: c.token,
+      ...(c.session ? { scope: { sessionId: c.session } } : {}),
+    });
   } catch (err) {
     throw new CliError(`${(err as Error).message} (check --url or ARTIFACT_STORE_URL)`, EXIT.usage);
   }
 }
-
 
 /** A progress bar on stderr, only when stderr is a terminal and the transfer is big enough to wait for. */
 function progress(label: string, total: number | undefined, startAt = 0) {
@@ -36,8 +47,12 @@ function progress(label: string, total: number | undefined, startAt = 0) {
     last = now;
     const width = 30;
     const share = total ? Math.min(1, done / total) : 0;
-    const bar = total ? `[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${Math.floor(share * 100)}%` : '';
-    process.stderr.write(`\r${label} ${bar} ${formatBytes(done)}${total ? ` / ${formatBytes(total)}` : ''}\x1b[K${final ? '\n' : ''}`);
+    const bar = total
+      ? `[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${Math.floor(share * 100)}%`
+      : '';
+    process.stderr.write(
+      `\r${label} ${bar} ${formatBytes(done)}${total ? ` / ${formatBytes(total)}` : ''}\x1b[K${final ? '\n' : ''}`,
+    );
   };
   return {
     counter: new TransformStream<Uint8Array, Uint8Array>({
@@ -51,7 +66,11 @@ function progress(label: string, total: number | undefined, startAt = 0) {
   };
 }
 
-const notFound = (id: string) => new CliError(`No artifact ${JSON.stringify(id)} in your scope: check the id (\`artifact-store ls\`), or it expired or was deleted.`, EXIT.notFound);
+const notFound = (id: string) =>
+  new CliError(
+    `No artifact ${JSON.stringify(id)} in your scope: check the id (\`artifact-store ls\`), or it expired or was deleted.`,
+    EXIT.notFound,
+  );
 
 const COMMANDS: Record<RemoteCommand, Command> = {
   put: {
@@ -70,9 +89,18 @@ ${CONNECTION_HELP}
 Examples:
   artifact-store put report.pdf
   curl -s https://example.com/chart.png | artifact-store put - --name chart.png --ttl 1d -q`,
-    options: { ...CONNECTION, name: { type: 'string' }, type: { type: 'string' }, namespace: { type: 'string' }, ttl: { type: 'string' }, session: { type: 'string' }, quiet: { type: 'boolean', short: 'q' } },
+    options: {
+      ...CONNECTION,
+      name: { type: 'string' },
+      type: { type: 'string' },
+      namespace: { type: 'string' },
+      ttl: { type: 'string' },
+      session: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+    },
     async run(values, [path]) {
-      if (path === undefined) throw new CliError('put needs a file, or - for stdin: artifact-store put report.pdf', EXIT.usage);
+      if (path === undefined)
+        throw new CliError('put needs a file, or - for stdin: artifact-store put report.pdf', EXIT.usage);
       const c = connection(values);
       const fromStdin = path === '-';
       let size: number | undefined;
@@ -126,15 +154,21 @@ Examples:
         const body = await store.getStream(id);
         if (!body) throw notFound(id);
         const bar = progress(`get ${ref.filename ?? id}`, ref.sizeBytes);
-        await body.pipeThrough(bar.counter).pipeTo(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>).catch((err: unknown) => {
-          if ((err as NodeJS.ErrnoException)?.code !== 'EPIPE') throw err;
-        });
+        await body
+          .pipeThrough(bar.counter)
+          .pipeTo(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>)
+          .catch((err: unknown) => {
+            if ((err as NodeJS.ErrnoException)?.code !== 'EPIPE') throw err;
+          });
         bar.finish();
         return;
       }
       const part = `${out}.part`;
       const have = existsSync(part) ? statSync(part).size : 0;
-      if (have > ref.sizeBytes) throw new CliError(`${part} is bigger than the artifact (${have} > ${ref.sizeBytes} bytes): delete it and run again.`);
+      if (have > ref.sizeBytes)
+        throw new CliError(
+          `${part} is bigger than the artifact (${have} > ${ref.sizeBytes} bytes): delete it and run again.`,
+        );
       const hash = createHash('sha256');
       if (have > 0) for await (const chunk of createReadStream(part)) hash.update(chunk as Buffer);
       if (have < ref.sizeBytes) {
@@ -148,15 +182,23 @@ Examples:
           },
         });
         const file = createWriteStream(part, { flags: have > 0 ? 'a' : 'w' });
-        await body.pipeThrough(bar.counter).pipeThrough(hashing).pipeTo(new WritableStream({
-          write: (chunk) => new Promise<void>((ok, fail) => file.write(chunk, (err) => (err ? fail(err) : ok()))),
-          close: () => new Promise<void>((ok, fail) => file.end((err?: Error | null) => (err ? fail(err) : ok()))),
-          abort: () => void file.destroy(),
-        }));
+        await body
+          .pipeThrough(bar.counter)
+          .pipeThrough(hashing)
+          .pipeTo(
+            new WritableStream({
+              write: (chunk) => new Promise<void>((ok, fail) => file.write(chunk, (err) => (err ? fail(err) : ok()))),
+              close: () => new Promise<void>((ok, fail) => file.end((err?: Error | null) => (err ? fail(err) : ok()))),
+              abort: () => void file.destroy(),
+            }),
+          );
         bar.finish();
       }
       const sha = hash.digest('hex');
-      if (sha !== ref.sha256) throw new CliError(`${part} does not hash to the artifact's sha256 (${sha} ≠ ${ref.sha256}): it was not a download of this artifact. Delete it and run again.`);
+      if (sha !== ref.sha256)
+        throw new CliError(
+          `${part} does not hash to the artifact's sha256 (${sha} ≠ ${ref.sha256}): it was not a download of this artifact. Delete it and run again.`,
+        );
       renameSync(part, out);
       process.stderr.write(`${out}: ${formatBytes(ref.sizeBytes)}, sha256 ${ref.sha256}\n`);
     },
@@ -177,10 +219,21 @@ ${CONNECTION_HELP}
 Examples:
   artifact-store ls --session s-42
   artifact-store ls --type image/ --json | jq -r '.[].id'`,
-    options: { ...CONNECTION, session: { type: 'string' }, namespace: { type: 'string' }, type: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      ...CONNECTION,
+      session: { type: 'string' },
+      namespace: { type: 'string' },
+      type: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
     async run(values) {
       const limit = values.limit === undefined ? 50 : Number(values.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError(`--limit ${JSON.stringify(values.limit)} must be a whole number from 1 to 10000.`, EXIT.usage);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+        throw new CliError(
+          `--limit ${JSON.stringify(values.limit)} must be a whole number from 1 to 10000.`,
+          EXIT.usage,
+        );
       const c = connection(values);
       const store = storeOf(c);
       const items: ArtifactRef[] = [];
@@ -204,10 +257,23 @@ Examples:
         process.stderr.write('No artifacts in this scope.\n');
         return;
       }
-      const rows = items.map((r) => [r.id, r.filename ?? '', r.mimeType, formatBytes(r.sizeBytes), r.namespace, r.scope.sessionId ?? '', r.createdAt.slice(0, 19).replace('T', ' '), (r.expiresAt ?? '').slice(0, 19).replace('T', ' ')]);
+      const rows = items.map((r) => [
+        r.id,
+        r.filename ?? '',
+        r.mimeType,
+        formatBytes(r.sizeBytes),
+        r.namespace,
+        r.scope.sessionId ?? '',
+        r.createdAt.slice(0, 19).replace('T', ' '),
+        (r.expiresAt ?? '').slice(0, 19).replace('T', ' '),
+      ]);
       const head = ['ID', 'NAME', 'TYPE', 'SIZE', 'NAMESPACE', 'SESSION', 'CREATED (UTC)', 'EXPIRES (UTC)'];
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      const line = (cells: string[]) => cells.map((cell, i) => (i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+      const line = (cells: string[]) =>
+        cells
+          .map((cell, i) => (i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+          .join('  ')
+          .trimEnd();
       process.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n`);
     },
   },
@@ -232,7 +298,8 @@ Examples:
         if (await store.delete(id)) process.stdout.write(`deleted ${id}\n`);
         else missing.push(id);
       }
-      if (missing.length > 0) throw new CliError(`Not in your scope (already deleted or expired?): ${missing.join(', ')}`, EXIT.notFound);
+      if (missing.length > 0)
+        throw new CliError(`Not in your scope (already deleted or expired?): ${missing.join(', ')}`, EXIT.notFound);
     },
   },
 
@@ -250,7 +317,13 @@ ${CONNECTION_HELP}
 Examples:
   artifact-store url art_3f1c0a… --expires 1h
   open "$(artifact-store url art_3f1c0a… --inline)"`,
-    options: { ...CONNECTION, direct: { type: 'boolean' }, proxy: { type: 'boolean' }, expires: { type: 'string' }, inline: { type: 'boolean' } },
+    options: {
+      ...CONNECTION,
+      direct: { type: 'boolean' },
+      proxy: { type: 'boolean' },
+      expires: { type: 'string' },
+      inline: { type: 'boolean' },
+    },
     async run(values, [id]) {
       if (!id) throw new CliError('url needs an artifact id.', EXIT.usage);
       if (values.direct && values.proxy) throw new CliError('Pass --direct or --proxy, not both.', EXIT.usage);
@@ -261,10 +334,10 @@ Examples:
         ...(values.inline ? { disposition: 'inline' as const } : {}),
       });
       process.stdout.write(`${link.url}\n`);
-      if (values.direct && link.fetchMode !== 'direct') process.stderr.write('note: this blob store cannot presign; the link goes through the service.\n');
+      if (values.direct && link.fetchMode !== 'direct')
+        process.stderr.write('note: this blob store cannot presign; the link goes through the service.\n');
     },
   },
-
 };
 
 /** Runs one of the commands that talk to a running service; throws CliError (one line, exit code). */

@@ -30,11 +30,30 @@ Examples:
   export ARTIFACT_STORE_TOKEN=$(artifact-store token --perms read,write,admin --ttl 12h)
   artifact-store token --tenant acme --session s-42 --perms read
   artifact-store token --ui --session s-42 --perms read --ttl 8h`,
-  options: { help: { type: 'boolean', short: 'h' }, tenant: { type: 'string' }, sub: { type: 'string' }, session: { type: 'string' }, trace: { type: 'string' }, perms: { type: 'string' }, ttl: { type: 'string' }, 'data-dir': { type: 'string' }, ui: { type: 'boolean' }, url: { type: 'string' }, config: { type: 'string' } },
+  options: {
+    help: { type: 'boolean', short: 'h' },
+    tenant: { type: 'string' },
+    sub: { type: 'string' },
+    session: { type: 'string' },
+    trace: { type: 'string' },
+    perms: { type: 'string' },
+    ttl: { type: 'string' },
+    'data-dir': { type: 'string' },
+    ui: { type: 'boolean' },
+    url: { type: 'string' },
+    config: { type: 'string' },
+  },
   async run(values) {
-    const perms = ((values.perms as string | undefined) ?? 'read,write').split(',').map((p) => p.trim()).filter(Boolean);
+    const perms = ((values.perms as string | undefined) ?? 'read,write')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
     const bad = perms.filter((p) => !PERMS.includes(p as Perm));
-    if (bad.length > 0 || perms.length === 0) throw new CliError(`--perms must list some of ${PERMS.join(', ')} (got ${JSON.stringify(values.perms ?? '')}).`, EXIT.usage);
+    if (bad.length > 0 || perms.length === 0)
+      throw new CliError(
+        `--perms must list some of ${PERMS.join(', ')} (got ${JSON.stringify(values.perms ?? '')}).`,
+        EXIT.usage,
+      );
     const ttl = values.ttl ? parseDuration(values.ttl as string, '--ttl') : 3600;
     let config;
     try {
@@ -47,18 +66,27 @@ Examples:
     });
     const key = devSecret ?? secrets[0];
     if (!key) throw new CliError('No signing secret: set ARTIFACT_STORE_JWT_SECRETS (kid:secret).', EXIT.usage);
-    const token = await mintToken(key, {
-      tenant: (values.tenant as string | undefined) ?? 'dev',
-      sub: (values.sub as string | undefined) ?? 'dev',
-      perms: perms as Perm[],
-      ...(values.session ? { session: values.session as string } : {}),
-      ...(values.trace ? { trace: values.trace as string } : {}),
-    }, ttl, { issuer: config.jwtIssuer, audience: config.jwtAudience });
+    const token = await mintToken(
+      key,
+      {
+        tenant: (values.tenant as string | undefined) ?? 'dev',
+        sub: (values.sub as string | undefined) ?? 'dev',
+        perms: perms as Perm[],
+        ...(values.session ? { session: values.session as string } : {}),
+        ...(values.trace ? { trace: values.trace as string } : {}),
+      },
+      ttl,
+      { issuer: config.jwtIssuer, audience: config.jwtAudience },
+    );
     if (!values.ui) {
       process.stdout.write(`${token}\n`);
       return;
     }
-    const base = (values.url as string | undefined) ?? process.env.ARTIFACT_STORE_URL ?? readConfigFile(values.config as string | undefined).url ?? 'http://127.0.0.1:8787';
+    const base =
+      (values.url as string | undefined) ??
+      process.env.ARTIFACT_STORE_URL ??
+      readConfigFile(values.config as string | undefined).url ??
+      'http://127.0.0.1:8787';
     // The fragment never reaches the server, and the page clears it from the address bar.
     process.stdout.write(`${base.replace(/\/+$/, '')}/ui#token=${token}\n`);
   },

@@ -3,12 +3,50 @@
  * Streams, Web Crypto), so this entry point runs in Node, browsers and Workers. The in-process
  * store over the service (createEmbeddedArtifactStore) is exported by the package root.
  */
-export type { ArtifactStore, ArtifactStoreCapabilities, DownloadLink, GetStreamOptions, UrlOptions } from './artifact-store.js';
-export { createHttpArtifactStore, type HttpArtifactStore, type HttpArtifactStoreOptions, type SpooledBody, type UploadSpool } from './http-store.js';
-export { createInMemoryArtifactStore, type InMemoryArtifactStore, type InMemoryArtifactStoreOptions } from './memory-store.js';
-export { createNoOpArtifactStore, isNoOpArtifactStore, isUnstoredRef, NOOP_WARNING, type NoOpArtifactStoreOptions } from './noop-store.js';
+export type {
+  ArtifactStore,
+  ArtifactStoreCapabilities,
+  DownloadLink,
+  GetStreamOptions,
+  UrlOptions,
+} from './artifact-store.js';
+export {
+  createHttpArtifactStore,
+  type HttpArtifactStore,
+  type HttpArtifactStoreOptions,
+  type SpooledBody,
+  type UploadSpool,
+} from './http-store.js';
+export {
+  createInMemoryArtifactStore,
+  type InMemoryArtifactStore,
+  type InMemoryArtifactStoreOptions,
+} from './memory-store.js';
+export {
+  createNoOpArtifactStore,
+  isNoOpArtifactStore,
+  isUnstoredRef,
+  NOOP_WARNING,
+  type NoOpArtifactStoreOptions,
+} from './noop-store.js';
 export { discoverArtifactStore, isArtifactStore } from './discover.js';
 
-export type { ArtifactRef, ArtifactScope, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
-export { ArtifactError, ERROR_CODES, ERROR_STATUS, isArtifactError, isErrorCode, type ArtifactErrorOptions, type ErrorCode } from '../core/errors.js';
+export type {
+  ArtifactRef,
+  ArtifactScope,
+  ByteRange,
+  FetchMode,
+  ListPage,
+  ListQuery,
+  PutOptions,
+} from '../core/schemas.js';
+export {
+  ArtifactError,
+  ERROR_CODES,
+  ERROR_STATUS,
+  isArtifactError,
+  isErrorCode,
+  type ArtifactErrorOptions,
+  type ErrorCode,
+} from '../core/errors.js';
 export { artifactId, DEFAULT_NAMESPACE, isArtifactId, namespaceFromToolName } from '../core/ids.js';

@@ -4,7 +4,14 @@ import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
-import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
+import {
+  ListQuerySchema,
+  type ArtifactRef,
+  type ArtifactScope,
+  type ListPage,
+  type ListQuery,
+  type PutOptions,
+} from '../core/schemas.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
@@ -64,7 +71,8 @@ interface MemoryState {
 const SWEEP_EVERY_MS = 60_000;
 
 const artifactKey = (tenantId: string, id: string) => `${tenantId}\n${id}`;
-const refKey = (s: ArtifactScope, id: string) => `${s.tenantId}\n${id}\n${s.userId ?? ''}\n${s.sessionId ?? ''}\n${s.traceId ?? ''}`;
+const refKey = (s: ArtifactScope, id: string) =>
+  `${s.tenantId}\n${id}\n${s.userId ?? ''}\n${s.sessionId ?? ''}\n${s.traceId ?? ''}`;
 
 /**
  * Pure-JS store for tests, demos and browsers: no SQLite, nothing Node-only. Same ids, validation,
@@ -215,7 +223,8 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
     withScope: (other: ArtifactScope) => scopedView(state, settings, other),
 
     putBytes: (data: Uint8Array, o: PutOptions = {}) => commit(data, o),
-    putText: (text: string, o: PutOptions = {}) => commit(new TextEncoder().encode(text), { mimeType: TEXT_MIME, ...o }),
+    putText: (text: string, o: PutOptions = {}) =>
+      commit(new TextEncoder().encode(text), { mimeType: TEXT_MIME, ...o }),
     async putBase64(data: string, o: PutOptions = {}) {
       const decoded = decodeBase64(data);
       return commit(decoded.bytes, { ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}), ...o });
@@ -269,7 +278,9 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
       for (const part of ['sessionId', 'traceId'] as const) {
         const bound = access.filter[part];
         if (bound !== undefined && q[part] !== undefined && q[part] !== bound) {
-          throw errors.forbidden(`This store is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`);
+          throw errors.forbidden(
+            `This store is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`,
+          );
         }
       }
       const after = q.cursor ? decodeCursor(q.cursor) : undefined;
@@ -285,7 +296,8 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
         if (q.mimePrefix !== undefined && !ref.mimeType.startsWith(q.mimePrefix)) continue;
         if (createdAfter !== undefined && ref.createdAt < createdAfter) continue;
         if (createdBefore !== undefined && ref.createdAt >= createdBefore) continue;
-        if (after && !(ref.createdAt < after.createdAt || (ref.createdAt === after.createdAt && ref.seq < after.refId))) continue;
+        if (after && !(ref.createdAt < after.createdAt || (ref.createdAt === after.createdAt && ref.seq < after.refId)))
+          continue;
         const artifact = state.artifacts.get(artifactKey(ref.tenantId, ref.artifactId));
         if (!artifact || (q.namespace !== undefined && artifact.namespace !== q.namespace)) continue;
         rows.push({ ref, artifact });
@@ -295,7 +307,9 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       const items = page.map((r) => toRef(r.ref, r.artifact));
-      return rows.length > limit && last ? { items, nextCursor: encodeCursor({ createdAt: last.ref.createdAt, refId: last.ref.seq }) } : { items };
+      return rows.length > limit && last
+        ? { items, nextCursor: encodeCursor({ createdAt: last.ref.createdAt, refId: last.ref.seq }) }
+        : { items };
     },
   };
 }

@@ -25,7 +25,12 @@ export function createNoOpArtifactStore(options: NoOpArtifactStoreOptions = {}):
   const warn = options.warn ?? ((message: string) => console.warn(message));
   const scope = options.scope ?? { tenantId: 'local' };
   const now = options.now ?? Date.now;
-  const capabilities: ArtifactStoreCapabilities = { persistent: false, ranges: false, signedUrls: false, events: false };
+  const capabilities: ArtifactStoreCapabilities = {
+    persistent: false,
+    ranges: false,
+    signedUrls: false,
+    events: false,
+  };
   let warned = false;
 
   async function describe(bytes: Uint8Array, o: PutOptions): Promise<ArtifactRef> {
@@ -54,7 +59,8 @@ export function createNoOpArtifactStore(options: NoOpArtifactStoreOptions = {}):
   const store: ArtifactStore = {
     capabilities,
     putBytes: (data: Uint8Array, o: PutOptions = {}) => describe(data, o),
-    putText: (text: string, o: PutOptions = {}) => describe(new TextEncoder().encode(text), { mimeType: 'text/plain; charset=utf-8', ...o }),
+    putText: (text: string, o: PutOptions = {}) =>
+      describe(new TextEncoder().encode(text), { mimeType: 'text/plain; charset=utf-8', ...o }),
     async putBase64(data: string, o: PutOptions = {}) {
       const decoded = decodeBase64(data);
       return describe(decoded.bytes, { ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}), ...o });

@@ -103,7 +103,11 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
       smallBlobCacheBytes: config.smallBlobCacheBytes,
       ...runtime.limits,
     },
-    links: { signer: keys.urlSigner, defaultTtlSeconds: config.urlDefaultTtlSeconds, maxTtlSeconds: config.urlMaxTtlSeconds },
+    links: {
+      signer: keys.urlSigner,
+      defaultTtlSeconds: config.urlDefaultTtlSeconds,
+      maxTtlSeconds: config.urlMaxTtlSeconds,
+    },
     policies,
     ...(runtime.observer ? { observer: runtime.observer } : {}),
   });
@@ -121,9 +125,10 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     ...(runtime.now ? { now: runtime.now } : {}),
     ...(runtime.retention?.batchSize ? { batchSize: runtime.retention.batchSize } : {}),
   });
-  const run = runtime.retention?.shareRuns === false
-    ? (trigger: string, actor?: AuditActor) => runRetention(retentionDeps, trigger, actor)
-    : createRetentionRunner(retentionDeps);
+  const run =
+    runtime.retention?.shareRuns === false
+      ? (trigger: string, actor?: AuditActor) => runRetention(retentionDeps, trigger, actor)
+      : createRetentionRunner(retentionDeps);
   const retention = async (trigger: string, actor?: AuditActor) => {
     const report = await run(trigger, actor);
     runtime.retention?.onReport?.(report);

@@ -34,11 +34,18 @@ export async function resolveKeys(config: Config, sources: KeySources): Promise<
   let hmacSecrets = configured;
   let devSecret: UrlSigningKey | undefined;
   if (config.env === 'production') {
-    if (configured.length === 0 && !sources.hasJwks) throw new Error(`Refusing to start in production without keys: ${sources.howToSetKeys}`);
+    if (configured.length === 0 && !sources.hasJwks)
+      throw new Error(`Refusing to start in production without keys: ${sources.howToSetKeys}`);
     const weak = configured.find((s) => s.secret.length < MIN_SECRET_LENGTH);
-    if (weak) throw new Error(`Refusing to start in production: the JWT secret of kid "${weak.kid}" is shorter than ${MIN_SECRET_LENGTH} characters.`);
+    if (weak)
+      throw new Error(
+        `Refusing to start in production: the JWT secret of kid "${weak.kid}" is shorter than ${MIN_SECRET_LENGTH} characters.`,
+      );
     const weakLink = linkKeys.find((k) => k.secret.length < MIN_SECRET_LENGTH);
-    if (weakLink) throw new Error(`Refusing to start in production: the URL signing key of kid "${weakLink.kid}" is shorter than ${MIN_SECRET_LENGTH} characters.`);
+    if (weakLink)
+      throw new Error(
+        `Refusing to start in production: the URL signing key of kid "${weakLink.kid}" is shorter than ${MIN_SECRET_LENGTH} characters.`,
+      );
   } else if (configured.length > 0) {
     devSecret = configured[0];
   } else if (sources.devSecret) {

@@ -25,17 +25,26 @@ export function decodeBase64(input: string): DecodedBase64 {
       throw errors.badRequest('Only base64 data: URLs are accepted (data:<mime>;base64,<payload>).');
     }
     // RFC 2397: parameters (charset) stay with the type; with none named, the type is text/plain.
-    const params = parts.slice(1, -1).map((p) => p.trim()).filter(Boolean);
+    const params = parts
+      .slice(1, -1)
+      .map((p) => p.trim())
+      .filter(Boolean);
     const type = parts[0]!.trim() || (params.length > 0 ? 'text/plain' : '');
     mimeType = type ? [type, ...params].join(';') : undefined;
     body = body.slice(comma + 1);
   }
   body = body.replace(/\s+/g, '');
-  if (!BASE64_BODY.test(body) || (body.includes('-') || body.includes('_')) && (body.includes('+') || body.includes('/'))) {
-    throw errors.badRequest('Malformed base64: only A-Z a-z 0-9 + / (or - _ for base64url) and trailing = are allowed.');
+  if (
+    !BASE64_BODY.test(body) ||
+    ((body.includes('-') || body.includes('_')) && (body.includes('+') || body.includes('/')))
+  ) {
+    throw errors.badRequest(
+      'Malformed base64: only A-Z a-z 0-9 + / (or - _ for base64url) and trailing = are allowed.',
+    );
   }
   const unpadded = body.replace(/=+$/, '');
-  if (unpadded.length % 4 === 1) throw errors.badRequest('Malformed base64: the length is impossible (truncated payload?).');
+  if (unpadded.length % 4 === 1)
+    throw errors.badRequest('Malformed base64: the length is impossible (truncated payload?).');
   if (body.includes('=') && body.length % 4 !== 0) throw errors.badRequest('Malformed base64: wrong padding.');
   const standard = unpadded.replace(/-/g, '+').replace(/_/g, '/');
   const bytes = decodeStandard(standard);

@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { CLEANUP_STRATEGIES, createPolicies, NO_RATE_LIMITS, policyProblems, PRODUCTION_RATE_LIMITS, PolicyOverrideSchema, TenantPoliciesSchema, type Policy, type RateLimitPolicy, type TenantPolicies } from './policy.js';
+import {
+  CLEANUP_STRATEGIES,
+  createPolicies,
+  NO_RATE_LIMITS,
+  policyProblems,
+  PRODUCTION_RATE_LIMITS,
+  PolicyOverrideSchema,
+  TenantPoliciesSchema,
+  type Policy,
+  type RateLimitPolicy,
+  type TenantPolicies,
+} from './policy.js';
 import { closestName, didYouMean } from './suggest.js';
 
 const MiB = 1024 * 1024;
@@ -11,7 +22,12 @@ const positiveFromEnv = (def: number) => z.coerce.number().int().positive().max(
 const list = z
   .string()
   .default('')
-  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
 
 /**
  * Every setting of the service, parsed from the environment (ARTIFACT_STORE_*). Defaults run on one
@@ -34,7 +50,10 @@ export const ConfigSchema = z.object({
   /** Key prefix inside the bucket, e.g. "artifacts/". */
   s3Prefix: z.string().default(''),
   /** Path-style URLs (bucket in the path); default on when an endpoint is set. */
-  s3ForcePathStyle: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  s3ForcePathStyle: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
   /** Static credentials; unset = the AWS default chain (env, profile, instance role). */
   s3AccessKeyId: z.string().optional(),
   s3SecretAccessKey: z.string().optional(),
@@ -76,7 +95,10 @@ export const ConfigSchema = z.object({
   /** Unreferenced blobs, staging objects and unfinished direct uploads younger than this are left alone. */
   gcGraceSeconds: intFromEnv(3600),
   /** Prometheus metrics at GET /metrics (off by default: recording costs small GETs a few percent). */
-  metrics: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  metrics: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /** When set, GET /metrics wants this bearer token (and metrics are on). */
   metricsToken: z.string().optional(),
   /** A comment line on idle event streams this often, so proxies keep them open. */
@@ -92,10 +114,18 @@ export const ConfigSchema = z.object({
   /** HMAC keys for proxy download links as `kid:secret` pairs (first signs); default: derived from the JWT secrets. */
   urlSigningKeys: list,
   /** Public origin of the service for download links, e.g. https://artifacts.example.com; default: each request's origin. */
-  publicUrl: z.url().transform((u) => u.replace(/\/+$/, '')).optional(),
+  publicUrl: z
+    .url()
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
   /** Default and maximum lifetime of download links (S3 presigned URLs cap at 7 days). */
   urlDefaultTtlSeconds: z.coerce.number().int().positive().default(900),
-  urlMaxTtlSeconds: z.coerce.number().int().positive().max(7 * 24 * 3600).default(7 * 24 * 3600),
+  urlMaxTtlSeconds: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(7 * 24 * 3600),
   /** Browser origins allowed by CORS, comma separated; `*` for any. Empty: CORS off. */
   corsOrigins: list,
   /** Host names /mcp answers to (DNS-rebinding protection), comma separated. Default: the loopback names when listening on loopback, else any. */
@@ -216,7 +246,9 @@ export function readTenantPolicies(value: string | undefined): TenantPolicies {
     const issue = parsed.error.issues[0]!;
     if (issue.code === 'unrecognized_keys') {
       const key = issue.keys[0]!;
-      throw new Error(`tenant ${JSON.stringify(String(issue.path[0]))}: unknown key ${JSON.stringify(key)}.${didYouMean(key, Object.keys(PolicyOverrideSchema.shape))}`);
+      throw new Error(
+        `tenant ${JSON.stringify(String(issue.path[0]))}: unknown key ${JSON.stringify(key)}.${didYouMean(key, Object.keys(PolicyOverrideSchema.shape))}`,
+      );
     }
     throw new Error(`${issue.path.join('.') || 'value'}: ${issue.message}`);
   }
@@ -237,32 +269,68 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   }
   if (fromEnv.env === undefined && env.NODE_ENV === 'production') fromEnv.env = 'production';
   const parsed = ConfigSchema.superRefine((c, ctx) => {
-    if (c.blobDriver === 's3' && !c.s3Bucket) ctx.addIssue({ code: 'custom', path: ['s3Bucket'], message: 'required when the blob driver is s3' });
-    if (c.s3Prefix && !c.s3Prefix.endsWith('/')) ctx.addIssue({ code: 'custom', path: ['s3Prefix'], message: 'must end with "/" (e.g. "artifacts/")' });
+    if (c.blobDriver === 's3' && !c.s3Bucket)
+      ctx.addIssue({ code: 'custom', path: ['s3Bucket'], message: 'required when the blob driver is s3' });
+    if (c.s3Prefix && !c.s3Prefix.endsWith('/'))
+      ctx.addIssue({ code: 'custom', path: ['s3Prefix'], message: 'must end with "/" (e.g. "artifacts/")' });
     const cdnParts = [c.cdnUrl, c.cdnKeyPairId, c.cdnPrivateKeyFile].filter(Boolean).length;
-    if (cdnParts !== 0 && cdnParts !== 3) ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'set ARTIFACT_STORE_CDN_URL, ARTIFACT_STORE_CDN_KEY_PAIR_ID and ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE together' });
-    if (c.cdnDistributionId && cdnParts !== 3) ctx.addIssue({ code: 'custom', path: ['cdnDistributionId'], message: 'needs the CDN itself: ARTIFACT_STORE_CDN_URL, _KEY_PAIR_ID and _PRIVATE_KEY_FILE' });
-    if (cdnParts === 3 && c.blobDriver !== 's3') ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'a CDN needs the s3 blob driver' });
-    if (c.urlDefaultTtlSeconds > c.urlMaxTtlSeconds) ctx.addIssue({ code: 'custom', path: ['urlDefaultTtlSeconds'], message: 'must not exceed ARTIFACT_STORE_URL_MAX_TTL_SECONDS' });
+    if (cdnParts !== 0 && cdnParts !== 3)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cdnUrl'],
+        message:
+          'set ARTIFACT_STORE_CDN_URL, ARTIFACT_STORE_CDN_KEY_PAIR_ID and ARTIFACT_STORE_CDN_PRIVATE_KEY_FILE together',
+      });
+    if (c.cdnDistributionId && cdnParts !== 3)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cdnDistributionId'],
+        message: 'needs the CDN itself: ARTIFACT_STORE_CDN_URL, _KEY_PAIR_ID and _PRIVATE_KEY_FILE',
+      });
+    if (cdnParts === 3 && c.blobDriver !== 's3')
+      ctx.addIssue({ code: 'custom', path: ['cdnUrl'], message: 'a CDN needs the s3 blob driver' });
+    if (c.urlDefaultTtlSeconds > c.urlMaxTtlSeconds)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['urlDefaultTtlSeconds'],
+        message: 'must not exceed ARTIFACT_STORE_URL_MAX_TTL_SECONDS',
+      });
     for (const [key, message] of policyProblems(basePolicy(c))) ctx.addIssue({ code: 'custom', path: [key], message });
     try {
       for (const [tenant, override] of Object.entries(readTenantPolicies(c.tenantPolicies))) {
-        for (const [key, message] of policyProblems({ ...basePolicy(c), ...override })) ctx.addIssue({ code: 'custom', path: ['tenantPolicies'], message: `tenant ${JSON.stringify(tenant)}: ${key} ${message}` });
+        for (const [key, message] of policyProblems({ ...basePolicy(c), ...override }))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tenantPolicies'],
+            message: `tenant ${JSON.stringify(tenant)}: ${key} ${message}`,
+          });
       }
     } catch (err) {
       ctx.addIssue({ code: 'custom', path: ['tenantPolicies'], message: (err as Error).message });
     }
-    if (Boolean(c.s3AccessKeyId) !== Boolean(c.s3SecretAccessKey)) ctx.addIssue({ code: 'custom', path: ['s3AccessKeyId'], message: 'set both the access key id and the secret access key, or neither' });
+    if (Boolean(c.s3AccessKeyId) !== Boolean(c.s3SecretAccessKey))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['s3AccessKeyId'],
+        message: 'set both the access key id and the secret access key, or neither',
+      });
   }).safeParse({ ...fromEnv, ...overrides });
   const known = new Set<string>([...Object.values(ENV_NAMES), ...OTHER_ENV_NAMES]);
   const unknown = Object.keys(env).filter((name) => name.startsWith(PREFIX) && !known.has(name));
   if (!parsed.success || unknown.length > 0) {
     const lines = [
       ...unknown.map((name) => {
-        const near = closestName(name.slice(PREFIX.length), [...known].map((k) => k.slice(PREFIX.length)));
+        const near = closestName(
+          name.slice(PREFIX.length),
+          [...known].map((k) => k.slice(PREFIX.length)),
+        );
         return `  ${name}: not a setting.${near ? ` Did you mean "${PREFIX}${near}"?` : ''}`;
       }),
-      ...(parsed.success ? [] : parsed.error.issues.map((i) => `  ${ENV_NAMES[i.path[0] as keyof Config] ?? String(i.path[0])}: ${i.message}`)),
+      ...(parsed.success
+        ? []
+        : parsed.error.issues.map(
+            (i) => `  ${ENV_NAMES[i.path[0] as keyof Config] ?? String(i.path[0])}: ${i.message}`,
+          )),
     ];
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
@@ -272,4 +340,11 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
 const PREFIX = 'ARTIFACT_STORE_';
 
 /** ARTIFACT_STORE_* variables that are not service settings: the CLI's client commands and scripts/dev-worker.ts read them. */
-const OTHER_ENV_NAMES = ['ARTIFACT_STORE_URL', 'ARTIFACT_STORE_TOKEN', 'ARTIFACT_STORE_SESSION', 'ARTIFACT_STORE_CONFIG', 'ARTIFACT_STORE_DEV_VARS', 'ARTIFACT_STORE_DEV_STATE'];
+const OTHER_ENV_NAMES = [
+  'ARTIFACT_STORE_URL',
+  'ARTIFACT_STORE_TOKEN',
+  'ARTIFACT_STORE_SESSION',
+  'ARTIFACT_STORE_CONFIG',
+  'ARTIFACT_STORE_DEV_VARS',
+  'ARTIFACT_STORE_DEV_STATE',
+];

@@ -17,4 +17,5 @@ export function decodeCursor(cursor: string): { createdAt: number; refId: number
   return { createdAt: Number(m[1]), refId: Number(m[2]) };
 }
 
-const badCursor = () => errors.badRequest('Invalid cursor. Pass back the nextCursor of a previous page unchanged, or omit it to start over.');
+const badCursor = () =>
+  errors.badRequest('Invalid cursor. Pass back the nextCursor of a previous page unchanged, or omit it to start over.');

@@ -49,7 +49,9 @@ export class ArtifactError extends Error {
 
   /** The wire body: `{ code, message }` plus details when there are any. */
   toJSON(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
-    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+    return this.details
+      ? { code: this.code, message: this.message, details: this.details }
+      : { code: this.code, message: this.message };
   }
 }
 
@@ -60,13 +62,23 @@ export function isArtifactError(err: unknown): err is ArtifactError {
 /** Factories, one per code, so call sites read as what happened. */
 export const errors = {
   badRequest: (message: string, options?: ArtifactErrorOptions) => new ArtifactError('bad_request', message, options),
-  unauthorized: (message: string, options?: ArtifactErrorOptions) => new ArtifactError('unauthorized', message, options),
+  unauthorized: (message: string, options?: ArtifactErrorOptions) =>
+    new ArtifactError('unauthorized', message, options),
   forbidden: (message: string, options?: ArtifactErrorOptions) => new ArtifactError('forbidden', message, options),
   /** The single answer for "missing" and "out of your scope": the same message for both. */
-  notFound: (id: string) => new ArtifactError('not_found', `Artifact ${JSON.stringify(id)} was not found in your scope. Check the id, or whether it expired or was deleted.`),
-  invalidRange: (message: string, options?: ArtifactErrorOptions) => new ArtifactError('invalid_range', message, options),
+  notFound: (id: string) =>
+    new ArtifactError(
+      'not_found',
+      `Artifact ${JSON.stringify(id)} was not found in your scope. Check the id, or whether it expired or was deleted.`,
+    ),
+  invalidRange: (message: string, options?: ArtifactErrorOptions) =>
+    new ArtifactError('invalid_range', message, options),
   payloadTooLarge: (limit: number) =>
-    new ArtifactError('payload_too_large', `Artifact exceeds the maximum size of ${limit} bytes. Store a smaller payload or ask the operator to raise ARTIFACT_STORE_MAX_ARTIFACT_BYTES.`, { details: { limitBytes: limit } }),
+    new ArtifactError(
+      'payload_too_large',
+      `Artifact exceeds the maximum size of ${limit} bytes. Store a smaller payload or ask the operator to raise ARTIFACT_STORE_MAX_ARTIFACT_BYTES.`,
+      { details: { limitBytes: limit } },
+    ),
   requestTooLarge: (limit: number) =>
     new ArtifactError(
       'payload_too_large',
@@ -74,11 +86,23 @@ export const errors = {
       { details: { limitBytes: limit, reason: 'request_body_limit' } },
     ),
   checksumMismatch: (expected: string, actual: string) =>
-    new ArtifactError('checksum_mismatch', `The body's sha256 is ${actual} but ${expected} was declared. Nothing was stored; re-send the exact bytes or fix the declared hash.`, { details: { expected, actual } }),
-  quotaExceeded: (message: string, details: Record<string, unknown>) => new ArtifactError('quota_exceeded', message, { details }),
+    new ArtifactError(
+      'checksum_mismatch',
+      `The body's sha256 is ${actual} but ${expected} was declared. Nothing was stored; re-send the exact bytes or fix the declared hash.`,
+      { details: { expected, actual } },
+    ),
+  quotaExceeded: (message: string, details: Record<string, unknown>) =>
+    new ArtifactError('quota_exceeded', message, { details }),
   hashCollision: (id: string) =>
-    new ArtifactError('hash_collision', `Artifact id ${id} already names different bytes in this tenant (24-hex prefix collision). Nothing was stored; put the bytes under another namespace.`),
-  emptyBody: () => new ArtifactError('bad_request', 'The body is empty. An artifact needs at least one byte: send the content, or do not store nothing.'),
+    new ArtifactError(
+      'hash_collision',
+      `Artifact id ${id} already names different bytes in this tenant (24-hex prefix collision). Nothing was stored; put the bytes under another namespace.`,
+    ),
+  emptyBody: () =>
+    new ArtifactError(
+      'bad_request',
+      'The body is empty. An artifact needs at least one byte: send the content, or do not store nothing.',
+    ),
   backendUnavailable: (message: string, options?: ArtifactErrorOptions) =>
     new ArtifactError('backend_unavailable', message, { retryAfter: 1, ...options }),
 };

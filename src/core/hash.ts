@@ -16,7 +16,9 @@ type NodeCrypto = { createHash(alg: 'sha256'): { update(b: Uint8Array): { digest
  * node:crypto where the runtime has it (Node ≥ 20.16 offers process.getBuiltinModule), found without
  * an import so that this module still loads in browsers and Workers.
  */
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
 
 /**
  * Hashes a whole buffer; for the explicitly buffered paths only. On Node it is node:crypto, in

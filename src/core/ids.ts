@@ -10,7 +10,9 @@ export const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 
 export function assertNamespace(namespace: string): string {
   if (!NAMESPACE_PATTERN.test(namespace)) {
-    throw errors.badRequest(`Invalid namespace ${JSON.stringify(namespace)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'.`);
+    throw errors.badRequest(
+      `Invalid namespace ${JSON.stringify(namespace)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'.`,
+    );
   }
   return namespace;
 }

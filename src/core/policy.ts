@@ -32,12 +32,27 @@ export interface Policy {
 }
 
 /** The rate-limit part of a policy. */
-export type RateLimitPolicy = Pick<Policy, 'tenantRequestsPerSecond' | 'tenantRequestBurst' | 'tenantBytesInFlight' | 'tokenRequestsPerSecond' | 'tokenRequestBurst' | 'tokenBytesInFlight'>;
+export type RateLimitPolicy = Pick<
+  Policy,
+  | 'tenantRequestsPerSecond'
+  | 'tenantRequestBurst'
+  | 'tenantBytesInFlight'
+  | 'tokenRequestsPerSecond'
+  | 'tokenRequestBurst'
+  | 'tokenBytesInFlight'
+>;
 
 const MiB = 1024 * 1024;
 
 /** No rate limits: development and tests, unless configured. */
-export const NO_RATE_LIMITS: RateLimitPolicy = { tenantRequestsPerSecond: 0, tenantRequestBurst: 0, tenantBytesInFlight: 0, tokenRequestsPerSecond: 0, tokenRequestBurst: 0, tokenBytesInFlight: 0 };
+export const NO_RATE_LIMITS: RateLimitPolicy = {
+  tenantRequestsPerSecond: 0,
+  tenantRequestBurst: 0,
+  tenantBytesInFlight: 0,
+  tokenRequestsPerSecond: 0,
+  tokenRequestBurst: 0,
+  tokenBytesInFlight: 0,
+};
 
 /**
  * Production's rate limits: far above what an agent does (a few requests a second, a few puts at a
@@ -100,7 +115,8 @@ export const MAX_TTL_CEILING_SECONDS = 10 * 366 * 24 * 3600;
 export function policyProblems(p: Policy): [keyof Policy, string][] {
   const out: [keyof Policy, string][] = [];
   if (p.defaultTtlSeconds < 1) out.push(['defaultTtlSeconds', 'must be at least 1 second']);
-  if (p.maxTtlSeconds > MAX_TTL_CEILING_SECONDS) out.push(['maxTtlSeconds', `must be at most ${MAX_TTL_CEILING_SECONDS} (10 years)`]);
+  if (p.maxTtlSeconds > MAX_TTL_CEILING_SECONDS)
+    out.push(['maxTtlSeconds', `must be at most ${MAX_TTL_CEILING_SECONDS} (10 years)`]);
   if (p.defaultTtlSeconds > p.maxTtlSeconds) out.push(['defaultTtlSeconds', 'must not exceed the maximum TTL']);
   return out;
 }

@@ -23,14 +23,23 @@ export function validatePutOptions(raw: PutOptions, limits: { maxTtlSeconds: num
   const options = parsed.data;
   const mimeType = options.mimeType?.trim();
   if (mimeType !== undefined && !MIME_PATTERN.test(mimeType)) {
-    throw errors.badRequest(`Invalid mime type ${JSON.stringify(options.mimeType)}: use type/subtype, for example application/pdf.`);
+    throw errors.badRequest(
+      `Invalid mime type ${JSON.stringify(options.mimeType)}: use type/subtype, for example application/pdf.`,
+    );
   }
   if (options.ttl !== undefined && options.ttl > limits.maxTtlSeconds) {
-    throw errors.badRequest(`ttl ${options.ttl}s is over the maximum of ${limits.maxTtlSeconds}s. Ask for less, or raise ARTIFACT_STORE_MAX_TTL_SECONDS.`);
+    throw errors.badRequest(
+      `ttl ${options.ttl}s is over the maximum of ${limits.maxTtlSeconds}s. Ask for less, or raise ARTIFACT_STORE_MAX_TTL_SECONDS.`,
+    );
   }
-  for (const [name, value] of [['meta', options.meta], ['source', options.source]] as const) {
+  for (const [name, value] of [
+    ['meta', options.meta],
+    ['source', options.source],
+  ] as const) {
     if (value !== undefined && new TextEncoder().encode(JSON.stringify(value)).byteLength > META_MAX_BYTES) {
-      throw errors.badRequest(`${name} is larger than ${META_MAX_BYTES} bytes of JSON. Keep it small; store big data as an artifact.`);
+      throw errors.badRequest(
+        `${name} is larger than ${META_MAX_BYTES} bytes of JSON. Keep it small; store big data as an artifact.`,
+      );
     }
   }
   return { ...options, mimeType, filename: sanitizeFilename(options.filename) };

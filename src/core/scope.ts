@@ -11,7 +11,9 @@ import { ArtifactScopeSchema, type ArtifactScope } from './schemas.js';
  */
 export function narrowScope(caller: ArtifactScope, asked: Partial<ArtifactScope> = {}): ArtifactScope {
   if (asked.tenantId !== undefined && asked.tenantId !== caller.tenantId) {
-    throw errors.forbidden(`You are bound to tenant ${JSON.stringify(caller.tenantId)}; you cannot act for tenant ${JSON.stringify(asked.tenantId)}.`);
+    throw errors.forbidden(
+      `You are bound to tenant ${JSON.stringify(caller.tenantId)}; you cannot act for tenant ${JSON.stringify(asked.tenantId)}.`,
+    );
   }
   const sessionBound = caller.sessionId !== undefined;
   const fixed = (part: 'sessionId' | 'traceId' | 'userId', label: string) => {
@@ -19,7 +21,9 @@ export function narrowScope(caller: ArtifactScope, asked: Partial<ArtifactScope>
     const value = asked[part];
     const isBound = part === 'userId' ? sessionBound && bound !== undefined : bound !== undefined;
     if (isBound && value !== undefined && value !== bound) {
-      throw errors.forbidden(`You are bound to ${label} ${JSON.stringify(bound)}; you cannot act for ${label} ${JSON.stringify(value)}.`);
+      throw errors.forbidden(
+        `You are bound to ${label} ${JSON.stringify(bound)}; you cannot act for ${label} ${JSON.stringify(value)}.`,
+      );
     }
     return value ?? bound;
   };

@@ -28,7 +28,8 @@ export interface UrlSigner {
 const encoder = new TextEncoder();
 
 /** JSON keeps the signed fields unambiguous whatever characters a tenant id holds. */
-const message = (d: SignedDownload) => encoder.encode(JSON.stringify(['artifact-store download v1', d.tenantId, d.artifactId, d.expiresAt, d.disposition]));
+const message = (d: SignedDownload) =>
+  encoder.encode(JSON.stringify(['artifact-store download v1', d.tenantId, d.artifactId, d.expiresAt, d.disposition]));
 
 function toBase64Url(bytes: ArrayBuffer): string {
   let bin = '';
@@ -38,7 +39,7 @@ function toBase64Url(bytes: ArrayBuffer): string {
 
 function fromBase64Url(s: string): Uint8Array<ArrayBuffer> | null {
   if (!/^[A-Za-z0-9_-]{43}$/.test(s)) return null; // 32 bytes of HMAC-SHA256
-  const bytes = Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '='), (c) => c.charCodeAt(0));
+  const bytes = Uint8Array.from(atob(`${s.replace(/-/g, '+').replace(/_/g, '/')}=`), (c) => c.charCodeAt(0));
   // The last character carries 2 unused bits: only the canonical spelling is accepted, so one
   // signature has exactly one valid link.
   return toBase64Url(bytes.buffer) === s ? bytes : null;
@@ -48,15 +49,28 @@ function fromBase64Url(s: string): Uint8Array<ArrayBuffer> | null {
 export function createUrlSigner(keys: UrlSigningKey[]): UrlSigner {
   if (keys.length === 0) throw new Error('createUrlSigner needs at least one key');
   const imported = new Map(
-    keys.map((k) => [k.kid, crypto.subtle.importKey('raw', encoder.encode(k.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])]),
+    keys.map((k) => [
+      k.kid,
+      crypto.subtle.importKey('raw', encoder.encode(k.secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+        'sign',
+        'verify',
+      ]),
+    ]),
   );
   const signing = keys[0]!;
-  const refuse = (why: string) => errors.forbidden(`This download link is not valid: ${why}. Ask the application for a new link.`);
+  const refuse = (why: string) =>
+    errors.forbidden(`This download link is not valid: ${why}. Ask the application for a new link.`);
 
   return {
     async sign(d) {
       const sig = await crypto.subtle.sign('HMAC', await imported.get(signing.kid)!, message(d));
-      return new URLSearchParams({ tenant: d.tenantId, expires: String(d.expiresAt), disposition: d.disposition, kid: signing.kid, signature: toBase64Url(sig) }).toString();
+      return new URLSearchParams({
+        tenant: d.tenantId,
+        expires: String(d.expiresAt),
+        disposition: d.disposition,
+        kid: signing.kid,
+        signature: toBase64Url(sig),
+      }).toString();
     },
 
     async verify(artifactId, query, nowMs) {
@@ -65,13 +79,21 @@ export function createUrlSigner(keys: UrlSigningKey[]): UrlSigner {
       const disposition = query.get('disposition');
       const kid = query.get('kid');
       const signature = fromBase64Url(query.get('signature') ?? '');
-      if (!tenantId || !expires || !/^\d{1,12}$/.test(expires) || (disposition !== 'inline' && disposition !== 'attachment') || !kid || !signature) {
+      if (
+        !tenantId ||
+        !expires ||
+        !/^\d{1,12}$/.test(expires) ||
+        (disposition !== 'inline' && disposition !== 'attachment') ||
+        !kid ||
+        !signature
+      ) {
         throw refuse('it is incomplete (tenant, expires, disposition, kid and signature are all required)');
       }
       const key = imported.get(kid);
       if (!key) throw refuse(`it was signed with key "${kid}", which this service no longer accepts`);
       const d: SignedDownload = { tenantId, artifactId, expiresAt: Number(expires), disposition };
-      if (!(await crypto.subtle.verify('HMAC', await key, signature, message(d)))) throw refuse('the signature does not match');
+      if (!(await crypto.subtle.verify('HMAC', await key, signature, message(d))))
+        throw refuse('the signature does not match');
       // Checked after the signature, so the message never tells a forger anything about a real link.
       if (d.expiresAt * 1000 <= nowMs) throw refuse(`it expired at ${new Date(d.expiresAt * 1000).toISOString()}`);
       return d;
@@ -86,7 +108,13 @@ export function createUrlSigner(keys: UrlSigningKey[]): UrlSigner {
 export async function deriveUrlSigningKeys(jwtSecrets: UrlSigningKey[]): Promise<UrlSigningKey[]> {
   const out: UrlSigningKey[] = [];
   for (const k of jwtSecrets) {
-    const key = await crypto.subtle.importKey('raw', encoder.encode(k.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    const key = await crypto.subtle.importKey(
+      'raw',
+      encoder.encode(k.secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
     const derived = await crypto.subtle.sign('HMAC', key, encoder.encode('artifact-store download link key v1'));
     out.push({ kid: `jwt-${k.kid}`, secret: toBase64Url(derived) });
   }

@@ -121,7 +121,12 @@ export function createApp(deps: AppDeps): App {
     if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
     if (metrics) {
       const route = routePath(c, -1);
-      metrics.request(c.req.method, route.endsWith('*') ? 'unmatched' : route, c.res.status, (performance.now() - started) / 1000);
+      metrics.request(
+        c.req.method,
+        route.endsWith('*') ? 'unmatched' : route,
+        c.res.status,
+        (performance.now() - started) / 1000,
+      );
     }
     if (!logRequests) return;
     const caller = c.get('caller');
@@ -144,7 +149,12 @@ export function createApp(deps: AppDeps): App {
     await next();
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return;
     const incoming = (c.env as { incoming?: UnreadBodyProbe } | undefined)?.incoming;
-    if (incoming && incoming.readableEnded === false && (incoming.complete === false || incoming.readableFlowing !== null)) c.res.headers.set('Connection', 'close');
+    if (
+      incoming &&
+      incoming.readableEnded === false &&
+      (incoming.complete === false || incoming.readableFlowing !== null)
+    )
+      c.res.headers.set('Connection', 'close');
   });
 
   if (deps.corsOrigins && deps.corsOrigins.length > 0) {
@@ -154,8 +164,37 @@ export function createApp(deps: AppDeps): App {
       cors({
         origin: origins.includes('*') ? '*' : origins,
         allowMethods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
-        allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID', 'Range', 'If-None-Match', 'If-Range', 'X-Request-Id', 'X-Artifact-Filename', 'X-Artifact-Namespace', 'X-Artifact-Meta', 'X-Artifact-Source', 'X-Artifact-Ttl', 'X-Artifact-Sha256', 'X-Artifact-Session', 'X-Artifact-Trace', 'X-Artifact-User'],
-        exposeHeaders: ['Mcp-Session-Id', 'ETag', 'Content-Range', 'Content-Length', 'Content-Disposition', 'Accept-Ranges', 'Location', 'Retry-After', 'X-Request-Id'],
+        allowHeaders: [
+          'Authorization',
+          'Content-Type',
+          'Mcp-Session-Id',
+          'Mcp-Protocol-Version',
+          'Last-Event-ID',
+          'Range',
+          'If-None-Match',
+          'If-Range',
+          'X-Request-Id',
+          'X-Artifact-Filename',
+          'X-Artifact-Namespace',
+          'X-Artifact-Meta',
+          'X-Artifact-Source',
+          'X-Artifact-Ttl',
+          'X-Artifact-Sha256',
+          'X-Artifact-Session',
+          'X-Artifact-Trace',
+          'X-Artifact-User',
+        ],
+        exposeHeaders: [
+          'Mcp-Session-Id',
+          'ETag',
+          'Content-Range',
+          'Content-Length',
+          'Content-Disposition',
+          'Accept-Ranges',
+          'Location',
+          'Retry-After',
+          'X-Request-Id',
+        ],
         maxAge: 600,
       }),
     );
@@ -170,7 +209,9 @@ export function createApp(deps: AppDeps): App {
     const caller = await deps.auth.authenticate(authorization);
     c.set('caller', caller);
     if (caller.role === 'operator' && !OPERATOR_PATHS.test(c.req.path)) {
-      throw errors.forbidden('An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.');
+      throw errors.forbidden(
+        'An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.',
+      );
     }
     // Before any body is read: a refusal costs a map lookup.
     const checked = limiter?.check(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId));
@@ -192,7 +233,13 @@ export function createApp(deps: AppDeps): App {
 
   registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
-  registerGetArtifact(app, deps.service, deps.urlSigner, deps.now, limiter ? async (tenantId) => void (await limiter.check(tenantId, undefined, 0)) : undefined);
+  registerGetArtifact(
+    app,
+    deps.service,
+    deps.urlSigner,
+    deps.now,
+    limiter ? async (tenantId) => void (await limiter.check(tenantId, undefined, 0)) : undefined,
+  );
   registerArtifactUrl(app, deps.service, deps.publicUrl);
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
@@ -206,9 +253,16 @@ export function createApp(deps: AppDeps): App {
     // Outside /v1 and its bearer tokens: scrapers send ARTIFACT_STORE_METRICS_TOKEN when one is set.
     app.get('/metrics', async (c) => {
       if (deps.metricsToken && header(c, 'authorization') !== `Bearer ${deps.metricsToken}`) {
-        return c.json({ code: 'unauthorized', message: 'Send Authorization: Bearer <ARTIFACT_STORE_METRICS_TOKEN>.' }, 401, { 'WWW-Authenticate': 'Bearer' });
+        return c.json(
+          { code: 'unauthorized', message: 'Send Authorization: Bearer <ARTIFACT_STORE_METRICS_TOKEN>.' },
+          401,
+          { 'WWW-Authenticate': 'Bearer' },
+        );
       }
-      return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store' });
+      return c.body(await metrics.registry.metrics(), 200, {
+        'Content-Type': metrics.registry.contentType,
+        'Cache-Control': 'no-store',
+      });
     });
   }
   registerListArtifacts(app, deps.service, deps.publicUrl);
@@ -216,7 +270,21 @@ export function createApp(deps: AppDeps): App {
   registerDocs(app, deps.docsAssets);
   registerUi(app, deps.uiAssets);
   const { mount: mountMcp, ...mcpSettings } = deps.mcp || { mount: undefined };
-  const mcp = mountMcp?.(app, { service: deps.service, ops: deps.ops, auth: deps.auth, ...(limiter ? { rateLimiter: limiter } : {}), ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }, { ...(deps.version ? { version: deps.version } : {}), ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}), ...mcpSettings });
+  const mcp = mountMcp?.(
+    app,
+    {
+      service: deps.service,
+      ops: deps.ops,
+      auth: deps.auth,
+      ...(limiter ? { rateLimiter: limiter } : {}),
+      ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
+    },
+    {
+      ...(deps.version ? { version: deps.version } : {}),
+      ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}),
+      ...mcpSettings,
+    },
+  );
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
@@ -228,17 +296,24 @@ export function createApp(deps: AppDeps): App {
     info: {
       title: 'artifact-store',
       version: deps.version ?? '0.1.0',
-      description: 'Keeps binary and oversized tool outputs out of LLM context: bytes stored once by content hash, scoped to tenant / user / session / trace; the model gets a small ArtifactRef.',
+      description:
+        'Keeps binary and oversized tool outputs out of LLM context: bytes stored once by content hash, scoped to tenant / user / session / trace; the model gets a small ArtifactRef.',
     },
     security: [{ bearer: [] }],
   });
 
-  app.notFound((c) => c.json({ code: 'not_found', message: `No route ${c.req.method} ${c.req.path}. See /docs.` }, 404));
+  app.notFound((c) =>
+    c.json({ code: 'not_found', message: `No route ${c.req.method} ${c.req.path}. See /docs.` }, 404),
+  );
 
   app.onError((err, c) => {
     const artifactError = toArtifactError(err);
     if (artifactError.code === 'backend_unavailable') {
-      logger.error('backend unavailable', { requestId: c.get('requestId'), error: describe(err), cause: describe((err as { cause?: unknown }).cause) });
+      logger.error('backend unavailable', {
+        requestId: c.get('requestId'),
+        error: describe(err),
+        cause: describe((err as { cause?: unknown }).cause),
+      });
     }
     const headers: Record<string, string> = {};
     if (artifactError.retryAfter !== undefined) headers['Retry-After'] = String(artifactError.retryAfter);
@@ -265,11 +340,19 @@ function toArtifactError(err: unknown): ArtifactError {
     return errors.badRequest(err.message || `Request refused (${err.status}).`);
   }
   // drizzle wraps driver errors: the SQLite code may sit on a cause.
-  if (causeChain(err).some((e) => (e as { code?: unknown })?.code === 'SQLITE_BUSY' || (e as { code?: unknown })?.code === 'SQLITE_LOCKED')) {
+  if (
+    causeChain(err).some(
+      (e) => (e as { code?: unknown })?.code === 'SQLITE_BUSY' || (e as { code?: unknown })?.code === 'SQLITE_LOCKED',
+    )
+  ) {
     return errors.backendUnavailable('The database is busy. Retry shortly.', { cause: err, retryAfter: 1 });
   }
-  if (isClientAbort(err)) return errors.badRequest('The request body ended early (client disconnected).', { cause: err });
-  return errors.backendUnavailable('Unexpected server error. Retry; if it persists, report the X-Request-Id.', { cause: err, retryAfter: 1 });
+  if (isClientAbort(err))
+    return errors.badRequest('The request body ended early (client disconnected).', { cause: err });
+  return errors.backendUnavailable('Unexpected server error. Retry; if it persists, report the X-Request-Id.', {
+    cause: err,
+    retryAfter: 1,
+  });
 }
 
 function causeChain(err: unknown): unknown[] {
@@ -280,7 +363,11 @@ function causeChain(err: unknown): unknown[] {
 
 function isClientAbort(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
-  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (err instanceof Error && err.message === 'aborted');
+  return (
+    code === 'ECONNRESET' ||
+    code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+    (err instanceof Error && err.message === 'aborted')
+  );
 }
 
 function describe(err: unknown): string | undefined {

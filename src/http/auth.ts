@@ -67,7 +67,9 @@ export function isTenantAdmin(caller: Caller): boolean {
 /** Operator-only actions: a tenant admin is refused with what to do instead. */
 export function requireOperator(caller: Caller, what: string): void {
   if (caller.role !== 'operator') {
-    throw errors.forbidden(`${what} is for the service's operator (an operator key made on the host with \`artifact-store keys create --operator\`); a tenant's token cannot do it, whatever its claims.`);
+    throw errors.forbidden(
+      `${what} is for the service's operator (an operator key made on the host with \`artifact-store keys create --operator\`); a tenant's token cannot do it, whatever its claims.`,
+    );
   }
 }
 
@@ -77,7 +79,10 @@ export function requireOperator(caller: Caller, what: string): void {
  */
 export function adminTenantOf(caller: Caller, named: string | undefined): string | undefined {
   if (caller.role === 'operator') return named;
-  if (named !== undefined && named !== caller.tenantId) throw errors.forbidden(`Your token belongs to tenant ${JSON.stringify(caller.tenantId)}; it cannot act on another tenant.`);
+  if (named !== undefined && named !== caller.tenantId)
+    throw errors.forbidden(
+      `Your token belongs to tenant ${JSON.stringify(caller.tenantId)}; it cannot act on another tenant.`,
+    );
   return caller.tenantId;
 }
 
@@ -104,7 +109,12 @@ export function createAuthenticator(options: AuthOptions): Authenticator {
   const getKey: JWTVerifyGetKey = async (header, token) => {
     if (header.alg === 'HS256') {
       const key = header.kid !== undefined ? hmac.get(header.kid) : onlyHmacKey;
-      if (!key) throw errors.unauthorized(header.kid !== undefined ? `Unknown token key id ${JSON.stringify(header.kid)}.` : 'The token has no kid and several keys are configured; sign it with a kid.');
+      if (!key)
+        throw errors.unauthorized(
+          header.kid !== undefined
+            ? `Unknown token key id ${JSON.stringify(header.kid)}.`
+            : 'The token has no kid and several keys are configured; sign it with a kid.',
+        );
       return key;
     }
     if (!publicKeys) throw errors.unauthorized(`Token algorithm ${header.alg} is not accepted here.`);
@@ -132,7 +142,9 @@ export function createAuthenticator(options: AuthOptions): Authenticator {
       throw errors.unauthorized('The bearer token is neither a JWT nor an API key.');
     }
     if (!alg || !algorithms.includes(alg)) {
-      throw errors.unauthorized(`Token algorithm ${alg ?? 'none'} is not accepted here${algorithms.length ? ` (accepted: ${algorithms.join(', ')})` : ''}.`);
+      throw errors.unauthorized(
+        `Token algorithm ${alg ?? 'none'} is not accepted here${algorithms.length ? ` (accepted: ${algorithms.join(', ')})` : ''}.`,
+      );
     }
     let payload: Record<string, unknown>;
     try {
@@ -148,10 +160,21 @@ export function createAuthenticator(options: AuthOptions): Authenticator {
     const claims = TokenClaimsSchema.safeParse(payload);
     if (!claims.success) {
       const issue = claims.error.issues[0]!;
-      throw errors.unauthorized(`Token claim ${issue.path.join('.') || '?'} is invalid: ${issue.message}. Tokens carry tenant, and optionally sub, session, trace and perms (${PERMS.join(', ')}).`);
+      throw errors.unauthorized(
+        `Token claim ${issue.path.join('.') || '?'} is invalid: ${issue.message}. Tokens carry tenant, and optionally sub, session, trace and perms (${PERMS.join(', ')}).`,
+      );
     }
     const c = claims.data;
-    const caller: Caller = { kind: 'jwt', role: 'tenant', actorId: c.sub ?? '-', tenantId: c.tenant, userId: c.sub, sessionId: c.session, traceId: c.trace, perms: new Set(c.perms) };
+    const caller: Caller = {
+      kind: 'jwt',
+      role: 'tenant',
+      actorId: c.sub ?? '-',
+      tenantId: c.tenant,
+      userId: c.sub,
+      sessionId: c.session,
+      traceId: c.trace,
+      perms: new Set(c.perms),
+    };
     return { caller, exp: payload.exp as number };
   }
 
@@ -162,14 +185,16 @@ export function createAuthenticator(options: AuthOptions): Authenticator {
       throw errors.unauthorized('Unknown or revoked API key.');
     }
     const perms = new Set(record.perms.filter((p): p is Perm => (PERMS as readonly string[]).includes(p)));
-    if (record.operator) return { kind: 'api_key', role: 'operator', actorId: record.id, tenantId: '', perms: new Set(PERMS) };
+    if (record.operator)
+      return { kind: 'api_key', role: 'operator', actorId: record.id, tenantId: '', perms: new Set(PERMS) };
     return { kind: 'api_key', role: 'tenant', actorId: record.id, tenantId: record.tenantId, perms };
   }
 
   return {
     /** Resolves an Authorization header into a Caller, or throws unauthorized. */
     async authenticate(authorization: string | undefined | null): Promise<Caller> {
-      if (!authorization) throw errors.unauthorized('Missing Authorization header. Send Authorization: Bearer <token>.');
+      if (!authorization)
+        throw errors.unauthorized('Missing Authorization header. Send Authorization: Bearer <token>.');
       // The common case first: a JWT verified moments ago, sent exactly as before.
       const hit = verified.get(authorization);
       if (hit) {
@@ -184,10 +209,10 @@ export function createAuthenticator(options: AuthOptions): Authenticator {
   };
 }
 
-
 function explainJoseError(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return 'The token has expired. Mint a new one.';
-  if (err instanceof joseErrors.JWTClaimValidationFailed) return `Token claim check failed (${err.claim}): ${err.reason}.`;
+  if (err instanceof joseErrors.JWTClaimValidationFailed)
+    return `Token claim check failed (${err.claim}): ${err.reason}.`;
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'The token signature is invalid.';
   if (err instanceof joseErrors.JWKSNoMatchingKey) return 'No configured key matches the token kid.';
   if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'The token algorithm is not accepted here.';

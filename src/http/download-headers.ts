@@ -23,10 +23,18 @@ const CACHE_CONTROL = 'private, max-age=31536000, immutable';
  * types as attachments), content-hash ids are immutable, bearer responses are private. One object
  * literal, extended in place by the caller (Content-Length, Content-Range): it is built on every GET.
  */
-export function downloadHeaders(entity: DownloadEntity, disposition: 'inline' | 'attachment' | undefined, requestId?: string, cacheControl?: string): Record<string, string> {
+export function downloadHeaders(
+  entity: DownloadEntity,
+  disposition: 'inline' | 'attachment' | undefined,
+  requestId?: string,
+  cacheControl?: string,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'Content-Type': entity.mimeType,
-    'Content-Disposition': contentDisposition(isActiveType(entity.mimeType) ? 'attachment' : (disposition ?? 'inline'), entity.filename ?? undefined),
+    'Content-Disposition': contentDisposition(
+      isActiveType(entity.mimeType) ? 'attachment' : (disposition ?? 'inline'),
+      entity.filename ?? undefined,
+    ),
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': 'sandbox',
     'Cache-Control': cacheControl ?? CACHE_CONTROL,
@@ -40,11 +48,17 @@ export function downloadHeaders(entity: DownloadEntity, disposition: 'inline' | 
 
 /** A 304 keeps the validators and caching headers, not the entity ones. */
 export function notModifiedHeaders(entity: { sha256: string }, cacheControl?: string): Record<string, string> {
-  return { ETag: etagOf(entity), 'Cache-Control': cacheControl ?? CACHE_CONTROL, Vary: 'Authorization', 'X-Content-Type-Options': 'nosniff' };
+  return {
+    ETag: etagOf(entity),
+    'Cache-Control': cacheControl ?? CACHE_CONTROL,
+    Vary: 'Authorization',
+    'X-Content-Type-Options': 'nosniff',
+  };
 }
 
 /**
  * A signed link's response may sit in shared caches (a CDN in front of the service), but never
  * longer than the link is valid.
  */
-export const signedLinkCacheControl = (secondsLeft: number) => `public, max-age=${Math.max(0, Math.floor(secondsLeft))}, immutable`;
+export const signedLinkCacheControl = (secondsLeft: number) =>
+  `public, max-age=${Math.max(0, Math.floor(secondsLeft))}, immutable`;

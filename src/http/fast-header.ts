@@ -7,7 +7,8 @@ import type { Context } from 'hono';
  * tests) it is the ordinary `c.req.header()`.
  */
 export function header(c: Context, name: string): string | undefined {
-  const incoming = (c.env as { incoming?: { headers?: Record<string, string | string[] | undefined> } } | undefined)?.incoming;
+  const incoming = (c.env as { incoming?: { headers?: Record<string, string | string[] | undefined> } } | undefined)
+    ?.incoming;
   if (incoming?.headers) {
     const value = incoming.headers[name];
     return Array.isArray(value) ? value.join(', ') : value;

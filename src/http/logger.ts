@@ -13,13 +13,24 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-export function createJsonLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => console.log(l)): Logger {
+export function createJsonLogger(
+  level: LogLevel = 'info',
+  write: (line: string) => void = (l) => console.log(l),
+): Logger {
   const min = ORDER[level];
-  const at = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields: LogFields = {}) => {
-    if (ORDER[lvl] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
+  const at =
+    (lvl: Exclude<LogLevel, 'silent'>) =>
+    (msg: string, fields: LogFields = {}) => {
+      if (ORDER[lvl] < min) return;
+      write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    isEnabled: (lvl) => ORDER[lvl] >= min,
   };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), isEnabled: (lvl) => ORDER[lvl] >= min };
 }
 
 export const silentLogger: Logger = createJsonLogger('silent');

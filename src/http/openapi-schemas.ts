@@ -17,16 +17,23 @@ export const ErrorDoc = z
   })
   .openapi('Error');
 
-export const ListPageDoc = z.object({ items: z.array(ArtifactRefDoc), nextCursor: z.string().optional() }).openapi('ArtifactList');
+export const ListPageDoc = z
+  .object({ items: z.array(ArtifactRefDoc), nextCursor: z.string().optional() })
+  .openapi('ArtifactList');
 
 export const ArtifactIdParam = z.object({
-  id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' }, example: 'art_3f1c0a9be2d4c6f8a0b1c2d3' }),
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'art_3f1c0a9be2d4c6f8a0b1c2d3' }),
 });
 
 /** Standard error responses for a route: each status with the shared error body. */
 export function errorResponses(...statuses: number[]) {
   const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorDoc } } }> = {};
-  for (const s of statuses) out[s] = { description: DESCRIPTIONS[s] ?? 'Error', content: { 'application/json': { schema: ErrorDoc } } };
+  for (const s of statuses)
+    out[s] = { description: DESCRIPTIONS[s] ?? 'Error', content: { 'application/json': { schema: ErrorDoc } } };
   return out;
 }
 

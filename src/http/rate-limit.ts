@@ -14,7 +14,12 @@ export interface RateLimits {
 
 /** Why a request was refused: which bucket was empty. */
 export type RateLimitReason = 'tenant_requests' | 'token_requests' | 'tenant_bytes' | 'token_bytes';
-export const RATE_LIMIT_REASONS: readonly RateLimitReason[] = ['tenant_requests', 'token_requests', 'tenant_bytes', 'token_bytes'];
+export const RATE_LIMIT_REASONS: readonly RateLimitReason[] = [
+  'tenant_requests',
+  'token_requests',
+  'tenant_bytes',
+  'token_bytes',
+];
 
 /** A tenant's refusals since the process started: what the operator's usage report shows. */
 export interface TenantRefusals {
@@ -85,8 +90,16 @@ export function rateLimitsOf(p: Policy): { tenant: RateLimits; token: RateLimits
 
 function limitsFrom(p: Policy): { tenant: RateLimits; token: RateLimits } {
   return {
-    tenant: { requestsPerSecond: p.tenantRequestsPerSecond, requestBurst: p.tenantRequestBurst, bytesInFlight: p.tenantBytesInFlight },
-    token: { requestsPerSecond: p.tokenRequestsPerSecond, requestBurst: p.tokenRequestBurst, bytesInFlight: p.tokenBytesInFlight },
+    tenant: {
+      requestsPerSecond: p.tenantRequestsPerSecond,
+      requestBurst: p.tenantRequestBurst,
+      bytesInFlight: p.tenantBytesInFlight,
+    },
+    token: {
+      requestsPerSecond: p.tokenRequestsPerSecond,
+      requestBurst: p.tokenRequestBurst,
+      bytesInFlight: p.tokenBytesInFlight,
+    },
   };
 }
 
@@ -130,9 +143,15 @@ export function createRateLimiter(options: RateLimiterOptions) {
     return m.tokens >= 1 ? 0 : (1 - m.tokens) / limits.requestsPerSecond;
   }
 
-  const bytesFit = (m: Meter, limits: RateLimits, bytes: number) => limits.bytesInFlight <= 0 || bytes === 0 || m.inFlight === 0 || m.inFlight + bytes <= limits.bytesInFlight;
+  const bytesFit = (m: Meter, limits: RateLimits, bytes: number) =>
+    limits.bytesInFlight <= 0 || bytes === 0 || m.inFlight === 0 || m.inFlight + bytes <= limits.bytesInFlight;
 
-  function refuse(tenantId: string, reason: RateLimitReason, limits: RateLimits | 'shared', retryAfterSeconds: number): never {
+  function refuse(
+    tenantId: string,
+    reason: RateLimitReason,
+    limits: RateLimits | 'shared',
+    retryAfterSeconds: number,
+  ): never {
     options.onRefusal?.(reason);
     if (tenantId !== '') {
       let r = refusals.get(tenantId);
@@ -146,10 +165,14 @@ export function createRateLimiter(options: RateLimiterOptions) {
     }
     const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
     const whose = reason.startsWith('tenant') ? 'This tenant' : 'This token';
-    const rate = limits === 'shared' ? 'counted across the service' : `${limits.requestsPerSecond}/s, bursts of ${burstOf(limits)}`;
-    const message = reason.endsWith('_requests') || limits === 'shared'
-      ? `${whose} is over its request rate (${rate}). Retry after ${retryAfter} s, and slow down; if this is steady traffic, ask the operator to raise it.`
-      : `${whose} is already sending ${limits.bytesInFlight} bytes of request bodies at once. Retry after ${retryAfter} s, when a put in progress has finished, or send fewer at a time.`;
+    const rate =
+      limits === 'shared'
+        ? 'counted across the service'
+        : `${limits.requestsPerSecond}/s, bursts of ${burstOf(limits)}`;
+    const message =
+      reason.endsWith('_requests') || limits === 'shared'
+        ? `${whose} is over its request rate (${rate}). Retry after ${retryAfter} s, and slow down; if this is steady traffic, ask the operator to raise it.`
+        : `${whose} is already sending ${limits.bytesInFlight} bytes of request bodies at once. Retry after ${retryAfter} s, when a put in progress has finished, or send fewer at a time.`;
     throw new ArtifactError('rate_limited', message, { retryAfter, details: { reason, retryAfter } });
   }
 
@@ -170,10 +193,20 @@ export function createRateLimiter(options: RateLimiterOptions) {
       const shared = options.shared;
       if (shared) {
         const covers = shared.covers(tenantId);
-        if (shared.tenant && covers.tenant && tenantId !== '' && !(await shared.tenant.limit({ key: `tenant:${tenantId}` })).success) {
+        if (
+          shared.tenant &&
+          covers.tenant &&
+          tenantId !== '' &&
+          !(await shared.tenant.limit({ key: `tenant:${tenantId}` })).success
+        ) {
           refuse(tenantId, 'tenant_requests', 'shared', shared.periodSeconds);
         }
-        if (shared.token && covers.token && tokenKey !== undefined && !(await shared.token.limit({ key: `token:${await sha256Hex(new TextEncoder().encode(tokenKey))}` })).success) {
+        if (
+          shared.token &&
+          covers.token &&
+          tokenKey !== undefined &&
+          !(await shared.token.limit({ key: `token:${await sha256Hex(new TextEncoder().encode(tokenKey))}` })).success
+        ) {
           refuse(tenantId, 'token_requests', 'shared', shared.periodSeconds);
         }
       }
@@ -218,8 +251,11 @@ export function createRateLimiter(options: RateLimiterOptions) {
     },
     /** Refusals per tenant since this process started, most refused first. */
     refusals(tenantId?: string): TenantRefusals[] {
-      const rows = tenantId === undefined ? [...refusals.values()] : refusals.has(tenantId) ? [refusals.get(tenantId)!] : [];
-      return rows.map((r) => ({ ...r })).sort((a, b) => b.requests + b.bytes - (a.requests + a.bytes) || (a.tenantId < b.tenantId ? -1 : 1));
+      const rows =
+        tenantId === undefined ? [...refusals.values()] : refusals.has(tenantId) ? [refusals.get(tenantId)!] : [];
+      return rows
+        .map((r) => ({ ...r }))
+        .sort((a, b) => b.requests + b.bytes - (a.requests + a.bytes) || (a.tenantId < b.tenantId ? -1 : 1));
     },
   };
   return limiter;

@@ -2,7 +2,6 @@ import { SignJWT } from 'jose/jwt/sign';
 import { z } from 'zod';
 import { PERMS } from '../core/perms.js';
 
-
 /** The JWT claims artifact-store reads. `exp` is required; `perms` defaults to read-only. */
 export const TokenClaimsSchema = z.object({
   tenant: z.string().min(1).max(256),
@@ -14,9 +13,19 @@ export const TokenClaimsSchema = z.object({
 export type TokenClaims = z.input<typeof TokenClaimsSchema>;
 
 /** Signs an HS256 token, as a host app would. For dev tokens, tests and the CLI. */
-export async function mintToken(secret: { kid: string; secret: string }, claims: TokenClaims, ttlSeconds = 3600, extra: { issuer?: string; audience?: string } = {}): Promise<string> {
+export async function mintToken(
+  secret: { kid: string; secret: string },
+  claims: TokenClaims,
+  ttlSeconds = 3600,
+  extra: { issuer?: string; audience?: string } = {},
+): Promise<string> {
   const { tenant, sub, session, trace, perms } = claims;
-  let jwt = new SignJWT({ tenant, ...(session ? { session } : {}), ...(trace ? { trace } : {}), perms: perms ?? ['read'] })
+  let jwt = new SignJWT({
+    tenant,
+    ...(session ? { session } : {}),
+    ...(trace ? { trace } : {}),
+    perms: perms ?? ['read'],
+  })
     .setProtectedHeader({ alg: 'HS256', kid: secret.kid, typ: 'JWT' })
     .setIssuedAt()
     .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds);

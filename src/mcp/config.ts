@@ -51,7 +51,9 @@ export const TransformConfigSchema = z.strictObject({
   /** Specs for the per-tool fields layer, by tool name; merged after the presets, so they win. */
   tools: z.record(z.string(), z.union([ToolSpecSchema, z.array(ToolSpecSchema)])).default({}),
   /** Which shipped presets apply: "all" (default), "none", or a list of names. */
-  presets: z.union([z.literal('all'), z.literal('none'), z.array(z.enum(['tableau', 'github', 'playwright', 'mapbox']))]).default('all'),
+  presets: z
+    .union([z.literal('all'), z.literal('none'), z.array(z.enum(['tableau', 'github', 'playwright', 'mapbox']))])
+    .default('all'),
   /** The heuristic layer on or off. */
   heuristics: z.boolean().default(true),
   /** Strings shorter than this are never probed for base64. */
@@ -123,7 +125,9 @@ export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what
   const at = issue.path.join('.') || '(root)';
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
-    throw new TypeError(`Invalid ${what} config at ${at}: unknown key ${JSON.stringify(key)}.${didYouMean(key, keysOf(schema))}`);
+    throw new TypeError(
+      `Invalid ${what} config at ${at}: unknown key ${JSON.stringify(key)}.${didYouMean(key, keysOf(schema))}`,
+    );
   }
   throw new TypeError(`Invalid ${what} config at ${at}: ${issue.message}`);
 }
@@ -134,7 +138,9 @@ function firstIssue(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[] =
   const path = [...prefix, ...issue.path];
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // The branch that got furthest into the value (the longest path) says the most.
-    const best = issue.errors.map((branch) => firstIssue(branch, path)).sort((a, b) => b.path.length - a.path.length)[0];
+    const best = issue.errors
+      .map((branch) => firstIssue(branch, path))
+      .sort((a, b) => b.path.length - a.path.length)[0];
     if (best) return best;
   }
   return { ...issue, path };

@@ -66,7 +66,10 @@ export async function toContent(input: ContentInput, options: ToContentOptions =
 
   const refuseOverMax = (size: number) => {
     if (size > maxBytes) {
-      throw tooLarge(`${what} is ${formatBytes(size)}, over the ${formatBytes(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`, maxBytes);
+      throw tooLarge(
+        `${what} is ${formatBytes(size)}, over the ${formatBytes(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`,
+        maxBytes,
+      );
     }
   };
   // The decoded size of base64 is known from its length: a payload over the limit is refused
@@ -90,21 +93,33 @@ export async function toContent(input: ContentInput, options: ToContentOptions =
     fileUri = file.uri;
     extensionMime = mime.getType(file.realPath) ?? undefined;
     what = `File ${input.path}`;
-  } else if (input && typeof input === 'object' && 'data' in input && (input.type === 'image' || input.type === 'audio' || input.type === 'resource')) {
+  } else if (
+    input &&
+    typeof input === 'object' &&
+    'data' in input &&
+    (input.type === 'image' || input.type === 'audio' || input.type === 'resource')
+  ) {
     forced = input.type;
     declared ??= input.mimeType;
     bytes = typeof input.data === 'string' ? decodeChecked(input.data, `${input.type} data`).bytes : input.data;
   } else {
-    throw errors.badRequest('toContent needs bytes (Buffer / Uint8Array), a base64 string or data: URL, { path }, or { type, data, mimeType }.');
+    throw errors.badRequest(
+      'toContent needs bytes (Buffer / Uint8Array), a base64 string or data: URL, { path }, or { type, data, mimeType }.',
+    );
   }
 
-  if (bytes.byteLength === 0) throw errors.badRequest(`${what} is empty: an MCP content block needs at least one byte.`);
+  if (bytes.byteLength === 0)
+    throw errors.badRequest(`${what} is empty: an MCP content block needs at least one byte.`);
   refuseOverMax(bytes.byteLength);
-  if (bytes.byteLength > warnAbove && fileUri === undefined) warn(`${what} is ${formatBytes(bytes.byteLength)} (over ${formatBytes(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`);
+  if (bytes.byteLength > warnAbove && fileUri === undefined)
+    warn(
+      `${what} is ${formatBytes(bytes.byteLength)} (over ${formatBytes(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`,
+    );
 
   const magic = declared ? undefined : await fileTypeFromBuffer(bytes).catch(() => undefined);
   const mimeType = declared ?? magic?.mime ?? extensionMime ?? 'application/octet-stream';
-  if (declared && !mime.getExtension(declared.split(';')[0]!.trim())) warn(`Unrecognised MIME type ${JSON.stringify(declared)}: the content is sent as declared; check the type.`);
+  if (declared && !mime.getExtension(declared.split(';')[0]!.trim()))
+    warn(`Unrecognised MIME type ${JSON.stringify(declared)}: the content is sent as declared; check the type.`);
 
   // MIME types are case-insensitive (RFC 2045): IMAGE/PNG is an image. The type goes out as given.
   const essence = mimeType.split(';')[0]!.trim().toLowerCase();
@@ -114,8 +129,12 @@ export async function toContent(input: ContentInput, options: ToContentOptions =
     // An ImageContent / AudioContent whose type is not image/* / audio/* is one no host can render:
     // the bytes go out as an EmbeddedResource blob, which carries any type.
     kind = 'resource';
-    const hint = declared ? 'Pass the right mimeType, or type "resource".' : `Pass mimeType if these bytes really are ${forced}, or type "resource".`;
-    warn(`A payload of type "${forced}" has MIME type ${mimeType}, not ${forced}/*: it is sent as an embedded resource instead. ${hint}`);
+    const hint = declared
+      ? 'Pass the right mimeType, or type "resource".'
+      : `Pass mimeType if these bytes really are ${forced}, or type "resource".`;
+    warn(
+      `A payload of type "${forced}" has MIME type ${mimeType}, not ${forced}/*: it is sent as an embedded resource instead. ${hint}`,
+    );
   }
   const data = encodeBase64(bytes);
   if (kind === 'image') return { type: 'image', data, mimeType };
@@ -124,7 +143,8 @@ export async function toContent(input: ContentInput, options: ToContentOptions =
   return { type: 'resource', resource: { uri, mimeType, blob: data } };
 }
 
-const tooLarge = (message: string, limitBytes: number) => new ArtifactError('payload_too_large', message, { details: { limitBytes } });
+const tooLarge = (message: string, limitBytes: number) =>
+  new ArtifactError('payload_too_large', message, { details: { limitBytes } });
 
 /** The data: URL header and cleaned base64 of a string, checked but not decoded yet. */
 function parseBase64(text: string, what: string): { clean: CleanBase64; mimeType?: string } {
@@ -133,7 +153,8 @@ function parseBase64(text: string, what: string): { clean: CleanBase64; mimeType
   if (text.startsWith('data:')) {
     const comma = text.indexOf(',');
     const header = comma > 0 ? text.slice(5, comma).split(';') : [];
-    if (comma < 0 || header.pop()?.toLowerCase() !== 'base64') throw errors.badRequest(`Invalid data: URL in ${what}: use data:<mime>;base64,<payload>.`);
+    if (comma < 0 || header.pop()?.toLowerCase() !== 'base64')
+      throw errors.badRequest(`Invalid data: URL in ${what}: use data:<mime>;base64,<payload>.`);
     mimeType = header[0]?.trim() || undefined;
     body = text.slice(comma + 1);
   }
@@ -154,7 +175,10 @@ function decodeParsed(clean: CleanBase64, what: string): Uint8Array {
 }
 
 function invalidBase64(err: unknown, what: string): unknown {
-  if (err instanceof CorruptBase64Error) return errors.badRequest(`Invalid base64 data in ${what}: ${err.message}. Ensure the data is base64-encoded (or pass the bytes themselves).`);
+  if (err instanceof CorruptBase64Error)
+    return errors.badRequest(
+      `Invalid base64 data in ${what}: ${err.message}. Ensure the data is base64-encoded (or pass the bytes themselves).`,
+    );
   return err;
 }
 
@@ -169,7 +193,10 @@ async function readUnderBase(
   const nodePath = await import('node:path');
   const { pathToFileURL } = await import('node:url');
   const baseInput = basePath ?? process.cwd();
-  if (baseInput.includes('\0')) throw errors.badRequest(`Base path ${JSON.stringify(baseInput)} contains a NUL byte, which no file path can hold — check how basePath is built.`);
+  if (baseInput.includes('\0'))
+    throw errors.badRequest(
+      `Base path ${JSON.stringify(baseInput)} contains a NUL byte, which no file path can hold — check how basePath is built.`,
+    );
   const lexicalBase = nodePath.resolve(baseInput);
   let base: string;
   try {
@@ -177,16 +204,20 @@ async function readUnderBase(
   } catch {
     throw errors.badRequest(`Base path not found: ${baseInput}. Pass an existing folder as basePath.`);
   }
-  if (path.includes('\0')) throw errors.badRequest(`Path ${JSON.stringify(path)} contains a NUL byte, which no file path can hold — check how the path is built.`);
+  if (path.includes('\0'))
+    throw errors.badRequest(
+      `Path ${JSON.stringify(path)} contains a NUL byte, which no file path can hold — check how the path is built.`,
+    );
   if (path === '') throw errors.badRequest(`The path is empty — pass a file path relative to ${base}.`);
   /** Where `p` lies relative to folder `dir`: under it, the folder itself, or outside. */
   const place = (dir: string, p: string): 'inside' | 'self' | 'outside' => {
     const rel = nodePath.relative(dir, p);
     if (rel === '') return 'self';
     // Only ".." itself and "../…" climb out: "..chart.png" is a file name like any other.
-    return rel === '..' || rel.startsWith('..' + nodePath.sep) || nodePath.isAbsolute(rel) ? 'outside' : 'inside';
+    return rel === '..' || rel.startsWith(`..${nodePath.sep}`) || nodePath.isAbsolute(rel) ? 'outside' : 'inside';
   };
-  const baseItself = () => errors.badRequest(`Path ${path} is the base folder itself — pass a file path under ${base}.`);
+  const baseItself = () =>
+    errors.badRequest(`Path ${path} is the base folder itself — pass a file path under ${base}.`);
   let target = nodePath.resolve(base, path);
   // An absolute path spelled through the configured base (which may be reached through a symlink,
   // such as /tmp on macOS) is read as the same place under the resolved base. The decision that
@@ -196,35 +227,53 @@ async function readUnderBase(
   }
   const where = place(base, target);
   if (where === 'self') throw baseItself();
-  if (where === 'outside') throw errors.forbidden(`Path ${path} leaves the base folder ${base}; only files under it can be read.`);
+  if (where === 'outside')
+    throw errors.forbidden(`Path ${path} leaves the base folder ${base}; only files under it can be read.`);
   let real: string;
   try {
     real = await realpath(target);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ArtifactError('not_found', `File not found: ${path} — check the path relative to ${base}.`);
-    if (code === 'EACCES' || code === 'EPERM') throw errors.forbidden(`Permission denied reading ${path} — the server process cannot read it.`);
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new ArtifactError('not_found', `File not found: ${path} — check the path relative to ${base}.`);
+    if (code === 'EACCES' || code === 'EPERM')
+      throw errors.forbidden(`Permission denied reading ${path} — the server process cannot read it.`);
     if (code === 'ELOOP') throw errors.badRequest(`Too many symbolic links resolving ${path}.`);
     throw err;
   }
   const realPlace = place(base, real);
   if (realPlace === 'self') throw baseItself();
-  if (realPlace === 'outside') throw errors.forbidden(`Path ${path} resolves (through a symbolic link) to ${real}, outside the base folder ${base}; refused.`);
+  if (realPlace === 'outside')
+    throw errors.forbidden(
+      `Path ${path} resolves (through a symbolic link) to ${real}, outside the base folder ${base}; refused.`,
+    );
   const info = await stat(real);
-  if (!info.isFile()) throw errors.badRequest(`${path} is not a regular file (a directory or device?) — pass a file path.`);
+  if (!info.isFile())
+    throw errors.badRequest(`${path} is not a regular file (a directory or device?) — pass a file path.`);
   if (info.size > maxBytes) {
-    throw tooLarge(`File ${path} is ${formatBytes(info.size)}, over the ${formatBytes(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`, maxBytes);
+    throw tooLarge(
+      `File ${path} is ${formatBytes(info.size)}, over the ${formatBytes(maxBytes)} limit. Store it as an artifact and return artifactLink(ref), or raise maxBytes.`,
+      maxBytes,
+    );
   }
-  if (info.size > warnAbove) warn(`File ${path} is ${formatBytes(info.size)} (over ${formatBytes(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`);
+  if (info.size > warnAbove)
+    warn(
+      `File ${path} is ${formatBytes(info.size)} (over ${formatBytes(warnAbove)}): inline base64 this large fills a model's context; consider artifactLink().`,
+    );
   let buf: Buffer;
   try {
     buf = await readFile(real);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EACCES' || code === 'EPERM') throw errors.forbidden(`Permission denied reading ${path} — the server process cannot read it.`);
+    if (code === 'EACCES' || code === 'EPERM')
+      throw errors.forbidden(`Permission denied reading ${path} — the server process cannot read it.`);
     throw err;
   }
-  return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), uri: pathToFileURL(real).href, realPath: real };
+  return {
+    bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength),
+    uri: pathToFileURL(real).href,
+    realPath: real,
+  };
 }
 
 /**

@@ -34,7 +34,12 @@ export function base64Candidate(s: string, minChars: number): Base64Candidate | 
     const body = s.slice(comma + 1);
     if (body.length === 0) return undefined;
     const type = params[0]?.trim().toLowerCase();
-    return { body, dataUrl: true, url: /[-_]/.test(body.slice(0, HEAD_CHARS)), ...(type ? { declaredMime: type } : {}) };
+    return {
+      body,
+      dataUrl: true,
+      url: /[-_]/.test(body.slice(0, HEAD_CHARS)),
+      ...(type ? { declaredMime: type } : {}),
+    };
   }
   if (!looksLikeBase64(s)) return undefined;
   return { body: s, dataUrl: false, url: /[-_]/.test(s.slice(0, HEAD_CHARS)) };
@@ -71,7 +76,10 @@ export function cleanBase64(body: string): CleanBase64 {
   const pad = trailingPad(text);
   if (pad > 2) throw new CorruptBase64Error('too much "=" padding at the end');
   const chars = text.length - pad;
-  if (chars % 4 === 1) throw new CorruptBase64Error(`its length (${chars} characters) is impossible for base64; the payload looks truncated`);
+  if (chars % 4 === 1)
+    throw new CorruptBase64Error(
+      `its length (${chars} characters) is impossible for base64; the payload looks truncated`,
+    );
   if (pad > 0 && text.length % 4 !== 0) throw new CorruptBase64Error('the "=" padding does not match the length');
   return { text, byteLength: Math.floor((chars * 3) / 4) };
 }
@@ -105,7 +113,8 @@ export function decodeClean(clean: CleanBase64, from = 0, to = clean.text.length
     for (let at = 0; at < slice.length; at += DECODE_STEP_CHARS) {
       const step = slice.slice(at, at + DECODE_STEP_CHARS);
       const want = Math.floor(((step.length - trailingPad(step)) * 3) / 4);
-      if (buf.write(step, written, 'base64') !== want) throw new CorruptBase64Error('it holds characters outside the base64 alphabet (or "=" in the middle)');
+      if (buf.write(step, written, 'base64') !== want)
+        throw new CorruptBase64Error('it holds characters outside the base64 alphabet (or "=" in the middle)');
       written += want;
     }
     // A "=" that happened to end a step made that step look padded: the total comes up short.
@@ -121,7 +130,8 @@ export function decodeClean(clean: CleanBase64, from = 0, to = clean.text.length
   }
   const chars = slice.length - trailingPad(slice);
   const expected = Math.floor((chars * 3) / 4);
-  if (out.byteLength !== expected) throw new CorruptBase64Error('it holds characters outside the base64 alphabet (or "=" in the middle)');
+  if (out.byteLength !== expected)
+    throw new CorruptBase64Error('it holds characters outside the base64 alphabet (or "=" in the middle)');
   return out;
 }
 
@@ -146,18 +156,65 @@ export interface DetectedType {
  */
 const STRONG = new Set([
   'application/pdf',
-  'image/png', 'image/apng', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/heic', 'image/heif',
-  'image/tiff', 'image/jxl', 'image/vnd.adobe.photoshop', 'image/jp2',
-  'application/zip', 'application/epub+zip', 'application/java-archive', 'application/x-xpinstall',
-  'application/gzip', 'application/x-bzip2', 'application/x-7z-compressed', 'application/x-rar-compressed',
-  'application/vnd.rar', 'application/x-xz', 'application/zstd', 'application/x-tar',
-  'audio/mpeg', 'audio/wav', 'audio/x-wav', 'audio/vnd.wave', 'audio/ogg', 'audio/opus', 'audio/flac', 'audio/x-flac',
-  'audio/mp4', 'audio/x-m4a', 'audio/aiff', 'audio/x-aiff', 'audio/webm',
-  'video/mp4', 'video/quicktime', 'video/webm', 'video/x-matroska', 'video/ogg', 'video/x-m4v', 'video/3gpp',
-  'application/wasm', 'application/x-sqlite3', 'font/woff', 'font/woff2', 'font/ttf', 'font/otf',
-  'application/x-msdownload', 'application/x-elf', 'application/x-mach-binary',
+  'image/png',
+  'image/apng',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'image/heic',
+  'image/heif',
+  'image/tiff',
+  'image/jxl',
+  'image/vnd.adobe.photoshop',
+  'image/jp2',
+  'application/zip',
+  'application/epub+zip',
+  'application/java-archive',
+  'application/x-xpinstall',
+  'application/gzip',
+  'application/x-bzip2',
+  'application/x-7z-compressed',
+  'application/x-rar-compressed',
+  'application/vnd.rar',
+  'application/x-xz',
+  'application/zstd',
+  'application/x-tar',
+  'audio/mpeg',
+  'audio/wav',
+  'audio/x-wav',
+  'audio/vnd.wave',
+  'audio/ogg',
+  'audio/opus',
+  'audio/flac',
+  'audio/x-flac',
+  'audio/mp4',
+  'audio/x-m4a',
+  'audio/aiff',
+  'audio/x-aiff',
+  'audio/webm',
+  'video/mp4',
+  'video/quicktime',
+  'video/webm',
+  'video/x-matroska',
+  'video/ogg',
+  'video/x-m4v',
+  'video/3gpp',
+  'application/wasm',
+  'application/x-sqlite3',
+  'font/woff',
+  'font/woff2',
+  'font/ttf',
+  'font/otf',
+  'application/x-msdownload',
+  'application/x-elf',
+  'application/x-mach-binary',
 ]);
-const STRONG_PREFIXES = ['application/vnd.openxmlformats-officedocument.', 'application/vnd.oasis.opendocument.', 'application/vnd.ms-'];
+const STRONG_PREFIXES = [
+  'application/vnd.openxmlformats-officedocument.',
+  'application/vnd.oasis.opendocument.',
+  'application/vnd.ms-',
+];
 
 /** The format of `bytes` when a strong signature confirms it; undefined for text and noise. */
 export async function detectBinary(bytes: Uint8Array): Promise<DetectedType | undefined> {
@@ -205,5 +262,12 @@ function hasTwoMpegFrames(b: Uint8Array): boolean {
 function hasPeHeader(b: Uint8Array): boolean {
   if (b.length < 0x40) return false;
   const offset = b[0x3c]! | (b[0x3d]! << 8) | (b[0x3e]! << 16) | (b[0x3f]! << 24);
-  return offset > 0 && offset + 4 <= b.length && b[offset] === 0x50 && b[offset + 1] === 0x45 && b[offset + 2] === 0 && b[offset + 3] === 0;
+  return (
+    offset > 0 &&
+    offset + 4 <= b.length &&
+    b[offset] === 0x50 &&
+    b[offset + 1] === 0x45 &&
+    b[offset + 2] === 0 &&
+    b[offset + 3] === 0
+  );
 }

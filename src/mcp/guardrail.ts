@@ -9,7 +9,6 @@ import { isPlainObject } from './paths.js';
 import { formatCount, modelRef } from './summary.js';
 import { measureChars, truncateToFit } from './truncate.js';
 
-
 export const GuardrailConfigSchema = z.strictObject({
   /** The whole observation's budget, in characters of JSON (a string observation: its length). */
   maxObservationChars: count.min(64).default(50_000),
@@ -70,7 +69,10 @@ export interface ClampResult<T = unknown> {
  * @example
  * const { observation, clamped } = await clampObservation(toolOutput, { store, tool: 'search' });
  */
-export async function clampObservation<T = unknown>(observation: unknown, options: ClampOptions = {}): Promise<ClampResult<T>> {
+export async function clampObservation<T = unknown>(
+  observation: unknown,
+  options: ClampOptions = {},
+): Promise<ClampResult<T>> {
   const config = parseConfig(GuardrailConfigSchema, options.config ?? {}, 'guardrail');
   const { value } = toJsonSafe(observation, config.maxDepth);
   const store = options.store && !isNoOpArtifactStore(options.store) ? options.store : undefined;
@@ -99,23 +101,45 @@ export async function clampObservation<T = unknown>(observation: unknown, option
       `The ${options.tool ? `${options.tool} ` : ''}output (${formatCount(originalSize)} chars, ${formatBytes(artifact.sizeBytes)}) was over the ` +
       `${formatCount(config.maxObservationChars)}-char budget, so it was stored whole as artifact ${artifact.id}. The preview keeps its structure.` +
       (isUnstoredRef(artifact) ? ' Not stored: the store keeps nothing.' : '');
-    const preview = truncateToFit(safe, (v) => measureChars(v, config.previewChars) <= config.previewChars, { fieldChars: Math.min(config.maxFieldChars, 200), arrayItems: 5 });
-    result = truncateToFit({ artifact: modelRef(artifact) as JsonValue, summary, preview }, fits, { fieldChars: config.maxFieldChars });
+    const preview = truncateToFit(safe, (v) => measureChars(v, config.previewChars) <= config.previewChars, {
+      fieldChars: Math.min(config.maxFieldChars, 200),
+      arrayItems: 5,
+    });
+    result = truncateToFit({ artifact: modelRef(artifact) as JsonValue, summary, preview }, fits, {
+      fieldChars: config.maxFieldChars,
+    });
   } else {
     result = truncateToFit(safe, fits, { fieldChars: config.maxFieldChars });
   }
   const finalSize = measureChars(result);
-  options.onEvent?.({ type: 'observation.clamped', originalSize, finalSize, mode: artifact ? 'artifact' : 'truncated', ...(artifact ? { ref: artifact } : {}), ...(options.tool ? { tool: options.tool } : {}) });
+  options.onEvent?.({
+    type: 'observation.clamped',
+    originalSize,
+    finalSize,
+    mode: artifact ? 'artifact' : 'truncated',
+    ...(artifact ? { ref: artifact } : {}),
+    ...(options.tool ? { tool: options.tool } : {}),
+  });
   return { observation: result as T, clamped: true, originalSize, finalSize, ...(artifact ? { artifact } : {}) };
 }
 
 /** Raw bytes in an observation: stored when there is a store, else a marker that says how many. */
-async function settleBytes(value: WorkValue, store: ArtifactStore | undefined, options: ClampOptions): Promise<JsonValue> {
+async function settleBytes(
+  value: WorkValue,
+  store: ArtifactStore | undefined,
+  options: ClampOptions,
+): Promise<JsonValue> {
   const settle = async (v: WorkValue): Promise<JsonValue> => {
     if (v instanceof BinaryValue) {
       if (!store) return `[binary data: ${v.bytes.byteLength} bytes, not shown]`;
-      const ref = await store.putBytes(v.bytes, { namespace: options.namespace ?? 'observation', ...(options.scope ? { scope: options.scope } : {}) });
-      return { artifact: modelRef(ref) as JsonValue, summary: `Binary data (${formatBytes(ref.sizeBytes)}) stored as artifact ${ref.id}.` };
+      const ref = await store.putBytes(v.bytes, {
+        namespace: options.namespace ?? 'observation',
+        ...(options.scope ? { scope: options.scope } : {}),
+      });
+      return {
+        artifact: modelRef(ref) as JsonValue,
+        summary: `Binary data (${formatBytes(ref.sizeBytes)}) stored as artifact ${ref.id}.`,
+      };
     }
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) if (hasBytes(v[i]!)) v[i] = (await settle(v[i]!)) as WorkValue;
@@ -135,4 +159,3 @@ function hasBytes(v: WorkValue): boolean {
   if (isPlainObject(v)) return Object.values(v).some(hasBytes);
   return false;
 }
-

@@ -24,7 +24,15 @@ export {
   type TransformEvent,
   type TransformOptions,
 } from './config.js';
-export { clampObservation, GuardrailConfigSchema, type ClampOptions, type ClampResult, type GuardrailConfig, type GuardrailConfigInput, type ObservationClampedEvent } from './guardrail.js';
+export {
+  clampObservation,
+  GuardrailConfigSchema,
+  type ClampOptions,
+  type ClampResult,
+  type GuardrailConfig,
+  type GuardrailConfigInput,
+  type ObservationClampedEvent,
+} from './guardrail.js';
 export { wrapMcpClient, type WrapMcpClientOptions } from './wrap-client.js';
 export {
   ResourceBridge,
@@ -39,7 +47,12 @@ export {
   type ResourceErrorCode,
   type ResourceRead,
 } from './resources.js';
-export { createArtifactMcpServer, RESOURCE_NOT_FOUND, type ArtifactMcpServer, type ArtifactMcpServerOptions } from './server.js';
+export {
+  createArtifactMcpServer,
+  RESOURCE_NOT_FOUND,
+  type ArtifactMcpServer,
+  type ArtifactMcpServerOptions,
+} from './server.js';
 export { toContent, artifactLink, type BinaryContent, type ContentInput, type ToContentOptions } from './content.js';
 export { PRESETS, type PresetName } from './presets.js';
 /** @deprecated The name this package first gave formatBytes (core/bytes.ts), whose rule every size shown follows. */

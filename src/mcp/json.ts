@@ -25,7 +25,8 @@ export const depthMarker = (maxDepth: number) => `[Nested deeper than ${maxDepth
 
 /** Sets a key even when it is `__proto__` (an own property, as JSON.parse makes it). */
 export function setKey(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -70,7 +71,8 @@ export function toJsonSafe(value: unknown, maxDepth: number): { value: WorkValue
     }
     ancestors.add(obj);
     try {
-      if (ArrayBuffer.isView(obj)) return Array.from(obj as unknown as ArrayLike<number>, (n) => visit(n, depth + 1) ?? null);
+      if (ArrayBuffer.isView(obj))
+        return Array.from(obj as unknown as ArrayLike<number>, (n) => visit(n, depth + 1) ?? null);
       if (Array.isArray(obj) || obj instanceof Set) {
         const out: WorkValue[] = [];
         for (const item of obj) out.push(visit(item, depth + 1) ?? null);
@@ -153,11 +155,29 @@ export function jsonSize(value: JsonValue | WorkValue, cap = Infinity): number {
 
 /** Small integers are most numbers in tool output; counting their digits skips String(). */
 function numberSize(n: number): number {
-  if (Number.isInteger(n) && n >= 0 && n < 1e9) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 1e4 ? 4 : n < 1e5 ? 5 : n < 1e6 ? 6 : n < 1e7 ? 7 : n < 1e8 ? 8 : 9;
+  if (Number.isInteger(n) && n >= 0 && n < 1e9)
+    return n < 10
+      ? 1
+      : n < 100
+        ? 2
+        : n < 1000
+          ? 3
+          : n < 1e4
+            ? 4
+            : n < 1e5
+              ? 5
+              : n < 1e6
+                ? 6
+                : n < 1e7
+                  ? 7
+                  : n < 1e8
+                    ? 8
+                    : 9;
   return Number.isFinite(n) ? String(n).length : 4;
 }
 
 // Characters JSON escapes: ", \ and controls.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes.
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
 const EXACT_UP_TO = 64 * 1024;

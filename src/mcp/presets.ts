@@ -47,13 +47,25 @@ export const PRESETS: Record<PresetName, Record<string, ToolSpec[]>> = {
   tableau: {
     download_workbook: [
       {
-        fields: [{ path: 'content', filename: '{name}.{format}', summary: "Downloaded workbook '{name}' as {type} ({size_human}). Artifact {artifact_id}" }],
+        fields: [
+          {
+            path: 'content',
+            filename: '{name}.{format}',
+            summary: "Downloaded workbook '{name}' as {type} ({size_human}). Artifact {artifact_id}",
+          },
+        ],
       },
     ],
     get_view_as_pdf: [
       {
         fields: [
-          { path: 'pdf_data', mimeType: 'application/pdf', contentType: 'PDF', filename: '{view_name}.pdf', summary: "Exported view '{view_name}' as PDF ({size_human}). Artifact {artifact_id}" },
+          {
+            path: 'pdf_data',
+            mimeType: 'application/pdf',
+            contentType: 'PDF',
+            filename: '{view_name}.pdf',
+            summary: "Exported view '{view_name}' as PDF ({size_human}). Artifact {artifact_id}",
+          },
         ],
       },
     ],
@@ -106,7 +118,10 @@ export const PRESETS: Record<PresetName, Record<string, ToolSpec[]>> = {
             summary: "Downloaded '{path}' ({size_human}). Artifact {artifact_id}",
           },
         ],
-        blocks: { filename: '{name}', summary: "Downloaded '{name}' ({type}, {size_human}) from {uri}. Artifact {artifact_id}" },
+        blocks: {
+          filename: '{name}',
+          summary: "Downloaded '{name}' ({type}, {size_human}) from {uri}. Artifact {artifact_id}",
+        },
       },
     ],
   },
@@ -120,7 +135,15 @@ export const PRESETS: Record<PresetName, Record<string, ToolSpec[]>> = {
    * sends none; those results are text only.
    */
   playwright: {
-    browser_take_screenshot: [{ blocks: { contentType: 'screenshot', filename: 'screenshot.{ext}', summary: 'Took a screenshot ({type}, {size_human}). Artifact {artifact_id}' } }],
+    browser_take_screenshot: [
+      {
+        blocks: {
+          contentType: 'screenshot',
+          filename: 'screenshot.{ext}',
+          summary: 'Took a screenshot ({type}, {size_human}). Artifact {artifact_id}',
+        },
+      },
+    ],
   },
   /**
    * Mapbox static_map_image_tool: mapbox/mcp-server, src/tools/static-map-image-tool/StaticMapImageTool.ts.
@@ -131,7 +154,15 @@ export const PRESETS: Record<PresetName, Record<string, ToolSpec[]>> = {
    * resource `ui://mapbox/static-map/…` whose text is the iframe URL: not binary, it stays inline.
    */
   mapbox: {
-    static_map_image_tool: [{ blocks: { contentType: 'map image', filename: 'static-map.{ext}', summary: 'Rendered a static map ({type}, {size_human}). Artifact {artifact_id}' } }],
+    static_map_image_tool: [
+      {
+        blocks: {
+          contentType: 'map image',
+          filename: 'static-map.{ext}',
+          summary: 'Rendered a static map ({type}, {size_human}). Artifact {artifact_id}',
+        },
+      },
+    ],
   },
 };
 

@@ -207,7 +207,9 @@ export class ResourceBridge {
   /** Every resource template, across all pages. */
   listResourceTemplates(): Promise<ResourceTemplate[]> {
     return this.walk('resources/templates/list', async (cursor) => {
-      const page = await this.client.listResourceTemplates(cursor ? { cursor } : {}, { timeout: this.config.requestTimeoutMs });
+      const page = await this.client.listResourceTemplates(cursor ? { cursor } : {}, {
+        timeout: this.config.requestTimeoutMs,
+      });
       return { items: page.resourceTemplates, nextCursor: page.nextCursor };
     });
   }
@@ -233,7 +235,11 @@ export class ResourceBridge {
         ...(this.serverName ? { serverName: this.serverName } : {}),
         ...(this.options.scope ? { scope: this.options.scope } : {}),
         // Bytes from resources/read are stored whatever they are; text follows the inline limit.
-        config: { presets: 'none', inlineTextIfUnderChars: this.config.inlineTextIfUnderChars, maxInlineChars: Math.max(64, this.config.inlineTextIfUnderChars) },
+        config: {
+          presets: 'none',
+          inlineTextIfUnderChars: this.config.inlineTextIfUnderChars,
+          maxInlineChars: Math.max(64, this.config.inlineTextIfUnderChars),
+        },
       },
     );
     const read = { uri, content: result.content, artifacts };
@@ -262,7 +268,10 @@ export class ResourceBridge {
   async subscribe(uri: string): Promise<{ subscribed: boolean; reason?: string }> {
     this.requireResources(uri);
     if (!this.capabilities.subscribe) {
-      return { subscribed: false, reason: `${this.serverName ?? 'The server'} does not offer resource subscriptions; cached reads of ${uri} expire after ${this.config.cacheTtlMs} ms instead.` };
+      return {
+        subscribed: false,
+        reason: `${this.serverName ?? 'The server'} does not offer resource subscriptions; cached reads of ${uri} expire after ${this.config.cacheTtlMs} ms instead.`,
+      };
     }
     try {
       await this.client.subscribeResource({ uri }, { timeout: this.config.requestTimeoutMs });
@@ -295,7 +304,12 @@ export class ResourceBridge {
   plannerTools(namespace = this.serverName ?? 'mcp'): PlannerTool[] {
     const ns = namespace.toLowerCase().replace(/[^a-z0-9._-]/g, '-');
     const guard = (observation: unknown, tool: string) =>
-      clampObservation(observation, { store: this.options.store, tool, ...(this.options.guardrail ? { config: this.options.guardrail } : {}), ...(this.options.scope ? { scope: this.options.scope } : {}) }).then((r) => r.observation);
+      clampObservation(observation, {
+        store: this.options.store,
+        tool,
+        ...(this.options.guardrail ? { config: this.options.guardrail } : {}),
+        ...(this.options.scope ? { scope: this.options.scope } : {}),
+      }).then((r) => r.observation);
     const who = this.serverName ?? 'the MCP server';
     return [
       {
@@ -308,15 +322,25 @@ export class ResourceBridge {
         name: `${ns}.resources_templates_list`,
         description: `List the URI templates of ${who}'s resources (for example "file:///{path}"). Fill one in and read it with ${ns}.resources_read.`,
         inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-        call: async () => guard({ resourceTemplates: await this.listResourceTemplates() }, `${ns}.resources_templates_list`),
+        call: async () =>
+          guard({ resourceTemplates: await this.listResourceTemplates() }, `${ns}.resources_templates_list`),
       },
       {
         name: `${ns}.resources_read`,
         description: `Read one resource of ${who} by its uri. Short text comes back inline; binary files and long text are stored as artifacts and come back as a summary and an artifact:// link.`,
-        inputSchema: { type: 'object', properties: { uri: { type: 'string', description: 'The resource uri, exactly as listed' } }, required: ['uri'], additionalProperties: false },
+        inputSchema: {
+          type: 'object',
+          properties: { uri: { type: 'string', description: 'The resource uri, exactly as listed' } },
+          required: ['uri'],
+          additionalProperties: false,
+        },
         call: async (args) => {
           const uri = args.uri;
-          if (typeof uri !== 'string' || uri.length === 0) throw new ResourceBridgeError('not_found', `${ns}.resources_read needs a "uri" string; list them with ${ns}.resources_list.`);
+          if (typeof uri !== 'string' || uri.length === 0)
+            throw new ResourceBridgeError(
+              'not_found',
+              `${ns}.resources_read needs a "uri" string; list them with ${ns}.resources_list.`,
+            );
           const { content } = await this.readResource(uri);
           return guard({ uri, content }, `${ns}.resources_read`);
         },
@@ -326,7 +350,11 @@ export class ResourceBridge {
 
   private requireResources(uri?: string): void {
     if (!this.capabilities.resources) {
-      throw new ResourceBridgeError('resources_unsupported', `${this.serverName ?? 'The MCP server'} does not offer resources (no "resources" capability at initialize).`, uri);
+      throw new ResourceBridgeError(
+        'resources_unsupported',
+        `${this.serverName ?? 'The MCP server'} does not offer resources (no "resources" capability at initialize).`,
+        uri,
+      );
     }
   }
 
@@ -335,14 +363,20 @@ export class ResourceBridge {
     return true;
   }
 
-  private async walk<T>(method: string, page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+  private async walk<T>(
+    method: string,
+    page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+  ): Promise<T[]> {
     this.requireResources();
     const items: T[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let n = 0; ; n++) {
       if (n >= this.config.maxPages) {
-        throw new ResourceBridgeError('page_limit', `${method} still had more pages after ${this.config.maxPages} (${items.length} items so far); raise maxPages if the server really has that many.`);
+        throw new ResourceBridgeError(
+          'page_limit',
+          `${method} still had more pages after ${this.config.maxPages} (${items.length} items so far); raise maxPages if the server really has that many.`,
+        );
       }
       let result: { items: T[]; nextCursor?: string | undefined };
       try {
@@ -353,7 +387,10 @@ export class ResourceBridge {
       items.push(...result.items);
       if (!result.nextCursor) return items;
       if (seen.has(result.nextCursor)) {
-        throw new ResourceBridgeError('cursor_loop', `${method}: the server returned cursor "${result.nextCursor.slice(0, 80)}" twice, so its pagination would never end (${items.length} items read).`);
+        throw new ResourceBridgeError(
+          'cursor_loop',
+          `${method}: the server returned cursor "${result.nextCursor.slice(0, 80)}" twice, so its pagination would never end (${items.length} items read).`,
+        );
       }
       seen.add(result.nextCursor);
       cursor = result.nextCursor;
@@ -365,11 +402,31 @@ export class ResourceBridge {
     const message = (err as Error)?.message ?? String(err);
     const on = uri ? `${method} ${uri}` : method;
     if (err instanceof McpError) {
-      if (err.code === McpErrorCode.RequestTimeout) return new ResourceBridgeError('timeout', `${on} timed out: ${message}. Raise readTimeoutMs / requestTimeoutMs for large resources.`, uri, { cause: err });
-      if (err.code === McpErrorCode.MethodNotFound) return new ResourceBridgeError('resources_unsupported', `${on}: the server does not implement it (${message}).`, uri, { cause: err });
+      if (err.code === McpErrorCode.RequestTimeout)
+        return new ResourceBridgeError(
+          'timeout',
+          `${on} timed out: ${message}. Raise readTimeoutMs / requestTimeoutMs for large resources.`,
+          uri,
+          { cause: err },
+        );
+      if (err.code === McpErrorCode.MethodNotFound)
+        return new ResourceBridgeError(
+          'resources_unsupported',
+          `${on}: the server does not implement it (${message}).`,
+          uri,
+          { cause: err },
+        );
       // -32002 is MCP's "resource not found"; some servers answer InvalidParams for an unknown uri.
-      if (err.code === -32002 || (uri && err.code === McpErrorCode.InvalidParams && /not found|unknown/i.test(message))) {
-        return new ResourceBridgeError('not_found', `Resource ${uri} was not found on ${this.serverName ?? 'the server'}; list them with listResources().`, uri, { cause: err });
+      if (
+        err.code === -32002 ||
+        (uri && err.code === McpErrorCode.InvalidParams && /not found|unknown/i.test(message))
+      ) {
+        return new ResourceBridgeError(
+          'not_found',
+          `Resource ${uri} was not found on ${this.serverName ?? 'the server'}; list them with listResources().`,
+          uri,
+          { cause: err },
+        );
       }
     }
     return new ResourceBridgeError('server_error', `${on} failed: ${message}`, uri, { cause: err });

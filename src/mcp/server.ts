@@ -58,11 +58,16 @@ const uriOf = (id: string) => `${ARTIFACT_URI}${id}`;
 
 function idOf(uri: string): string {
   const id = uri.startsWith(ARTIFACT_URI) ? uri.slice(ARTIFACT_URI.length) : '';
-  if (!isArtifactId(id)) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. Artifact uris look like artifact://{namespace}_{24 hex}; list them with resources/list.`);
+  if (!isArtifactId(id))
+    throw new McpError(
+      RESOURCE_NOT_FOUND,
+      `Resource not found: ${uri}. Artifact uris look like artifact://{namespace}_{24 hex}; list them with resources/list.`,
+    );
   return id;
 }
 
-const isText = (mime: string) => /^text\//i.test(mime) || /^application\/([\w.+-]*\+)?(json|xml|yaml|javascript)(;|$)/i.test(mime);
+const isText = (mime: string) =>
+  /^text\//i.test(mime) || /^application\/([\w.+-]*\+)?(json|xml|yaml|javascript)(;|$)/i.test(mime);
 
 function resourceOf(ref: ArtifactRef): Resource {
   return {
@@ -77,22 +82,40 @@ function resourceOf(ref: ArtifactRef): Resource {
 }
 
 const IdArgs = z.object({ id: z.string().min(1) });
-const UrlArgs = IdArgs.extend({ mode: z.enum(['proxy', 'direct']).optional(), expiresIn: z.number().int().positive().max(7 * 24 * 3600).optional() });
+const UrlArgs = IdArgs.extend({
+  mode: z.enum(['proxy', 'direct']).optional(),
+  expiresIn: z
+    .number()
+    .int()
+    .positive()
+    .max(7 * 24 * 3600)
+    .optional(),
+});
 
 const TOOLS = [
   {
     name: 'artifact_info',
-    description: 'Describe one stored artifact by id: type, size, sha256, filename, where it came from and when it expires.',
-    inputSchema: { type: 'object' as const, properties: { id: { type: 'string', description: 'The artifact id, e.g. tableau.download_workbook_3f1c…' } }, required: ['id'] },
+    description:
+      'Describe one stored artifact by id: type, size, sha256, filename, where it came from and when it expires.',
+    inputSchema: {
+      type: 'object' as const,
+      properties: { id: { type: 'string', description: 'The artifact id, e.g. tableau.download_workbook_3f1c…' } },
+      required: ['id'],
+    },
   },
   {
     name: 'artifact_url',
-    description: 'A signed download URL for one artifact, for a person or a browser to fetch without a token. It expires (default 1 hour).',
+    description:
+      'A signed download URL for one artifact, for a person or a browser to fetch without a token. It expires (default 1 hour).',
     inputSchema: {
       type: 'object' as const,
       properties: {
         id: { type: 'string', description: 'The artifact id' },
-        mode: { type: 'string', enum: ['proxy', 'direct'], description: 'proxy: through the service; direct: from S3 or the CDN when configured' },
+        mode: {
+          type: 'string',
+          enum: ['proxy', 'direct'],
+          description: 'proxy: through the service; direct: from S3 or the CDN when configured',
+        },
         expiresIn: { type: 'integer', minimum: 1, maximum: 604800, description: 'Seconds the URL stays valid' },
       },
       required: ['id'],
@@ -111,10 +134,15 @@ const TOOLS = [
  * const { server } = createArtifactMcpServer(createHttpArtifactStore({ baseUrl, token }));
  * await server.connect(new StdioServerTransport());
  */
-export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactMcpServerOptions = {}): ArtifactMcpServer {
+export function createArtifactMcpServer(
+  store: ArtifactStore,
+  options: ArtifactMcpServerOptions = {},
+): ArtifactMcpServer {
   const pageSize = options.pageSize ?? 50;
   const maxReadBytes = options.maxReadBytes ?? 8 * 1024 * 1024;
-  const feedOf = options.events ?? (store.capabilities.events && store.events ? (signal: AbortSignal) => store.events!({ signal }) : undefined);
+  const feedOf =
+    options.events ??
+    (store.capabilities.events && store.events ? (signal: AbortSignal) => store.events!({ signal }) : undefined);
   const canWatch = feedOf !== undefined;
   const server = new Server(
     { name: options.name ?? 'artifact-store', version: options.version ?? '0.1.0' },
@@ -132,7 +160,8 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
     try {
       page = await store.list({ limit: pageSize, ...(cursor ? { cursor } : {}) });
     } catch (err) {
-      if (isArtifactError(err) && err.code === 'bad_request') throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${err.message}. Start again without a cursor.`);
+      if (isArtifactError(err) && err.code === 'bad_request')
+        throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${err.message}. Start again without a cursor.`);
       throw err;
     }
     return { resources: page.items.map(resourceOf), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
@@ -153,9 +182,16 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
     const { uri } = req.params;
     const id = idOf(uri);
     const ref = await store.getRef(id);
-    if (!ref) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It may have expired or been deleted; list what is there with resources/list.`);
+    if (!ref)
+      throw new McpError(
+        RESOURCE_NOT_FOUND,
+        `Resource not found: ${uri}. It may have expired or been deleted; list what is there with resources/list.`,
+      );
     if (ref.sizeBytes > maxReadBytes) {
-      throw new McpError(ErrorCode.InvalidRequest, `${uri} is ${formatBytes(ref.sizeBytes)}, over the ${formatBytes(maxReadBytes)} this server returns inline. Call the artifact_url tool for a download link instead.`);
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `${uri} is ${formatBytes(ref.sizeBytes)}, over the ${formatBytes(maxReadBytes)} this server returns inline. Call the artifact_url tool for a download link instead.`,
+      );
     }
     const bytes = await store.get(id);
     if (!bytes) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It was removed while being read.`);
@@ -166,7 +202,11 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
   });
 
   server.setRequestHandler(SubscribeRequestSchema, async (req) => {
-    if (!canWatch) throw new McpError(ErrorCode.MethodNotFound, 'This artifact store has no event stream, so subscriptions are not offered.');
+    if (!canWatch)
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        'This artifact store has no event stream, so subscriptions are not offered.',
+      );
     const id = idOf(req.params.uri);
     if (!(await store.exists(id))) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${req.params.uri}.`);
     subscribed.add(req.params.uri);
@@ -186,24 +226,59 @@ export function createArtifactMcpServer(store: ArtifactStore, options: ArtifactM
       const args = IdArgs.safeParse(req.params.arguments ?? {});
       if (!args.success) return fail('artifact_info needs { "id": "<artifact id>" }.');
       const ref = await store.getRef(args.data.id);
-      if (!ref) return fail(`No artifact ${args.data.id} here. It may have expired or been deleted; list what is there with resources/list.`);
-      return { content: [{ type: 'text', text: JSON.stringify({ ...modelRef(ref), uri: uriOf(ref.id), createdAt: ref.createdAt, expiresAt: ref.expiresAt ?? null }) }], structuredContent: { artifact: ref } };
+      if (!ref)
+        return fail(
+          `No artifact ${args.data.id} here. It may have expired or been deleted; list what is there with resources/list.`,
+        );
+      return {
+        content: [
+          {
+            type: 'text',
+            text: JSON.stringify({
+              ...modelRef(ref),
+              uri: uriOf(ref.id),
+              createdAt: ref.createdAt,
+              expiresAt: ref.expiresAt ?? null,
+            }),
+          },
+        ],
+        structuredContent: { artifact: ref },
+      };
     }
     if (req.params.name === 'artifact_url') {
       const args = UrlArgs.safeParse(req.params.arguments ?? {});
-      if (!args.success) return fail(`artifact_url needs { "id": "<artifact id>" }, with optional "mode" (proxy | direct) and "expiresIn" (seconds, at most 604800): ${args.error.issues[0]?.message}.`);
-      if (!store.url || !store.capabilities.signedUrls) return fail('This artifact store cannot sign download URLs (it has no public URL configured).');
+      if (!args.success)
+        return fail(
+          `artifact_url needs { "id": "<artifact id>" }, with optional "mode" (proxy | direct) and "expiresIn" (seconds, at most 604800): ${args.error.issues[0]?.message}.`,
+        );
+      if (!store.url || !store.capabilities.signedUrls)
+        return fail('This artifact store cannot sign download URLs (it has no public URL configured).');
       try {
-        const link = await store.url(args.data.id, { ...(args.data.mode ? { mode: args.data.mode } : {}), ...(args.data.expiresIn ? { expiresIn: args.data.expiresIn } : {}) });
-        return { content: [{ type: 'text', text: `Download link for ${args.data.id} (${formatBytes(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}` }], structuredContent: { ...link } };
+        const link = await store.url(args.data.id, {
+          ...(args.data.mode ? { mode: args.data.mode } : {}),
+          ...(args.data.expiresIn ? { expiresIn: args.data.expiresIn } : {}),
+        });
+        return {
+          content: [
+            {
+              type: 'text',
+              text: `Download link for ${args.data.id} (${formatBytes(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}`,
+            },
+          ],
+          structuredContent: { ...link },
+        };
       } catch (err) {
-        if (isArtifactError(err) && err.code === 'not_found') return fail(`No artifact ${args.data.id} here. List what is there with resources/list.`);
+        if (isArtifactError(err) && err.code === 'not_found')
+          return fail(`No artifact ${args.data.id} here. List what is there with resources/list.`);
         // Tool failures belong in the result, where the model can read them.
         if (isArtifactError(err)) return fail(`No download link for ${args.data.id}: ${err.message}`);
         throw err;
       }
     }
-    throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${req.params.name}. This server has artifact_info and artifact_url.`);
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Unknown tool ${req.params.name}. This server has artifact_info and artifact_url.`,
+    );
   });
 
   // Deletions, evictions and expiries reach subscribers; a new artifact changes the list.

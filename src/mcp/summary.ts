@@ -60,7 +60,10 @@ export function describeType(mimeType: string, ext?: string): string {
  * Fills `{name}` placeholders. Undefined when a placeholder has no value, so the caller falls back to
  * its default summary instead of printing "undefined" or an empty quote.
  */
-export function renderTemplate(template: string, vars: Record<string, string | number | boolean | undefined>): string | undefined {
+export function renderTemplate(
+  template: string,
+  vars: Record<string, string | number | boolean | undefined>,
+): string | undefined {
   let missing = false;
   const out = template.replace(/\{([A-Za-z0-9_.-]+)\}/g, (_, name: string) => {
     const v = vars[name];

@@ -41,15 +41,24 @@ function cutString(s: string, max: number): string {
 }
 
 /** Measures what the model reads: a string as itself, anything else as its JSON. With a cap, see jsonSize. */
-export const measureChars = (v: JsonValue, cap?: number): number => (typeof v === 'string' ? v.length : jsonSize(v, cap));
+export const measureChars = (v: JsonValue, cap?: number): number =>
+  typeof v === 'string' ? v.length : jsonSize(v, cap);
 
 /**
  * The largest structure-preserving truncation of `value` that `fits`. Always returns something that
  * fits, provided a short string does (the final fallback is the serialized text, cut).
  */
-export function truncateToFit(value: JsonValue, fits: (v: JsonValue) => boolean, start: Partial<TruncateLimits> = {}): JsonValue {
+export function truncateToFit(
+  value: JsonValue,
+  fits: (v: JsonValue) => boolean,
+  start: Partial<TruncateLimits> = {},
+): JsonValue {
   if (fits(value)) return value;
-  const limits: TruncateLimits = { fieldChars: start.fieldChars ?? 10_000, arrayItems: start.arrayItems ?? 100, objectKeys: start.objectKeys ?? 1000 };
+  const limits: TruncateLimits = {
+    fieldChars: start.fieldChars ?? 10_000,
+    arrayItems: start.arrayItems ?? 100,
+    objectKeys: start.objectKeys ?? 1000,
+  };
   for (let round = 0; round < 64; round++) {
     const candidate = truncateValue(value, limits);
     if (fits(candidate)) return candidate;

@@ -41,7 +41,11 @@ export function wrapMcpClient<C extends Client>(client: C, options: WrapMcpClien
     const { result, artifacts, stats } = await transformToolResult<typeof raw>(params.name, raw, {
       ...transformOptions,
       ...(serverName ? { serverName } : {}),
-      ...(resources ? { readResource: (uri: string) => resources.fetch(uri) } : canRead ? { readResource: (uri: string) => client.readResource({ uri }, requestOptions) } : {}),
+      ...(resources
+        ? { readResource: (uri: string) => resources.fetch(uri) }
+        : canRead
+          ? { readResource: (uri: string) => client.readResource({ uri }, requestOptions) }
+          : {}),
     });
     onTransform?.({ tool: params.name, artifacts, stats });
     return result;

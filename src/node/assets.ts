@@ -36,8 +36,13 @@ export function nodeDocsAssets(): DocsAssets {
  * the SSE parser from its own package.
  */
 export function nodeUiAssets(): UiAssets {
-  const files: Record<string, string> = Object.fromEntries(Object.keys(UI_ASSET_TYPES).map((name) => [name, fileURLToPath(new URL(`../../src/ui/${name}`, import.meta.url))]));
+  const files: Record<string, string> = Object.fromEntries(
+    Object.keys(UI_ASSET_TYPES).map((name) => [name, fileURLToPath(new URL(`../../src/ui/${name}`, import.meta.url))]),
+  );
   // The package's ESM build sits beside the CommonJS entry require() resolves to.
-  files['eventsource-parser.js'] = join(dirname(createRequire(import.meta.url).resolve('eventsource-parser')), 'index.js');
+  files['eventsource-parser.js'] = join(
+    dirname(createRequire(import.meta.url).resolve('eventsource-parser')),
+    'index.js',
+  );
   return filesOnDemand(files);
 }

@@ -23,7 +23,9 @@ async function openBlobStore(config: Config): Promise<BlobStore> {
     case 's3': {
       // The AWS SDK is loaded only for the s3 driver (tens of MiB a process on fs does without).
       const { cloudFrontInvalidator, createS3BlobStore, createS3Client } = await import('../blob/s3.js');
-      const CloudFrontClient = config.cdnDistributionId ? (await import('@aws-sdk/client-cloudfront')).CloudFrontClient : undefined;
+      const CloudFrontClient = config.cdnDistributionId
+        ? (await import('@aws-sdk/client-cloudfront')).CloudFrontClient
+        : undefined;
       const client = createS3Client({
         region: config.s3Region,
         endpoint: config.s3Endpoint,
@@ -31,25 +33,40 @@ async function openBlobStore(config: Config): Promise<BlobStore> {
         accessKeyId: config.s3AccessKeyId,
         secretAccessKey: config.s3SecretAccessKey,
       });
-      const cdn = config.cdnUrl && config.cdnKeyPairId && config.cdnPrivateKeyFile
-        ? {
-            url: config.cdnUrl,
-            keyPairId: config.cdnKeyPairId,
-            privateKey: readFileSync(config.cdnPrivateKeyFile, 'utf8'),
-            ...(config.cdnDistributionId && CloudFrontClient
-              ? {
-                  invalidate: cloudFrontInvalidator(
-                    new CloudFrontClient({
-                      region: 'us-east-1',
-                      ...(config.s3AccessKeyId && config.s3SecretAccessKey ? { credentials: { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey } } : {}),
-                    }),
-                    config.cdnDistributionId,
-                  ),
-                }
-              : {}),
-          }
-        : undefined;
-      return createS3BlobStore({ client, bucket: config.s3Bucket!, prefix: config.s3Prefix, hash: nodeSha256, ownsClient: true, cdn });
+      const cdn =
+        config.cdnUrl && config.cdnKeyPairId && config.cdnPrivateKeyFile
+          ? {
+              url: config.cdnUrl,
+              keyPairId: config.cdnKeyPairId,
+              privateKey: readFileSync(config.cdnPrivateKeyFile, 'utf8'),
+              ...(config.cdnDistributionId && CloudFrontClient
+                ? {
+                    invalidate: cloudFrontInvalidator(
+                      new CloudFrontClient({
+                        region: 'us-east-1',
+                        ...(config.s3AccessKeyId && config.s3SecretAccessKey
+                          ? {
+                              credentials: {
+                                accessKeyId: config.s3AccessKeyId,
+                                secretAccessKey: config.s3SecretAccessKey,
+                              },
+                            }
+                          : {}),
+                      }),
+                      config.cdnDistributionId,
+                    ),
+                  }
+                : {}),
+            }
+          : undefined;
+      return createS3BlobStore({
+        client,
+        bucket: config.s3Bucket!,
+        prefix: config.s3Prefix,
+        hash: nodeSha256,
+        ownsClient: true,
+        cdn,
+      });
     }
     case 'fs':
       return createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 });
@@ -59,7 +76,8 @@ async function openBlobStore(config: Config): Promise<BlobStore> {
 /** The metadata and blob drivers of this configuration, opened; `close` closes both. */
 export async function openNodeDrivers(config: Config): Promise<NodeDrivers> {
   // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
-  const dbPath = config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  const dbPath =
+    config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
   const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
   let blobs: BlobStore;
   try {

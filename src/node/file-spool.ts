@@ -30,7 +30,11 @@ export function createFileSpool(options: { dir?: string } = {}): UploadSpool {
           done(null, chunk);
         },
       });
-      await pipeline(Readable.fromWeb(stream as NodeReadableStream<Uint8Array>), hashing, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+      await pipeline(
+        Readable.fromWeb(stream as NodeReadableStream<Uint8Array>),
+        hashing,
+        createWriteStream(path, { flags: 'wx', mode: 0o600 }),
+      );
       return { blob: await openAsBlob(path), sha256: hash.digest('hex'), release };
     } catch (err) {
       await release();

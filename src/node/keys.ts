@@ -25,7 +25,8 @@ function devSecretOf(config: Config): { kid: string; secret: string } {
 export function nodeKeySources(config: Config): Omit<KeySources, 'hasJwks'> {
   return {
     devSecret: () => devSecretOf(config),
-    howToSetKeys: 'set ARTIFACT_STORE_JWT_SECRETS (kid:secret,...), ARTIFACT_STORE_JWKS_FILE or ARTIFACT_STORE_JWKS_URL.',
+    howToSetKeys:
+      'set ARTIFACT_STORE_JWT_SECRETS (kid:secret,...), ARTIFACT_STORE_JWKS_FILE or ARTIFACT_STORE_JWKS_URL.',
   };
 }
 

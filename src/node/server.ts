@@ -38,7 +38,12 @@ export interface RunningServer {
 
 /** Starts the HTTP service on the configured drivers. */
 export async function startServer(config: Config, options: { logger?: Logger } = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createJsonLogger(config.logLevel, batchedLines((chunk) => process.stdout.write(chunk)));
+  const logger =
+    options.logger ??
+    createJsonLogger(
+      config.logLevel,
+      batchedLines((chunk) => process.stdout.write(chunk)),
+    );
   const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
   let metrics: Metrics | undefined;
   const observer: ServiceObserver = {
@@ -112,7 +117,9 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     if (!devSecret) throw new Error('No dev signing secret in production: mint tokens in the host application.');
     return mintToken(devSecret, claims, ttlSeconds, { issuer: config.jwtIssuer, audience: config.jwtAudience });
   };
-  const token = devSecret ? await mint({ tenant: 'dev', sub: 'dev', perms: ['read', 'write', 'admin'] }, 30 * 24 * 3600) : '';
+  const token = devSecret
+    ? await mint({ tenant: 'dev', sub: 'dev', perms: ['read', 'write', 'admin'] }, 30 * 24 * 3600)
+    : '';
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -5,16 +5,53 @@ import { contentDisposition } from '../core/filename.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId, SHA256_PATTERN } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
-import { ListQuerySchema, type ArtifactRef, type ArtifactScope, type ByteRange, type FetchMode, type ListPage, type ListQuery, type PutOptions } from '../core/schemas.js';
+import {
+  ListQuerySchema,
+  type ArtifactRef,
+  type ArtifactScope,
+  type ByteRange,
+  type FetchMode,
+  type ListPage,
+  type ListQuery,
+  type PutOptions,
+} from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
-import type { ArtifactRepository, QuotaLimits, RefRow, } from '../db/repository.js';
+import type { ArtifactRepository, QuotaLimits, RefRow } from '../db/repository.js';
 import type { Policy } from '../core/policy.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { rowToRef } from './refs.js';
 import { createSmallBlobCache } from './small-blob-cache.js';
 import { createTouchBatcher } from './touch.js';
-import type { ServiceLimits, ServiceObserver, PutFaultPoint, LinkSettings, DownloadUrlOptions, DownloadUrl, UploadTicket, Access, PutResult, DownloadEntity, RangeResolver, GetResult, ArtifactService } from './types.js';
-export type { ServiceLimits, ServiceObserver, PutFaultPoint, LinkSettings, DownloadUrlOptions, DownloadUrl, UploadTicket, Access, PutResult, DownloadEntity, RangeResolver, GetResult, ArtifactService } from './types.js';
+import type {
+  ServiceLimits,
+  ServiceObserver,
+  PutFaultPoint,
+  LinkSettings,
+  DownloadUrlOptions,
+  DownloadUrl,
+  UploadTicket,
+  Access,
+  PutResult,
+  DownloadEntity,
+  RangeResolver,
+  GetResult,
+  ArtifactService,
+} from './types.js';
+export type {
+  ServiceLimits,
+  ServiceObserver,
+  PutFaultPoint,
+  LinkSettings,
+  DownloadUrlOptions,
+  DownloadUrl,
+  UploadTicket,
+  Access,
+  PutResult,
+  DownloadEntity,
+  RangeResolver,
+  GetResult,
+  ArtifactService,
+} from './types.js';
 
 /** The limits a put (or a retention run) enforces under a tenant's policy. */
 export function quotaLimitsOf(p: Policy): QuotaLimits {
@@ -63,7 +100,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
   const touches = createTouchBatcher((ids, at) => repo.touch(ids, at), limits.touchFlushMs, now);
 
   /** TTLs and the size cap of a tenant: its policy when there is one. */
-  const limitsOf = (tenantId: string): Pick<Policy, 'maxArtifactBytes' | 'defaultTtlSeconds' | 'maxTtlSeconds'> => deps.policies?.(tenantId) ?? limits;
+  const limitsOf = (tenantId: string): Pick<Policy, 'maxArtifactBytes' | 'defaultTtlSeconds' | 'maxTtlSeconds'> =>
+    deps.policies?.(tenantId) ?? limits;
   const checkPutOptions = (tenantId: string, raw: PutOptions) => validatePutOptions(raw, limitsOf(tenantId));
 
   function quotaOf(tenantId: string): QuotaLimits | undefined {
@@ -110,7 +148,11 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
             pinned = sha256;
             return;
           }
-          if (waited >= PIN_WAIT_MS) throw errors.backendUnavailable('These bytes are being garbage-collected right now. Retry in a few seconds.', { retryAfter: 5 });
+          if (waited >= PIN_WAIT_MS)
+            throw errors.backendUnavailable(
+              'These bytes are being garbage-collected right now. Retry in a few seconds.',
+              { retryAfter: 5 },
+            );
           await new Promise((r) => setTimeout(r, 100));
         }
       },
@@ -129,7 +171,11 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     };
   }
 
-  async function putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, rawOptions: PutOptions = {}): Promise<PutResult> {
+  async function putStream(
+    scope: ArtifactScope,
+    body: ReadableStream<Uint8Array>,
+    rawOptions: PutOptions = {},
+  ): Promise<PutResult> {
     let options: ReturnType<typeof checkPutOptions>;
     let putScope: ArtifactScope;
     try {
@@ -145,7 +191,12 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         await deps.faults?.('put:after-staging');
         await pin.take(b);
       };
-      const blob = await blobs.put(body, { maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes, expectedSha256: options.sha256, rejectEmpty: true, beforeCommit });
+      const blob = await blobs.put(body, {
+        maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes,
+        expectedSha256: options.sha256,
+        rejectEmpty: true,
+        beforeCommit,
+      });
       await deps.faults?.('put:after-blob-commit');
       const result = await commitMetadata(putScope, blob, options, pin.id);
       await deps.faults?.('put:after-db-commit');
@@ -157,7 +208,12 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
   }
 
   /** The metadata half of every put, once the bytes are committed under their hash. */
-  async function commitMetadata(putScope: ArtifactScope, blob: { sha256: string; sizeBytes: number }, options: ReturnType<typeof checkPutOptions>, pinId?: number): Promise<PutResult> {
+  async function commitMetadata(
+    putScope: ArtifactScope,
+    blob: { sha256: string; sizeBytes: number },
+    options: ReturnType<typeof checkPutOptions>,
+    pinId?: number,
+  ): Promise<PutResult> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const at = now();
     const ttl = options.ttl ?? limitsOf(putScope.tenantId).defaultTtlSeconds;
@@ -189,7 +245,9 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
   }
 
   const missingBytes = (id: string) =>
-    errors.backendUnavailable(`The bytes of ${id} are missing from the blob store although the database references them. Tell the operator; retrying will not help.`);
+    errors.backendUnavailable(
+      `The bytes of ${id} are missing from the blob store although the database references them. Tell the operator; retrying will not help.`,
+    );
 
   async function find(access: Access, id: string): Promise<RefRow> {
     const row = isArtifactId(id) ? await repo.findRef(access.tenantId, id, access.filter, now()) : undefined;
@@ -215,7 +273,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     /** base64, base64url or a data: URL (whose media type is used unless mimeType is given). */
     async putBase64(scope: ArtifactScope, data: string, options: PutOptions = {}): Promise<PutResult> {
       const decoded = decodeBase64(data);
-      return putStream(scope, streamOf(decoded.bytes), { ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}), ...options });
+      return putStream(scope, streamOf(decoded.bytes), {
+        ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}),
+        ...options,
+      });
     },
 
     /** The reference visible to this caller; not_found when missing or out of scope (one path). */
@@ -231,7 +292,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       const links = deps.links;
       const ttl = o.expiresIn ?? links?.defaultTtlSeconds ?? 900;
       const maxTtl = links?.maxTtlSeconds ?? 7 * 24 * 3600;
-      if (!Number.isInteger(ttl) || ttl < 1 || ttl > maxTtl) throw errors.badRequest(`expiresIn must be a whole number of seconds from 1 to ${maxTtl}.`);
+      if (!Number.isInteger(ttl) || ttl < 1 || ttl > maxTtl)
+        throw errors.badRequest(`expiresIn must be a whole number of seconds from 1 to ${maxTtl}.`);
       const row = await find(access, id);
       const nowS = Math.floor(now() / 1000);
       const expiresAt = Math.min(nowS + ttl, Math.floor(row.expiresAt / 1000));
@@ -253,7 +315,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         return answer(url, 'direct');
       }
       if (!links?.signer) {
-        throw errors.backendUnavailable('This service has no key to sign download links. The operator sets ARTIFACT_STORE_URL_SIGNING_KEYS (or HS256 JWT secrets).', { retryAfter: 3600 });
+        throw errors.backendUnavailable(
+          'This service has no key to sign download links. The operator sets ARTIFACT_STORE_URL_SIGNING_KEYS (or HS256 JWT secrets).',
+          { retryAfter: 3600 },
+        );
       }
       const query = await links.signer.sign({ tenantId: access.tenantId, artifactId: id, expiresAt, disposition });
       return answer(`${o.baseUrl.replace(/\/+$/, '')}/v1/download/${encodeURIComponent(id)}?${query}`, 'proxy');
@@ -288,7 +353,12 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
      * headers; larger bodies stream. Returns the entity rather than a full ArtifactRef: building the
      * ref's dates costs more than a small download can spare.
      */
-    async getBody(access: Access, id: string, resolveRange: RangeResolver | undefined, smallBytes: number): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }> {
+    async getBody(
+      access: Access,
+      id: string,
+      resolveRange: RangeResolver | undefined,
+      smallBytes: number,
+    ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }> {
       const { row, range } = await open(access, id, resolveRange);
       const span = range ?? { start: 0, end: row.sizeBytes - 1 };
       let body: ReadableStream<Uint8Array> | Uint8Array | null;
@@ -296,10 +366,14 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         // Small: from the cache (a copy of the range), else the whole blob in one read, then cached.
         body = smallBlobs.get(row.sha256, span.start, span.end) ?? null;
         if (!body) {
-          const whole = blobs.readSmall ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 }) : await readAll(await blobs.get(row.sha256));
+          const whole = blobs.readSmall
+            ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 })
+            : await readAll(await blobs.get(row.sha256));
           if (!whole) throw missingBytes(id);
           if (whole.byteLength !== row.sizeBytes) {
-            throw errors.backendUnavailable(`The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`);
+            throw errors.backendUnavailable(
+              `The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`,
+            );
           }
           smallBlobs.set(row.sha256, whole);
           body = range ? whole.subarray(span.start, span.end + 1) : whole;
@@ -317,17 +391,26 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
      * Starts a direct upload: the client PUTs exactly `sizeBytes` to the returned url (no token),
      * then calls completeUpload. Every option is checked now, so a bad one costs no upload.
      */
-    async beginUpload(scope: ArtifactScope, declared: { sizeBytes: number; sha256: string }, rawOptions: PutOptions = {}): Promise<UploadTicket> {
+    async beginUpload(
+      scope: ArtifactScope,
+      declared: { sizeBytes: number; sha256: string },
+      rawOptions: PutOptions = {},
+    ): Promise<UploadTicket> {
       if (!blobs.presignUpload) {
-        throw errors.badRequest(`This service's blob store (${blobs.driver}) takes no direct uploads: they need the s3 driver, or r2 with R2's S3 credentials set. Send the bytes to POST /v1/artifacts instead.`, { details: { reason: 'direct_uploads_unavailable' } });
+        throw errors.badRequest(
+          `This service's blob store (${blobs.driver}) takes no direct uploads: they need the s3 driver, or r2 with R2's S3 credentials set. Send the bytes to POST /v1/artifacts instead.`,
+          { details: { reason: 'direct_uploads_unavailable' } },
+        );
       }
       const options = checkPutOptions(scope.tenantId, rawOptions);
       const putScope = narrowScope(scope, options.scope);
-      if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 1) throw errors.badRequest('sizeBytes must be a whole number of bytes, at least 1.');
+      if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 1)
+        throw errors.badRequest('sizeBytes must be a whole number of bytes, at least 1.');
       const maxBytes = limitsOf(putScope.tenantId).maxArtifactBytes;
       if (declared.sizeBytes > maxBytes) throw errors.payloadTooLarge(maxBytes);
       checkFitsScopes(putScope, declared.sizeBytes);
-      if (!SHA256_PATTERN.test(declared.sha256)) throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
+      if (!SHA256_PATTERN.test(declared.sha256))
+        throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
       const at = now();
       const ttl = limits.uploadTtlSeconds ?? 3600;
       const staged = await blobs.presignUpload({ sizeBytes: declared.sizeBytes, expiresInSeconds: ttl });
@@ -346,7 +429,13 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         createdAt: at,
         expiresAt: at + ttl * 1000,
       });
-      return { uploadId: id, url: staged.url, method: 'PUT', headers: staged.headers, expiresAt: new Date(at + ttl * 1000).toISOString() };
+      return {
+        uploadId: id,
+        url: staged.url,
+        method: 'PUT',
+        headers: staged.headers,
+        expiresAt: new Date(at + ttl * 1000).toISOString(),
+      };
     },
 
     /**
@@ -356,25 +445,49 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
      */
     async completeUpload(access: Access, uploadId: string): Promise<PutResult> {
       const up = /^up_[0-9a-f]{32}$/.test(uploadId) ? await repo.findUpload(access.tenantId, uploadId) : undefined;
-      const sameScope = up && (['userId', 'sessionId', 'traceId'] as const).every((k) => access.filter[k] === undefined || access.filter[k] === up[k]);
-      if (!up || !sameScope) throw new ArtifactError('not_found', `Upload ${JSON.stringify(uploadId)} was not found in your scope. Start a new one with POST /v1/uploads.`);
+      const sameScope =
+        up &&
+        (['userId', 'sessionId', 'traceId'] as const).every(
+          (k) => access.filter[k] === undefined || access.filter[k] === up[k],
+        );
+      if (!up || !sameScope)
+        throw new ArtifactError(
+          'not_found',
+          `Upload ${JSON.stringify(uploadId)} was not found in your scope. Start a new one with POST /v1/uploads.`,
+        );
       if (up.expiresAt <= now()) {
         await repo.deleteUpload(up.id);
         await blobs.discardUpload?.(up.stagingKey);
-        throw new ArtifactError('not_found', `Upload ${uploadId} expired at ${new Date(up.expiresAt).toISOString()}. Start a new one.`);
+        throw new ArtifactError(
+          'not_found',
+          `Upload ${uploadId} expired at ${new Date(up.expiresAt).toISOString()}. Start a new one.`,
+        );
       }
-      if (!blobs.commitUpload) throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
+      if (!blobs.commitUpload)
+        throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
       let blob;
       const pin = pinForPut();
       try {
-        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, (b) => pin.take(b));
+        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, (b) =>
+          pin.take(b),
+        );
       } catch (err) {
         await pin.release();
         // Wrong bytes end the upload (the staged object is gone); "nothing uploaded yet" does not.
-        if (isArtifactError(err) && (err.code === 'checksum_mismatch' || (err.code === 'bad_request' && !/Nothing has been uploaded/.test(err.message)))) await repo.deleteUpload(up.id);
+        if (
+          isArtifactError(err) &&
+          (err.code === 'checksum_mismatch' ||
+            (err.code === 'bad_request' && !/Nothing has been uploaded/.test(err.message)))
+        )
+          await repo.deleteUpload(up.id);
         throw err;
       }
-      const putScope: ArtifactScope = { tenantId: up.tenantId, ...(up.userId ? { userId: up.userId } : {}), ...(up.sessionId ? { sessionId: up.sessionId } : {}), ...(up.traceId ? { traceId: up.traceId } : {}) };
+      const putScope: ArtifactScope = {
+        tenantId: up.tenantId,
+        ...(up.userId ? { userId: up.userId } : {}),
+        ...(up.sessionId ? { sessionId: up.sessionId } : {}),
+        ...(up.traceId ? { traceId: up.traceId } : {}),
+      };
       let result;
       try {
         result = await commitMetadata(putScope, blob, checkPutOptions(up.tenantId, up.options as PutOptions), pin.id);
@@ -397,7 +510,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
      * bytes too unless another tenant holds them or a put is committing them. Proxy links stop at
      * once; direct links die with the object. Returns what went.
      */
-    async purge(tenantId: string, id: string): Promise<{ refs: number; bytesDeleted: boolean; cdnInvalidated?: boolean }> {
+    async purge(
+      tenantId: string,
+      id: string,
+    ): Promise<{ refs: number; bytesDeleted: boolean; cdnInvalidated?: boolean }> {
       const found = isArtifactId(id) ? await repo.findRef(tenantId, id, {}, now()) : undefined;
       if (!found) throw errors.notFound(id);
       const refs = await repo.deleteRefs(tenantId, id, {}, now());
@@ -430,7 +546,9 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       for (const part of ['sessionId', 'traceId', 'userId'] as const) {
         const bound = access.filter[part];
         if (bound !== undefined && q[part] !== undefined && q[part] !== bound) {
-          throw errors.forbidden(`Your token is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`);
+          throw errors.forbidden(
+            `Your token is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`,
+          );
         }
       }
       const limit = q.limit ?? 100;
@@ -448,7 +566,9 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
-      return rows.length > limit && last ? { items: page.map(rowToRef), nextCursor: encodeCursor(last) } : { items: page.map(rowToRef) };
+      return rows.length > limit && last
+        ? { items: page.map(rowToRef), nextCursor: encodeCursor(last) }
+        : { items: page.map(rowToRef) };
     },
 
     /** Flushes pending last-accessed writes. */
@@ -461,7 +581,6 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     },
   };
 }
-
 
 async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {
   return stream ? new Uint8Array(await new Response(stream).arrayBuffer()) : null;

@@ -54,14 +54,20 @@ export async function recordPolicyChange(
   at = Date.now(),
 ): Promise<AuditEntry[]> {
   const tenants = Object.fromEntries(Object.entries(policies.tenants).map(([t, p]) => [t, sortKeys(p)]));
-  const digest = await sha256Hex(new TextEncoder().encode(JSON.stringify({ base: sortKeys(policies.base), tenants: sortKeys(tenants) })));
+  const digest = await sha256Hex(
+    new TextEncoder().encode(JSON.stringify({ base: sortKeys(policies.base), tenants: sortKeys(tenants) })),
+  );
   const [last] = await repo.listAudit({ action: 'policy.change', tenantId: '', limit: 1 });
   if (last?.details?.digest === digest) return [];
   const before = (last?.details?.tenants ?? {}) as Record<string, object>;
-  const written = [await recordAction(repo, actor, 'policy.change', { details: { digest, base: policies.base, tenants } }, at)];
+  const written = [
+    await recordAction(repo, actor, 'policy.change', { details: { digest, base: policies.base, tenants } }, at),
+  ];
   for (const t of new Set([...Object.keys(before), ...Object.keys(tenants)])) {
     if (JSON.stringify(before[t] ?? null) === JSON.stringify(tenants[t] ?? null)) continue;
-    written.push(await recordAction(repo, actor, 'policy.change', { tenantId: t, details: { overrides: tenants[t] ?? null } }, at));
+    written.push(
+      await recordAction(repo, actor, 'policy.change', { tenantId: t, details: { overrides: tenants[t] ?? null } }, at),
+    );
   }
   return written;
 }

@@ -41,7 +41,8 @@ export async function backup(repo: ArtifactRepository, dir: string, copyBlobsFro
       for (const row of rows) {
         after = row.sha256;
         if (row.artifacts === 0 && row.sizeBytes === 0) continue; // a put's pin, no bytes yet
-        if (!out.write(`${JSON.stringify({ sha256: row.sha256, sizeBytes: row.sizeBytes })}\n`)) await new Promise<void>((r) => out.once('drain', () => r()));
+        if (!out.write(`${JSON.stringify({ sha256: row.sha256, sizeBytes: row.sizeBytes })}\n`))
+          await new Promise<void>((r) => out.once('drain', () => r()));
         count++;
         bytes += row.sizeBytes;
         if (copyBlobsFrom) {
@@ -61,7 +62,13 @@ export async function backup(repo: ArtifactRepository, dir: string, copyBlobsFro
 async function copyBlob(from: string, to: string, sha256: string): Promise<'copied' | 'present' | 'missing'> {
   const rel = join('sha256', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
   const dest = join(to, rel);
-  if (await stat(dest).then(() => true, () => false)) return 'present';
+  if (
+    await stat(dest).then(
+      () => true,
+      () => false,
+    )
+  )
+    return 'present';
   await mkdir(join(dest, '..'), { recursive: true });
   try {
     await copyFile(join(from, rel), dest);

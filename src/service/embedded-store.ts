@@ -29,16 +29,27 @@ export interface EmbeddedArtifactStoreOptions {
 export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOptions): ArtifactStore {
   const { service, scope } = options;
   const access = readAccessOf(scope);
-  const capabilities: ArtifactStoreCapabilities = { persistent: options.persistent ?? true, ranges: true, signedUrls: options.publicUrl !== undefined, events: false };
+  const capabilities: ArtifactStoreCapabilities = {
+    persistent: options.persistent ?? true,
+    ranges: true,
+    signedUrls: options.publicUrl !== undefined,
+    events: false,
+  };
 
-  async function put(run: (scope: ArtifactScope) => Promise<PutResult>, putOptions: PutOptions | undefined): Promise<ArtifactRef> {
+  async function put(
+    run: (scope: ArtifactScope) => Promise<PutResult>,
+    putOptions: PutOptions | undefined,
+  ): Promise<ArtifactRef> {
     // Refuse a scope change before the service merges options.scope over ours.
     putScopeFor(scope, putOptions?.scope);
     return (await run(scope)).ref;
   }
 
   async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
-    return nullWhenNotFound(async () => (await service.getStream(access, id, ({ sizeBytes }) => resolveByteRange(getOptions.range, sizeBytes))).body);
+    return nullWhenNotFound(
+      async () =>
+        (await service.getStream(access, id, ({ sizeBytes }) => resolveByteRange(getOptions.range, sizeBytes))).body,
+    );
   }
 
   return {
@@ -61,7 +72,12 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     },
     getStream,
     getRef: (id: string) => nullWhenNotFound(() => service.getRef(access, id)),
-    ...(options.publicUrl !== undefined ? { url: (id: string, o: UrlOptions = {}) => service.downloadUrl(access, id, { ...o, baseUrl: options.publicUrl! }) } : {}),
+    ...(options.publicUrl !== undefined
+      ? {
+          url: (id: string, o: UrlOptions = {}) =>
+            service.downloadUrl(access, id, { ...o, baseUrl: options.publicUrl! }),
+        }
+      : {}),
     exists: (id: string) => service.exists(access, id),
     delete: (id: string) => service.delete(access, id),
     list: (query?: ListQuery): Promise<ListPage> => service.list(access, query),

@@ -58,7 +58,11 @@ export async function fsck(o: FsckOptions): Promise<FsckReport> {
       const stat = await o.blobs.stat(row.sha256);
       if (!stat) {
         if (row.artifacts > 0) {
-          problems.push({ kind: 'missing_bytes', sha256: row.sha256, artifacts: await o.repo.artifactsOfBlob(row.sha256, 20) });
+          problems.push({
+            kind: 'missing_bytes',
+            sha256: row.sha256,
+            artifacts: await o.repo.artifactsOfBlob(row.sha256, 20),
+          });
         } else if (!row.pinned) {
           // A pinned row without bytes is a put between pin and commit: not a problem.
           const repaired = o.repair ? await o.repo.deleteIdleBlobRow(row.sha256, now()) : false;
@@ -67,10 +71,17 @@ export async function fsck(o: FsckOptions): Promise<FsckReport> {
         continue;
       }
       // Size 0 is a pin not yet completed by its put (the size is written at the metadata commit).
-      if (row.sizeBytes > 0 && stat.sizeBytes !== row.sizeBytes) problems.push({ kind: 'size_mismatch', sha256: row.sha256, recorded: row.sizeBytes, stored: stat.sizeBytes });
+      if (row.sizeBytes > 0 && stat.sizeBytes !== row.sizeBytes)
+        problems.push({ kind: 'size_mismatch', sha256: row.sha256, recorded: row.sizeBytes, stored: stat.sizeBytes });
       if (o.verify) {
         const actual = await hashOf(o.blobs, o.hash, row.sha256);
-        if (actual !== null && actual !== row.sha256) problems.push({ kind: 'corrupt_bytes', sha256: row.sha256, actual, artifacts: await o.repo.artifactsOfBlob(row.sha256, 20) });
+        if (actual !== null && actual !== row.sha256)
+          problems.push({
+            kind: 'corrupt_bytes',
+            sha256: row.sha256,
+            actual,
+            artifacts: await o.repo.artifactsOfBlob(row.sha256, 20),
+          });
       }
       progress(checkedRows);
     }

@@ -63,14 +63,17 @@ export interface TenantRetention {
 /** How long events stay in the outbox: the window in which Last-Event-ID can resume a stream. */
 export const EVENTS_KEPT_MS = 24 * 3_600_000;
 
-
 /**
  * One retention run: expire references past their TTL, bring sessions and traces that are over
  * their limits (limits lowered since) back within them, drop artifacts no reference holds, reap
  * direct uploads that were never completed, collect blobs no artifact holds and sweep staging. Idempotent, and safe while traffic flows: every step is
  * a bounded transaction of its own, and each re-checks its condition inside it.
  */
-export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: AuditActor = scheduledActor(trigger)): Promise<RetentionReport> {
+export async function runRetention(
+  deps: RetentionDeps,
+  trigger = 'cli',
+  actor: AuditActor = scheduledActor(trigger),
+): Promise<RetentionReport> {
   const now = deps.now ?? Date.now;
   const batch = Math.max(1, deps.batchSize ?? 500);
   const progress = deps.onProgress ?? (() => {});
@@ -92,7 +95,8 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
     audit: { trimmed: 0 },
     tenants: {},
   };
-  const tenant = (id: string) => (report.tenants[id] ??= { expiredRefs: 0, expiredBytes: 0, evictedRefs: 0, evictedBytes: 0 });
+  const tenant = (id: string) =>
+    (report.tenants[id] ??= { expiredRefs: 0, expiredBytes: 0, evictedRefs: 0, evictedBytes: 0 });
 
   // 1. Expired references, oldest expiry first, a batch per transaction.
   for (;;) {
@@ -111,14 +115,19 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
   // then checks each scope against its own tenant's policy.
   const tenantPolicies = [deps.policies(''), ...(deps.overriddenTenants ?? []).map((t) => deps.policies(t))];
   for (const kind of ['session', 'trace'] as const) {
-    const minCount = Math.min(...tenantPolicies.map((p) => (kind === 'session' ? p.maxArtifactsPerSession : p.maxArtifactsPerTrace)));
+    const minCount = Math.min(
+      ...tenantPolicies.map((p) => (kind === 'session' ? p.maxArtifactsPerSession : p.maxArtifactsPerTrace)),
+    );
     const minBytes = Math.min(...tenantPolicies.map((p) => (kind === 'session' ? p.maxSessionBytes : p.maxTraceBytes)));
     let after: { tenantId: string; value: string } | undefined;
     for (;;) {
       const page = await deps.repo.scopesOver(kind, now(), minCount, minBytes, after, batch);
       for (const scope of page) {
         const policy = deps.policies(scope.tenantId);
-        const [maxCount, maxBytes] = kind === 'session' ? [policy.maxArtifactsPerSession, policy.maxSessionBytes] : [policy.maxArtifactsPerTrace, policy.maxTraceBytes];
+        const [maxCount, maxBytes] =
+          kind === 'session'
+            ? [policy.maxArtifactsPerSession, policy.maxSessionBytes]
+            : [policy.maxArtifactsPerTrace, policy.maxTraceBytes];
         if (scope.count <= maxCount && scope.bytes <= maxBytes) continue;
         if (policy.cleanupStrategy === 'none') {
           report.overLimitKept.scopes++;
@@ -194,7 +203,13 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
   let after = '';
   for (;;) {
     const markedAt = now();
-    const marked = await deps.repo.doomBlobs(markedAt, markedAt - deps.graceMs, markedAt - STALE_COLLECTION_MS, after, batch);
+    const marked = await deps.repo.doomBlobs(
+      markedAt,
+      markedAt - deps.graceMs,
+      markedAt - STALE_COLLECTION_MS,
+      after,
+      batch,
+    );
     if (marked.length === 0) break;
     await deps.faults?.('gc:after-mark');
     const collected: string[] = [];
@@ -214,6 +229,7 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
     await deps.faults?.('gc:after-delete');
     await deps.repo.forgetBlobs(collected, failed, markedAt);
     progress('blobs', report.blobs.collected);
+    // biome-ignore lint/complexity/useMathMinMax: hashes are strings, compared as strings.
     after = marked.reduce((max, b) => (b.sha256 > max ? b.sha256 : max), after);
     if (marked.length < batch) break;
   }
@@ -243,8 +259,19 @@ export async function runRetention(deps: RetentionDeps, trigger = 'cli', actor: 
   const finished = now();
   report.finishedAt = new Date(finished).toISOString();
   report.durationMs = finished - started;
-  await deps.repo.recordRetentionRun({ trigger, startedAt: started, finishedAt: finished, report: report as unknown as Record<string, unknown> });
+  await deps.repo.recordRetentionRun({
+    trigger,
+    startedAt: started,
+    finishedAt: finished,
+    report: report as unknown as Record<string, unknown>,
+  });
   const { tenants: _perTenant, ...summary } = report;
-  await recordAction(deps.repo, actor, 'retention.run', { details: { ...summary, tenants: Object.keys(report.tenants).length } }, finished);
+  await recordAction(
+    deps.repo,
+    actor,
+    'retention.run',
+    { details: { ...summary, tenants: Object.keys(report.tenants).length } },
+    finished,
+  );
   return report;
 }

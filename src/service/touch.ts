@@ -3,7 +3,11 @@
  * written in one UPDATE every `flushMs`. A crash loses at most that window of access times, which
  * only makes eviction slightly less precise. flushMs = 0 writes through on every read.
  */
-export function createTouchBatcher(write: (ids: number[], at: number) => Promise<void>, flushMs: number, now: () => number) {
+export function createTouchBatcher(
+  write: (ids: number[], at: number) => Promise<void>,
+  flushMs: number,
+  now: () => number,
+) {
   let pending = new Set<number>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let inFlight: Promise<void> = Promise.resolve();
@@ -16,9 +20,11 @@ export function createTouchBatcher(write: (ids: number[], at: number) => Promise
     if (pending.size === 0) return inFlight;
     const ids = [...pending];
     pending = new Set();
-    inFlight = inFlight.then(() => write(ids, now())).catch(() => {
-      // Access times are advisory: a failed flush (database busy) is dropped, not retried forever.
-    });
+    inFlight = inFlight
+      .then(() => write(ids, now()))
+      .catch(() => {
+        // Access times are advisory: a failed flush (database busy) is dropped, not retried forever.
+      });
     return inFlight;
   }
 

@@ -1,6 +1,14 @@
 /** The service's public shapes: its interface, what it takes and what it answers. */
 import type { UrlSigner } from '../core/url-signing.js';
-import type { ArtifactRef, ArtifactScope, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+import type {
+  ArtifactRef,
+  ArtifactScope,
+  ByteRange,
+  FetchMode,
+  ListPage,
+  ListQuery,
+  PutOptions,
+} from '../core/schemas.js';
 import type { ScopeFilter } from '../db/repository.js';
 
 /** The limits the service enforces on every put. */
@@ -132,7 +140,11 @@ export interface ArtifactService {
     smallBytes: number,
   ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }>;
   /** Starts a direct upload to the blob store; every option is checked now. */
-  beginUpload(scope: ArtifactScope, declared: { sizeBytes: number; sha256: string }, options?: PutOptions): Promise<UploadTicket>;
+  beginUpload(
+    scope: ArtifactScope,
+    declared: { sizeBytes: number; sha256: string },
+    options?: PutOptions,
+  ): Promise<UploadTicket>;
   /** Finishes a direct upload: re-reads and hashes the staged bytes, then commits like a put. */
   completeUpload(access: Access, uploadId: string): Promise<PutResult>;
   /** Removes the caller's visible references; the artifact goes with its last reference. */

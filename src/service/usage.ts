@@ -20,7 +20,15 @@ export interface UsageReport {
    * (bytesFreed: bytes of its references expired or evicted; blobsCollected is 0, since blobs are
    * shared across tenants and collected for the service).
    */
-  retentionRuns: { startedAt: string; trigger: string; durationMs: number; expiredRefs: number; evictedRefs: number; blobsCollected: number; bytesFreed: number }[];
+  retentionRuns: {
+    startedAt: string;
+    trigger: string;
+    durationMs: number;
+    expiredRefs: number;
+    evictedRefs: number;
+    blobsCollected: number;
+    bytesFreed: number;
+  }[];
   /** Refusals by the rate limiter in this process, per tenant (operators; a tenant's admin sees its own). */
   rateLimited?: { tenantId: string; requests: number; bytes: number }[];
 }
@@ -43,7 +51,14 @@ export interface UsageScope {
  * Bytes and counts of live references against their limits: per tenant, and the top `top`
  * sessions and traces by bytes. Only live references count, as for the quotas themselves.
  */
-export async function usageReport(repo: ArtifactRepository, policies: (tenantId: string) => Policy, scope: UsageScope, top: number, now = Date.now(), extras: UsageExtras = {}): Promise<UsageReport> {
+export async function usageReport(
+  repo: ArtifactRepository,
+  policies: (tenantId: string) => Policy,
+  scope: UsageScope,
+  top: number,
+  now = Date.now(),
+  extras: UsageExtras = {},
+): Promise<UsageReport> {
   const filter = { ...scope, limit: top };
   const [tenants, sessions, traces, runs] = await Promise.all([
     repo.usage('tenant', now, filter),
@@ -54,24 +69,59 @@ export async function usageReport(repo: ArtifactRepository, policies: (tenantId:
   const tenantOnly = extras.retention === 'tenant' ? scope.tenantId : undefined;
   return {
     at: new Date(now).toISOString(),
-    tenants: tenants.map((u) => ({ tenantId: u.tenantId, bytes: u.bytes, count: u.count, limitBytes: policies(u.tenantId).maxTenantBytes || null })),
+    tenants: tenants.map((u) => ({
+      tenantId: u.tenantId,
+      bytes: u.bytes,
+      count: u.count,
+      limitBytes: policies(u.tenantId).maxTenantBytes || null,
+    })),
     sessions: sessions.map((u) => {
       const p = policies(u.tenantId);
-      return { tenantId: u.tenantId, sessionId: u.value, bytes: u.bytes, count: u.count, limitBytes: p.maxSessionBytes, limitCount: p.maxArtifactsPerSession };
+      return {
+        tenantId: u.tenantId,
+        sessionId: u.value,
+        bytes: u.bytes,
+        count: u.count,
+        limitBytes: p.maxSessionBytes,
+        limitCount: p.maxArtifactsPerSession,
+      };
     }),
     traces: traces.map((u) => {
       const p = policies(u.tenantId);
-      return { tenantId: u.tenantId, traceId: u.value, bytes: u.bytes, count: u.count, limitBytes: p.maxTraceBytes, limitCount: p.maxArtifactsPerTrace };
+      return {
+        tenantId: u.tenantId,
+        traceId: u.value,
+        bytes: u.bytes,
+        count: u.count,
+        limitBytes: p.maxTraceBytes,
+        limitCount: p.maxArtifactsPerTrace,
+      };
     }),
     retentionRuns: runs.map((r) => {
       const report = r.report as unknown as RetentionReport;
-      const run = { startedAt: new Date(r.startedAt).toISOString(), trigger: r.trigger, durationMs: r.finishedAt - r.startedAt };
+      const run = {
+        startedAt: new Date(r.startedAt).toISOString(),
+        trigger: r.trigger,
+        durationMs: r.finishedAt - r.startedAt,
+      };
       if (tenantOnly !== undefined) {
         // Runs recorded before reports kept per-tenant figures count as nothing for the tenant.
         const t: Partial<TenantRetention> = report.tenants?.[tenantOnly] ?? {};
-        return { ...run, expiredRefs: t.expiredRefs ?? 0, evictedRefs: t.evictedRefs ?? 0, blobsCollected: 0, bytesFreed: (t.expiredBytes ?? 0) + (t.evictedBytes ?? 0) };
+        return {
+          ...run,
+          expiredRefs: t.expiredRefs ?? 0,
+          evictedRefs: t.evictedRefs ?? 0,
+          blobsCollected: 0,
+          bytesFreed: (t.expiredBytes ?? 0) + (t.evictedBytes ?? 0),
+        };
       }
-      return { ...run, expiredRefs: report.expired?.refs ?? 0, evictedRefs: report.evicted?.refs ?? 0, blobsCollected: report.blobs?.collected ?? 0, bytesFreed: report.blobs?.bytes ?? 0 };
+      return {
+        ...run,
+        expiredRefs: report.expired?.refs ?? 0,
+        evictedRefs: report.evicted?.refs ?? 0,
+        blobsCollected: report.blobs?.collected ?? 0,
+        bytesFreed: report.blobs?.bytes ?? 0,
+      };
     }),
     ...(extras.rateLimited ? { rateLimited: extras.rateLimited } : {}),
   };

@@ -39,20 +39,30 @@ export function renderRetention(runs) {
     svg.append(rect);
   });
   // Wrapped: a table itself ignores the 1px box that hides it, and would widen the page.
-  const table = h('div', { class: 'visually-hidden' }, [h('table', {}, [
-    h('caption', {}, ['Retention runs']),
-    h('tr', {}, ['Started', 'Trigger', 'Freed', 'Expired', 'Evicted'].map((t) => h('th', { scope: 'col' }, [t]))),
-    ...runs.map((r) => {
-      const cells = [
-        formatTime(r.startedAt),
-        r.trigger,
-        formatBytes(r.bytesFreed),
-        String(r.expiredRefs),
-        String(r.evictedRefs),
-      ];
-      return h('tr', {}, cells.map((t) => h('td', {}, [t])));
-    }),
-  ])]);
+  const table = h('div', { class: 'visually-hidden' }, [
+    h('table', {}, [
+      h('caption', {}, ['Retention runs']),
+      h(
+        'tr',
+        {},
+        ['Started', 'Trigger', 'Freed', 'Expired', 'Evicted'].map((t) => h('th', { scope: 'col' }, [t])),
+      ),
+      ...runs.map((r) => {
+        const cells = [
+          formatTime(r.startedAt),
+          r.trigger,
+          formatBytes(r.bytesFreed),
+          String(r.expiredRefs),
+          String(r.evictedRefs),
+        ];
+        return h(
+          'tr',
+          {},
+          cells.map((t) => h('td', {}, [t])),
+        );
+      }),
+    ]),
+  ]);
   const total = runs.reduce((n, r) => n + r.bytesFreed, 0);
   const lastRuns = `The last ${runs.length === 1 ? 'run' : `${runs.length} runs`}`;
   const newest = `${formatTime(runs[0].startedAt)} (${runs[0].trigger})`;

@@ -70,9 +70,11 @@ export function render() {
       h('td', { class: 'size' }, [formatBytes(r.sizeBytes)]),
       h('td', { class: 'tool' }, [tool || '—']),
       h('td', { class: 'created' }, [timeEl(r.createdAt)]),
-      h('td', { class: 'expires' }, entry.gone
-        ? [`${entry.gone.type} `, timeEl(entry.gone.at)]
-        : [r.expiresAt ? timeEl(r.expiresAt) : 'never']),
+      h(
+        'td',
+        { class: 'expires' },
+        entry.gone ? [`${entry.gone.type} `, timeEl(entry.gone.at)] : [r.expiresAt ? timeEl(r.expiresAt) : 'never'],
+      ),
     ]);
     if (entry.gone) {
       tr.classList.add('gone');
@@ -141,16 +143,25 @@ ui.rows.addEventListener('keydown', (event) => {
   /** @type {HTMLTableRowElement | undefined} */
   let next;
   switch (event.key) {
-    case 'ArrowDown': next = all[at + 1]; break;
-    case 'ArrowUp': next = all[at - 1]; break;
-    case 'Home': next = all[0]; break;
-    case 'End': next = all[all.length - 1]; break;
+    case 'ArrowDown':
+      next = all[at + 1];
+      break;
+    case 'ArrowUp':
+      next = all[at - 1];
+      break;
+    case 'Home':
+      next = all[0];
+      break;
+    case 'End':
+      next = all[all.length - 1];
+      break;
     case 'Enter':
     case ' ':
       event.preventDefault();
       showPreview(tr.dataset.key);
       return;
-    default: return;
+    default:
+      return;
   }
   event.preventDefault();
   if (!next?.dataset.key) return;

@@ -65,11 +65,15 @@ export function renderUsage(report) {
     );
   } else {
     ui.usageScope.replaceChildren(
-      ...(report.tenants ?? []).slice(0, 5).map((t) => h('div', {}, [
-        h('h3', {}, [`Tenant ${t.tenantId}`]),
-        bar('Bytes', t.bytes, t.limitBytes, formatBytes),
-        bar('Artifacts', t.count, null, (n) => n.toLocaleString()),
-      ])),
+      ...(report.tenants ?? [])
+        .slice(0, 5)
+        .map((t) =>
+          h('div', {}, [
+            h('h3', {}, [`Tenant ${t.tenantId}`]),
+            bar('Bytes', t.bytes, t.limitBytes, formatBytes),
+            bar('Artifacts', t.count, null, (n) => n.toLocaleString()),
+          ]),
+        ),
     );
   }
   // Tenant-wide tokens see their top sessions by bytes; a click looks at one.
@@ -78,12 +82,16 @@ export function renderUsage(report) {
     const multiTenant = new Set(top.map((s) => s.tenantId)).size > 1;
     ui.usageTop.replaceChildren(
       h('h3', {}, ['Top sessions by bytes']),
-      h('ol', { class: 'top-sessions' }, top.map((s) => {
-        const label = multiTenant ? `${s.tenantId} / ${s.sessionId}` : s.sessionId;
-        const pick = h('button', { type: 'button', class: 'linkish', 'data-session': s.sessionId }, [label]);
-        const count = h('span', { class: 'muted' }, [` ${s.count.toLocaleString()} artifacts`]);
-        return h('li', {}, [pick, bar('', s.bytes, s.limitBytes, formatBytes), count]);
-      })),
+      h(
+        'ol',
+        { class: 'top-sessions' },
+        top.map((s) => {
+          const label = multiTenant ? `${s.tenantId} / ${s.sessionId}` : s.sessionId;
+          const pick = h('button', { type: 'button', class: 'linkish', 'data-session': s.sessionId }, [label]);
+          const count = h('span', { class: 'muted' }, [` ${s.count.toLocaleString()} artifacts`]);
+          return h('li', {}, [pick, bar('', s.bytes, s.limitBytes, formatBytes), count]);
+        }),
+      ),
     );
   } else {
     ui.usageTop.replaceChildren();

@@ -53,7 +53,12 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
   const config = workerConfig(env);
   const logger = overrides.logger ?? createJsonLogger(config.logLevel, (line) => console.log(line));
   const repo = createD1Repository({ db: env.DB, clock: overrides.now ? 'caller' : 'database' });
-  const blobs = createR2BlobStore({ bucket: env.BLOBS, hash: digestStreamSha256, prefix: config.s3Prefix, presigner: r2Presigner(env) });
+  const blobs = createR2BlobStore({
+    bucket: env.BLOBS,
+    hash: digestStreamSha256,
+    prefix: config.s3Prefix,
+    presigner: r2Presigner(env),
+  });
   const composed = await composeApp(
     config,
     { repo, blobs, hash: digestStreamSha256 },
@@ -65,7 +70,10 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
       ...(overrides.jwks ? { jwks: overrides.jwks } : {}),
       ...(overrides.now ? { now: overrides.now } : {}),
       // Flushed by waitUntil after each response (touchFlushMs): a timer may never fire once a request is done.
-      limits: { smallBlobCacheBytes: Math.min(config.smallBlobCacheBytes, MAX_SMALL_BLOB_CACHE_BYTES), ...overrides.limits },
+      limits: {
+        smallBlobCacheBytes: Math.min(config.smallBlobCacheBytes, MAX_SMALL_BLOB_CACHE_BYTES),
+        ...overrides.limits,
+      },
       rateLimiter: ({ policies }) => workerRateLimiter(env, config, policies),
       // Runs are not shared between requests as on Node: a request's I/O belongs to that request, and
       // concurrent runs are safe anyway (each step re-checks its condition in its own batch). Batches

@@ -38,10 +38,29 @@ export interface WorkerEnv {
  * own names (R2_*); ARTIFACT_STORE_S3_PREFIX is the key prefix inside the R2 bucket.
  */
 const NODE_ONLY = [
-  'host', 'port', 'dataDir', 'dbPath', 'sqliteBusyTimeoutMs', 'blobDriver', 'blobDir',
-  's3Bucket', 's3Region', 's3Endpoint', 's3ForcePathStyle', 's3AccessKeyId', 's3SecretAccessKey',
-  'cdnUrl', 'cdnKeyPairId', 'cdnPrivateKeyFile', 'cdnDistributionId',
-  'jwksFile', 'metrics', 'metricsToken', 'retentionIntervalSeconds', 'shutdownGraceMs', 'mcpAllowedHosts',
+  'host',
+  'port',
+  'dataDir',
+  'dbPath',
+  'sqliteBusyTimeoutMs',
+  'blobDriver',
+  'blobDir',
+  's3Bucket',
+  's3Region',
+  's3Endpoint',
+  's3ForcePathStyle',
+  's3AccessKeyId',
+  's3SecretAccessKey',
+  'cdnUrl',
+  'cdnKeyPairId',
+  'cdnPrivateKeyFile',
+  'cdnDistributionId',
+  'jwksFile',
+  'metrics',
+  'metricsToken',
+  'retentionIntervalSeconds',
+  'shutdownGraceMs',
+  'mcpAllowedHosts',
 ] as const;
 
 /** Cloudflare's request body limit on the Free and Pro plans (Business: 200 MB, Enterprise: 500 MB). */
@@ -57,6 +76,9 @@ function stringVars(env: WorkerEnv): Record<string, string> {
 export function workerConfig(env: WorkerEnv): Config {
   const vars = stringVars(env);
   const set = NODE_ONLY.map((key) => ENV_NAMES[key]).filter((name) => vars[name]);
-  if (set.length > 0) throw new Error(`Invalid configuration: ${set.join(', ')} do not apply on Workers (D1 and R2 are bindings, R2's S3 API is set with R2_*, JWKS comes from ARTIFACT_STORE_JWKS_URL, the schedule is the cron trigger).`);
+  if (set.length > 0)
+    throw new Error(
+      `Invalid configuration: ${set.join(', ')} do not apply on Workers (D1 and R2 are bindings, R2's S3 API is set with R2_*, JWKS comes from ARTIFACT_STORE_JWKS_URL, the schedule is the cron trigger).`,
+    );
   return loadConfig(vars, { env: 'production' });
 }

@@ -18,8 +18,14 @@ export function workerRateLimiter(env: WorkerEnv, config: Config, policies: (ten
   const covers = (tenantId: string) => {
     const o = overrides[tenantId] ?? {};
     return {
-      tenant: env.TENANT_RATE_LIMITER !== undefined && o.tenantRequestsPerSecond === undefined && o.tenantRequestBurst === undefined,
-      token: env.TOKEN_RATE_LIMITER !== undefined && o.tokenRequestsPerSecond === undefined && o.tokenRequestBurst === undefined,
+      tenant:
+        env.TENANT_RATE_LIMITER !== undefined &&
+        o.tenantRequestsPerSecond === undefined &&
+        o.tenantRequestBurst === undefined,
+      token:
+        env.TOKEN_RATE_LIMITER !== undefined &&
+        o.tokenRequestsPerSecond === undefined &&
+        o.tokenRequestBurst === undefined,
     };
   };
   const limitsOf = (tenantId: string) => {
@@ -34,6 +40,15 @@ export function workerRateLimiter(env: WorkerEnv, config: Config, policies: (ten
   const bound = env.TENANT_RATE_LIMITER !== undefined || env.TOKEN_RATE_LIMITER !== undefined;
   return createRateLimiter({
     limitsOf,
-    ...(bound ? { shared: { tenant: env.TENANT_RATE_LIMITER, token: env.TOKEN_RATE_LIMITER, periodSeconds: RATE_LIMIT_PERIOD_SECONDS, covers } } : {}),
+    ...(bound
+      ? {
+          shared: {
+            tenant: env.TENANT_RATE_LIMITER,
+            token: env.TOKEN_RATE_LIMITER,
+            periodSeconds: RATE_LIMIT_PERIOD_SECONDS,
+            covers,
+          },
+        }
+      : {}),
   });
 }

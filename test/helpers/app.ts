@@ -14,7 +14,10 @@ export { RUNTIME };
  */
 export async function createTestApp(options: TestAppOptions = {}) {
   const opened = await openTestApp(options);
-  const token = (claims: TokenClaims, opts: { kid?: 'k1' | 'k2'; ttlSeconds?: number; issuer?: string; audience?: string } = {}) => {
+  const token = (
+    claims: TokenClaims,
+    opts: { kid?: 'k1' | 'k2'; ttlSeconds?: number; issuer?: string; audience?: string } = {},
+  ) => {
     const key = HMAC_KEYS.find((k) => k.kid === (opts.kid ?? 'k1'))!;
     return mintToken(key, claims, opts.ttlSeconds ?? 3600, {
       issuer: opts.issuer ?? options.issuer,
@@ -67,7 +70,10 @@ export async function listAll(app: TestApp['app'], token: string, query = ''): P
   let cursor: string | undefined;
   do {
     const sep = query ? '&' : '';
-    const res = await app.request(`/v1/artifacts?${query}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: bearer(token) });
+    const res = await app.request(
+      `/v1/artifacts?${query}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      { headers: bearer(token) },
+    );
     if (res.status !== 200) throw new Error(`list answered ${res.status}: ${await res.text()}`);
     const page = (await res.json()) as { items: Record<string, any>[]; nextCursor?: string };
     items.push(...page.items);

@@ -1,5 +1,4 @@
 import type { ChildProcessByStdio } from 'node:child_process';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { spawnProcess, stopProcess } from './processes.js';
@@ -25,25 +24,35 @@ export interface CliServer {
  * Starts the CLI server on a free port over `dataDir`, with only the ARTIFACT_STORE_* variables given
  * (none inherited), and waits until it printed its URL and dev token.
  */
-export async function startCliServer(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliServer> {
+export async function startCliServer(
+  dataDir: string,
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<CliServer> {
   // Node itself with tsx's loader, not the tsx binary: that one runs the server as its own child,
   // which a kill of the parent would leave running.
-  const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
-    cwd: ROOT,
-    env: {
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
-      ARTIFACT_STORE_LOG_LEVEL: 'warn',
-      ...env,
+  const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir],
+    {
+      cwd: ROOT,
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+        ARTIFACT_STORE_LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let stdout = '';
   let stderr = '';
   proc.stdout.setEncoding('utf8');
   proc.stderr.setEncoding('utf8');
   proc.stdout.on('data', (d: string) => (stdout += d));
   proc.stderr.on('data', (d: string) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => proc.on('exit', (code, signal) => ok({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) =>
+    proc.on('exit', (code, signal) => ok({ code, signal })),
+  );
   const kill = () => void stopProcess(proc, { signal: 'SIGKILL' });
   const stop = () => stopProcess(proc);
   const deadline = Date.now() + timeoutMs;

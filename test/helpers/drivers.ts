@@ -23,13 +23,17 @@ export async function openTestApp(options: TestAppOptions) {
   const config = loadConfig(testAppVars(options), { env: 'test', dataDir: dir });
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: blobRoot, hash: nodeSha256, fsync: false });
-  const { app, service, ops } = await composeApp(config, { repo, blobs, hash: nodeSha256 }, {
-    keys: { howToSetKeys: 'pass hmacSecrets or jwks to the test app.' },
-    ...(options.jwks ? { jwks: options.jwks } : {}),
-    ...(options.now ? { now: options.now } : {}),
-    hostActorId: 'test',
-    http: { mcp: { mount: registerMcp }, ...(options.events ? { events: options.events } : {}) },
-  });
+  const { app, service, ops } = await composeApp(
+    config,
+    { repo, blobs, hash: nodeSha256 },
+    {
+      keys: { howToSetKeys: 'pass hmacSecrets or jwks to the test app.' },
+      ...(options.jwks ? { jwks: options.jwks } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      hostActorId: 'test',
+      http: { mcp: { mount: registerMcp }, ...(options.events ? { events: options.events } : {}) },
+    },
+  );
   return {
     app,
     service,

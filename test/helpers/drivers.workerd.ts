@@ -13,7 +13,9 @@ export const RUNTIME: 'node' | 'workerd' = 'workerd';
 
 /** Tables the migrations made, minus wrangler's and SQLite's bookkeeping. */
 async function dataTables(): Promise<string[]> {
-  const { results = [] } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'").all<{ name: string }>();
+  const { results = [] } = await env.DB.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'",
+  ).all<{ name: string }>();
   return results.map((r) => r.name);
 }
 
@@ -28,7 +30,12 @@ export async function openTestApp(options: TestAppOptions) {
   const workerEnv: Record<string, unknown> = { ...env, ...vars };
   // No HS256 keys (a JWKS-only setup) means none at all, not the project's test secret.
   if (!vars[ENV_NAMES.jwtSecrets]) delete workerEnv[ENV_NAMES.jwtSecrets];
-  const w = await createWorkerApp(workerEnv as typeof env, { now: options.now, logger: silentLogger, jwks: options.jwks, events: options.events });
+  const w = await createWorkerApp(workerEnv as typeof env, {
+    now: options.now,
+    logger: silentLogger,
+    jwks: options.jwks,
+    events: options.events,
+  });
   const keys = async () => {
     const out: string[] = [];
     let cursor: string | undefined;

@@ -20,7 +20,13 @@ const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
 const blobs = createFsBlobStore({ root: join(dataDir, 'blobs') });
 const policies = createPolicies(DEFAULT_POLICY);
 if (action === 'put') {
-  const service = createArtifactService({ repo, blobs, limits: { ...DEFAULT_POLICY, touchFlushMs: 0, gcGraceMs: 1000 }, policies, faults: die });
+  const service = createArtifactService({
+    repo,
+    blobs,
+    limits: { ...DEFAULT_POLICY, touchFlushMs: 0, gcGraceMs: 1000 },
+    policies,
+    faults: die,
+  });
   await service.putBytes({ tenantId: 'acme', sessionId: 'crash' }, readFileSync(input!));
 } else {
   await runRetention({ repo, blobs, policies, graceMs: 0, faults: die });

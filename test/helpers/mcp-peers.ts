@@ -29,7 +29,11 @@ export function peerEntry(pkg: PeerPackage): string {
 
 /** A stdio transport running the server with this Node, its stderr kept for failure messages. */
 export function stdioPeer(pkg: PeerPackage, args: string[]): { transport: StdioClientTransport; stderr: () => string } {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [peerEntry(pkg), ...args], stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [peerEntry(pkg), ...args],
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
@@ -74,11 +78,17 @@ export function recordRawResults(client: Client): RawCall[] {
 }
 
 /** An embedded store (SQLite repository + fs blob store) in a fresh temp dir. */
-export async function embeddedStore(scope: ArtifactScope): Promise<{ store: ArtifactStore; dir: string; close: () => Promise<void> }> {
+export async function embeddedStore(
+  scope: ArtifactScope,
+): Promise<{ store: ArtifactStore; dir: string; close: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'mcp-peers-store-'));
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
-  const service = createArtifactService({ repo, blobs, limits: { maxArtifactBytes: 1 << 26, defaultTtlSeconds: 3600, maxTtlSeconds: 7200, touchFlushMs: 0 } });
+  const service = createArtifactService({
+    repo,
+    blobs,
+    limits: { maxArtifactBytes: 1 << 26, defaultTtlSeconds: 3600, maxTtlSeconds: 7200, touchFlushMs: 0 },
+  });
   const store = createEmbeddedArtifactStore({ service, scope });
   return {
     store,
@@ -92,7 +102,11 @@ export async function embeddedStore(scope: ArtifactScope): Promise<{ store: Arti
 }
 
 /** The same store, counting the writes made through it (content addressing hides a repeated put). */
-export function countingStore(store: ArtifactStore): { store: ArtifactStore; puts: () => number; byMethod: Record<'putBytes' | 'putText' | 'putBase64' | 'putStream', number> } {
+export function countingStore(store: ArtifactStore): {
+  store: ArtifactStore;
+  puts: () => number;
+  byMethod: Record<'putBytes' | 'putText' | 'putBase64' | 'putStream', number>;
+} {
   const byMethod = { putBytes: 0, putText: 0, putBase64: 0, putStream: 0 };
   const counted =
     <A extends unknown[], R>(method: keyof typeof byMethod, fn: (...args: A) => Promise<R>) =>

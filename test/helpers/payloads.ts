@@ -6,7 +6,10 @@ import { crc32 } from 'node:zlib';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
 /** A real 1×1 PNG. */
-export const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+export const PNG_1X1 = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 /** A PNG of `size` bytes or more: the 1×1 image plus an ancillary text chunk (still valid). */
 export function png(size = 2048, seed = 0): Buffer {
@@ -29,7 +32,13 @@ export async function pdf(pages = 3, title = 'Sales Dashboard'): Promise<Buffer>
   for (let i = 0; i < pages; i++) {
     const page = doc.addPage([600, 400]);
     page.drawText(`${title}: page ${i + 1} of ${pages}`, { x: 40, y: 340, size: 18, font });
-    for (let row = 0; row < 12; row++) page.drawText(`Region ${row + 1}: ${(row * 7919 + i * 104729) % 100000} units`, { x: 40, y: 300 - row * 20, size: 11, font });
+    for (let row = 0; row < 12; row++)
+      page.drawText(`Region ${row + 1}: ${(row * 7919 + i * 104729) % 100000} units`, {
+        x: 40,
+        y: 300 - row * 20,
+        size: 11,
+        font,
+      });
   }
   return Buffer.from(await doc.save());
 }
@@ -78,7 +87,8 @@ export function xlsx(): Buffer {
   return zip({
     '[Content_Types].xml':
       '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>',
-    'xl/workbook.xml': '<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheets/></workbook>',
+    'xl/workbook.xml':
+      '<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheets/></workbook>',
   });
 }
 
@@ -121,7 +131,10 @@ export const GIF_1X1 = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAAB
 
 /** A JPEG: SOI, a JFIF APP0 segment and filler (file-type needs only the markers). */
 export function jpeg(size = 1024): Buffer {
-  const head = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]);
+  const head = Buffer.from([
+    0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
+    0x00,
+  ]);
   return Buffer.concat([head, Buffer.alloc(Math.max(0, size - head.length - 2), 0x11), Buffer.from([0xff, 0xd9])]);
 }
 

@@ -11,7 +11,11 @@ const running = new Set<ChildProcess>();
 const alive = (proc: ChildProcess) => proc.exitCode === null && proc.signalCode === null;
 
 /** spawn(), in a new process group that stopProcess ends as a whole. */
-export function spawnProcess<P extends ChildProcess>(command: string, args: readonly string[], options: SpawnOptions): P {
+export function spawnProcess<P extends ChildProcess>(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions,
+): P {
   const proc = spawn(command, args, { ...options, detached: true }) as P;
   running.add(proc);
   proc.once('exit', () => running.delete(proc));
@@ -31,7 +35,10 @@ function signalGroup(proc: ChildProcess, signal: NodeJS.Signals): void {
  * Sends `signal` to the process's whole group, waits up to `graceMs` for the process to exit, then
  * kills what is left of the group.
  */
-export async function stopProcess(proc: ChildProcess, options: { signal?: NodeJS.Signals; graceMs?: number } = {}): Promise<void> {
+export async function stopProcess(
+  proc: ChildProcess,
+  options: { signal?: NodeJS.Signals; graceMs?: number } = {},
+): Promise<void> {
   const exited = alive(proc) ? new Promise<void>((ok) => proc.once('exit', () => ok())) : Promise.resolve();
   signalGroup(proc, options.signal ?? 'SIGTERM');
   const timer = new Promise<'timeout'>((ok) => setTimeout(() => ok('timeout'), options.graceMs ?? 5000).unref());

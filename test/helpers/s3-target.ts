@@ -95,7 +95,14 @@ async function startMinio(): Promise<S3Target> {
     const [user, password] = ['artifactstore', 'artifactstore-secret'];
     const container = await new MinioContainer(MINIO_IMAGE).withUsername(user).withPassword(password).start();
     return {
-      info: { name: 'MinIO (testcontainers)', endpoint: container.getConnectionUrl(), region: 'us-east-1', accessKeyId: user, secretAccessKey: password, forcePathStyle: true },
+      info: {
+        name: 'MinIO (testcontainers)',
+        endpoint: container.getConnectionUrl(),
+        region: 'us-east-1',
+        accessKeyId: user,
+        secretAccessKey: password,
+        forcePathStyle: true,
+      },
       stop: async () => {
         await container.stop();
       },
@@ -136,7 +143,12 @@ async function startRgw(): Promise<S3Target> {
 function run(file: string, args: string[], timeout: number): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(file, args, { timeout, killSignal: 'SIGTERM' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${args.join(' ')} failed (${err.killed ? `killed after ${timeout / 1000} s` : `exit ${err.code}`}):\n${stderr.trim()}`));
+      if (err)
+        reject(
+          new Error(
+            `${args.join(' ')} failed (${err.killed ? `killed after ${timeout / 1000} s` : `exit ${err.code}`}):\n${stderr.trim()}`,
+          ),
+        );
       else resolve(stdout);
     });
   });

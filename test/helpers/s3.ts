@@ -56,10 +56,18 @@ export function testS3Client(target: S3TargetInfo): S3Client {
  * A fresh, uniquely named bucket. cleanup() empties it (objects and unfinished multipart uploads,
  * all pages) and deletes it.
  */
-export async function createTestBucket(target: S3TargetInfo, prefix: string): Promise<{ bucket: string; cleanup(): Promise<void> }> {
+export async function createTestBucket(
+  target: S3TargetInfo,
+  prefix: string,
+): Promise<{ bucket: string; cleanup(): Promise<void> }> {
   const client = testS3Client(target);
   // Bucket names: 3-63 chars of [a-z0-9-], starting and ending with a letter or digit.
-  const label = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 30) || 'test';
+  const label =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 30) || 'test';
   const bucket = `as-test-${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   return {
@@ -71,8 +79,11 @@ export async function createTestBucket(target: S3TargetInfo, prefix: string): Pr
           const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
           const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
           if (keys.length > 0) {
-            const out = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
-            if (out.Errors?.length) throw new Error(`deleting from ${bucket}: ${out.Errors.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
+            const out = await client.send(
+              new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }),
+            );
+            if (out.Errors?.length)
+              throw new Error(`deleting from ${bucket}: ${out.Errors.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
           }
           token = page.IsTruncated ? page.NextContinuationToken : undefined;
         } while (token);
@@ -80,11 +91,15 @@ export async function createTestBucket(target: S3TargetInfo, prefix: string): Pr
         let keyMarker: string | undefined;
         let uploadIdMarker: string | undefined;
         do {
-          const page = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }));
+          const page = await client.send(
+            new ListMultipartUploadsCommand({ Bucket: bucket, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
+          );
           for (const u of page.Uploads ?? []) {
             await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key!, UploadId: u.UploadId! }));
           }
-          [keyMarker, uploadIdMarker] = page.IsTruncated ? [page.NextKeyMarker, page.NextUploadIdMarker] : [undefined, undefined];
+          [keyMarker, uploadIdMarker] = page.IsTruncated
+            ? [page.NextKeyMarker, page.NextUploadIdMarker]
+            : [undefined, undefined];
         } while (keyMarker);
 
         await client.send(new DeleteBucketCommand({ Bucket: bucket }));

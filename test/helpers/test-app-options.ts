@@ -15,7 +15,13 @@ export const URL_KEYS = [
 ];
 
 /** The limits every test app starts from. */
-export const TEST_LIMITS: ServiceLimits = { maxArtifactBytes: 1024 * 1024, defaultTtlSeconds: 3600, maxTtlSeconds: 7 * 24 * 3600, touchFlushMs: 0, smallBlobCacheBytes: 1024 * 1024 };
+export const TEST_LIMITS: ServiceLimits = {
+  maxArtifactBytes: 1024 * 1024,
+  defaultTtlSeconds: 3600,
+  maxTtlSeconds: 7 * 24 * 3600,
+  touchFlushMs: 0,
+  smallBlobCacheBytes: 1024 * 1024,
+};
 
 export interface TestAppOptions {
   limits?: Partial<ServiceLimits>;
@@ -43,14 +49,30 @@ export interface TestAppOptions {
 const keyList = (keys: readonly { kid: string; secret: string }[]) => keys.map((k) => `${k.kid}:${k.secret}`).join(',');
 
 /** The policy settings a test app passes by their own names (TTLs and the size cap come from the limits). */
-const POLICY_VARS = ['maxSessionBytes', 'maxTraceBytes', 'maxArtifactsPerSession', 'maxArtifactsPerTrace', 'maxTenantBytes', 'cleanupStrategy', 'tenantRequestsPerSecond', 'tenantRequestBurst', 'tenantBytesInFlight', 'tokenRequestsPerSecond', 'tokenRequestBurst', 'tokenBytesInFlight'] as const;
+const POLICY_VARS = [
+  'maxSessionBytes',
+  'maxTraceBytes',
+  'maxArtifactsPerSession',
+  'maxArtifactsPerTrace',
+  'maxTenantBytes',
+  'cleanupStrategy',
+  'tenantRequestsPerSecond',
+  'tenantRequestBurst',
+  'tenantBytesInFlight',
+  'tokenRequestsPerSecond',
+  'tokenRequestBurst',
+  'tokenBytesInFlight',
+] as const;
 
 /**
  * A test app's options as ARTIFACT_STORE_* variables: both runtimes' test apps are configured the way
  * a deployment is, through the same configuration and the same composition root. No HS256 keys (a
  * JWKS-only setup) means the variable is absent.
  */
-export function testAppVars(options: TestAppOptions, extra: Partial<Record<keyof Config, string | number>> = {}): Record<string, string> {
+export function testAppVars(
+  options: TestAppOptions,
+  extra: Partial<Record<keyof Config, string | number>> = {},
+): Record<string, string> {
   const limits = { ...TEST_LIMITS, ...options.limits };
   const settings: Partial<Record<keyof Config, string | number | undefined>> = {
     jwtSecrets: keyList(options.hmacSecrets ?? HMAC_KEYS),

@@ -18,8 +18,15 @@ declare module 'cloudflare:test' {
   }
 
   export const env: unknown;
-  export function applyD1Migrations(db: unknown, migrations: D1Migration[], migrationsTableName?: string): Promise<void>;
+  export function applyD1Migrations(
+    db: unknown,
+    migrations: D1Migration[],
+    migrationsTableName?: string,
+  ): Promise<void>;
   export function createExecutionContext(): ExecutionContext;
   export function waitOnExecutionContext(ctx: ExecutionContext): Promise<void>;
-  export function createScheduledController(options?: { scheduledTime?: Date | number; cron?: string }): ScheduledController;
+  export function createScheduledController(options?: {
+    scheduledTime?: Date | number;
+    cron?: string;
+  }): ScheduledController;
 }

@@ -20,7 +20,10 @@ describe('rate limits on Workers', () => {
     const second = await createWorkerApp(bound, { logger: silentLogger });
     // Counts last 10 s and outlive a test: a tenant of its own.
     const tenant = `t-${crypto.randomUUID()}`;
-    const list = async (app: typeof first, who: string) => app.app.request('/v1/artifacts', { headers: { Authorization: `Bearer ${await mintToken(SECRET, { tenant: who, perms: ['read'] })}` } });
+    const list = async (app: typeof first, who: string) =>
+      app.app.request('/v1/artifacts', {
+        headers: { Authorization: `Bearer ${await mintToken(SECRET, { tenant: who, perms: ['read'] })}` },
+      });
 
     expect((await list(first, tenant)).status).toBe(200);
     expect((await list(second, tenant)).status).toBe(200);
@@ -35,11 +38,18 @@ describe('rate limits on Workers', () => {
 
   it('a tenant whose policy overrides its rate is counted in the isolate, with its own limit', async () => {
     const tenant = `vip-${crypto.randomUUID()}`;
-    const bound: WorkerEnv = { ...env, TENANT_RATE_LIMITER: testEnv.TEST_RATE_LIMITER, ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ [tenant]: { tenantRequestsPerSecond: 0.1, tenantRequestBurst: 5 } }) };
+    const bound: WorkerEnv = {
+      ...env,
+      TENANT_RATE_LIMITER: testEnv.TEST_RATE_LIMITER,
+      ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({
+        [tenant]: { tenantRequestsPerSecond: 0.1, tenantRequestBurst: 5 },
+      }),
+    };
     const w = await createWorkerApp(bound, { logger: silentLogger });
     const token = await mintToken(SECRET, { tenant, perms: ['read'] });
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await w.app.request('/v1/artifacts', { headers: { Authorization: `Bearer ${token}` } })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await w.app.request('/v1/artifacts', { headers: { Authorization: `Bearer ${token}` } })).status);
     // Five (its burst, past the binding's three), then its own rate says wait ten seconds.
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
   });

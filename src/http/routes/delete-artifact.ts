@@ -10,7 +10,8 @@ const route = createRoute({
   path: '/v1/artifacts/{id}',
   tags: ['artifacts'],
   summary: 'Delete your references to an artifact',
-  description: "A session-bound caller removes its session's reference; a tenant-wide caller removes all of the tenant's references. The artifact goes with its last reference; its bytes are garbage-collected.",
+  description:
+    "A session-bound caller removes its session's reference; a tenant-wide caller removes all of the tenant's references. The artifact goes with its last reference; its bytes are garbage-collected.",
   request: { params: ArtifactIdParam },
   responses: { 204: { description: 'Deleted' }, ...errorResponses(401, 403, 404) },
 });

@@ -36,17 +36,23 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
 export function registerDocs(app: OpenAPIHono<AppEnv>, assets: DocsAssets | undefined) {
   app.get('/docs', (c) => c.html(PAGE, 200, { 'Content-Security-Policy': CSP, 'Cache-Control': 'no-cache' }));
   app.get('/docs/assets/:name', async (c) => {
     const name = c.req.param('name');
-    if (name === 'init.js') return c.body(INIT_JS, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache' });
+    if (name === 'init.js')
+      return c.body(INIT_JS, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache' });
     const type = ASSET_TYPES[name];
     const bytes = type && assets ? await assets.get(name) : null;
     if (!type || !bytes) return c.json({ code: 'not_found', message: `No docs asset ${JSON.stringify(name)}.` }, 404);
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' });
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+      'Content-Type': type,
+      'Cache-Control': 'public, max-age=3600',
+      'X-Content-Type-Options': 'nosniff',
+    });
   });
 }
 

@@ -31,17 +31,33 @@ const route = createRoute({
     "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one; an operator key gets every tenant's, or `tenant`'s). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes. With `audit=true` (operators, and a tenant's admins for their tenant), admin and operator actions come too, as `audit.recorded` with `{ type, audit, at }`. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
   request: {
     query: z.object({
-      tenant: z.string().min(1).optional().openapi({ description: 'Operators: only this tenant. A tenant token may name only its own.' }),
+      tenant: z
+        .string()
+        .min(1)
+        .optional()
+        .openapi({ description: 'Operators: only this tenant. A tenant token may name only its own.' }),
       session: z.string().optional().openapi({ description: 'Only this session (tenant-wide callers).' }),
       trace: z.string().optional().openapi({ description: 'Only this trace (tenant-wide callers).' }),
-      lastEventId: z.string().optional().openapi({ description: 'Resume after this event id (same as the Last-Event-ID header).' }),
-      audit: z.enum(['true', 'false']).default('false').openapi({ description: "Also stream the audit trail's new entries (audit.recorded): operators, and a tenant's admins." }),
+      lastEventId: z
+        .string()
+        .optional()
+        .openapi({ description: 'Resume after this event id (same as the Last-Event-ID header).' }),
+      audit: z.enum(['true', 'false']).default('false').openapi({
+        description: "Also stream the audit trail's new entries (audit.recorded): operators, and a tenant's admins.",
+      }),
     }),
   },
-  responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } }, ...errorResponses(400, 401, 403) },
+  responses: {
+    200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
+    ...errorResponses(400, 401, 403),
+  },
 });
 
-export function registerEvents(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperations, 'lastEventSeq' | 'readEvents'> | undefined, settings: EventStreamSettings = {}) {
+export function registerEvents(
+  app: OpenAPIHono<AppEnv>,
+  ops: Pick<ServiceOperations, 'lastEventSeq' | 'readEvents'> | undefined,
+  settings: EventStreamSettings = {},
+) {
   const pollMs = settings.pollMs ?? 250;
   const heartbeatMs = settings.heartbeatMs ?? 15_000;
   const maxPolls = settings.maxPolls ?? Infinity;
@@ -54,24 +70,33 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperat
     const tenantId = adminTenantOf(caller, query.tenant);
     // The audit trail goes to operators and to a tenant's admins who ask for it, not to its agents.
     const seesAudit = query.audit === 'true';
-    if (seesAudit && caller.role !== 'operator' && !isTenantAdmin(caller)) throw errors.forbidden("The audit trail is for operators and a tenant's admins (a tenant-wide token with the admin permission).");
+    if (seesAudit && caller.role !== 'operator' && !isTenantAdmin(caller))
+      throw errors.forbidden(
+        "The audit trail is for operators and a tenant's admins (a tenant-wide token with the admin permission).",
+      );
     const access = accessOf(caller);
     // A bound token's scope cannot be widened: asking for another session sees nothing of it.
     const filter = { ...access.filter };
     if (query.session !== undefined) filter.sessionId = filter.sessionId ?? query.session;
     if (query.trace !== undefined) filter.traceId = filter.traceId ?? query.trace;
-    const narrowedAway = (query.session !== undefined && filter.sessionId !== query.session) || (query.trace !== undefined && filter.traceId !== query.trace);
+    const narrowedAway =
+      (query.session !== undefined && filter.sessionId !== query.session) ||
+      (query.trace !== undefined && filter.traceId !== query.trace);
     const resumeFrom = query.lastEventId ?? header(c, 'last-event-id');
     let after: number;
     if (resumeFrom !== undefined) {
-      if (!/^\d{1,15}$/.test(resumeFrom)) throw errors.badRequest(`Last-Event-ID ${JSON.stringify(resumeFrom)} is not an event id from this stream (a whole number).`);
+      if (!/^\d{1,15}$/.test(resumeFrom))
+        throw errors.badRequest(
+          `Last-Event-ID ${JSON.stringify(resumeFrom)} is not an event id from this stream (a whole number).`,
+        );
       after = Number(resumeFrom);
     } else {
       after = await ops.lastEventSeq();
     }
     const visible = (e: OutboxEvent) =>
       !narrowedAway &&
-      (e.ref !== null || (seesAudit && e.data !== null && filter.sessionId === undefined && filter.traceId === undefined)) &&
+      (e.ref !== null ||
+        (seesAudit && e.data !== null && filter.sessionId === undefined && filter.traceId === undefined)) &&
       (filter.sessionId === undefined || e.scope.sessionId === filter.sessionId) &&
       (filter.traceId === undefined || e.scope.traceId === filter.traceId);
 
@@ -94,7 +119,9 @@ export function registerEvents(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperat
           after = e.seq;
           if (!visible(e)) continue;
           const at = new Date(e.createdAt).toISOString();
-          const data = e.ref ? { type: e.type, ref: rowToRef(e.ref), at } : { type: e.type, audit: { ...e.data, at: new Date(e.data!.at as number).toISOString() }, at };
+          const data = e.ref
+            ? { type: e.type, ref: rowToRef(e.ref), at }
+            : { type: e.type, audit: { ...e.data, at: new Date(e.data!.at as number).toISOString() }, at };
           await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(data) });
           quietSince = Date.now();
         }

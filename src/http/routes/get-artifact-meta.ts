@@ -10,9 +10,20 @@ const route = createRoute({
   path: '/v1/artifacts/{id}/meta',
   tags: ['artifacts'],
   summary: 'The ArtifactRef of an artifact',
-  request: { params: ArtifactIdParam, query: z.object({ url: z.enum(['proxy', 'direct']).optional().openapi({ description: 'Add a download link (url, fetchMode, urlExpiresAt) of this mode.' }) }) },
+  request: {
+    params: ArtifactIdParam,
+    query: z.object({
+      url: z
+        .enum(['proxy', 'direct'])
+        .optional()
+        .openapi({ description: 'Add a download link (url, fetchMode, urlExpiresAt) of this mode.' }),
+    }),
+  },
   responses: {
-    200: { description: 'The reference as the caller sees it', content: { 'application/json': { schema: ArtifactRefDoc } } },
+    200: {
+      description: 'The reference as the caller sees it',
+      content: { 'application/json': { schema: ArtifactRefDoc } },
+    },
     ...errorResponses(401, 403, 404),
   },
 });

@@ -7,17 +7,47 @@ import type { UrlSigner } from '../../core/url-signing.js';
 import type { Access } from '../../service/artifact-service.js';
 import { accessOf, requirePerm } from '../auth.js';
 import { respondsWithRequestId, type AppEnv } from '../context.js';
-import { downloadHeaders, etagMatches, etagOf, notModifiedHeaders, signedLinkCacheControl } from '../download-headers.js';
+import {
+  downloadHeaders,
+  etagMatches,
+  etagOf,
+  notModifiedHeaders,
+  signedLinkCacheControl,
+} from '../download-headers.js';
 import { header } from '../fast-header.js';
 import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
 
 // Query and header parameters are documented here but parsed by hand: a zod validator per part
 // costs more than the rest of a small GET.
 const parameters = [
-  { name: 'disposition', in: 'query' as const, required: false, schema: { type: 'string' as const, enum: ['inline', 'attachment'] }, description: 'attachment forces a download; active types (HTML, SVG, XML, JS) are always attachments.' },
-  { name: 'Range', in: 'header' as const, required: false, schema: { type: 'string' as const }, description: 'One byte range: bytes=START-END, bytes=START- or bytes=-SUFFIX.' },
-  { name: 'If-None-Match', in: 'header' as const, required: false, schema: { type: 'string' as const }, description: 'ETag (the sha256 in quotes); a match answers 304.' },
-  { name: 'If-Range', in: 'header' as const, required: false, schema: { type: 'string' as const }, description: 'Serve the Range only while the ETag still matches.' },
+  {
+    name: 'disposition',
+    in: 'query' as const,
+    required: false,
+    schema: { type: 'string' as const, enum: ['inline', 'attachment'] },
+    description: 'attachment forces a download; active types (HTML, SVG, XML, JS) are always attachments.',
+  },
+  {
+    name: 'Range',
+    in: 'header' as const,
+    required: false,
+    schema: { type: 'string' as const },
+    description: 'One byte range: bytes=START-END, bytes=START- or bytes=-SUFFIX.',
+  },
+  {
+    name: 'If-None-Match',
+    in: 'header' as const,
+    required: false,
+    schema: { type: 'string' as const },
+    description: 'ETag (the sha256 in quotes); a match answers 304.',
+  },
+  {
+    name: 'If-Range',
+    in: 'header' as const,
+    required: false,
+    schema: { type: 'string' as const },
+    description: 'Serve the Range only while the ETag still matches.',
+  },
 ];
 
 function dispositionOf(value: string | undefined): 'inline' | 'attachment' | undefined {
@@ -34,7 +64,8 @@ const getRoute = createRoute({
   path: '/v1/artifacts/{id}',
   tags: ['artifacts'],
   summary: 'Download the bytes',
-  description: 'Streams the bytes. Range gives 206; ETag is the sha256; If-None-Match answers 304. Missing and out-of-scope ids answer the same 404.',
+  description:
+    'Streams the bytes. Range gives 206; ETag is the sha256; If-None-Match answers 304. Missing and out-of-scope ids answer the same 404.',
   request: { params: ArtifactIdParam },
   parameters,
   responses: {
@@ -47,7 +78,13 @@ const getRoute = createRoute({
 
 const signedParameters = [
   ...parameters.filter((p) => p.name !== 'disposition'),
-  ...['tenant', 'expires', 'disposition', 'kid', 'signature'].map((name) => ({ name, in: 'query' as const, required: true, schema: { type: 'string' as const }, description: 'Part of the signed link, as POST /v1/artifacts/{id}/url returned it.' })),
+  ...['tenant', 'expires', 'disposition', 'kid', 'signature'].map((name) => ({
+    name,
+    in: 'query' as const,
+    required: true,
+    schema: { type: 'string' as const },
+    description: 'Part of the signed link, as POST /v1/artifacts/{id}/url returned it.',
+  })),
 ];
 
 const signedGetRoute = createRoute({
@@ -55,7 +92,8 @@ const signedGetRoute = createRoute({
   path: '/v1/download/{id}',
   tags: ['artifacts'],
   summary: 'Download through a signed link (no Authorization)',
-  description: 'The link from POST /v1/artifacts/{id}/url (fetchMode proxy). Range, ETag and If-None-Match work as on GET /v1/artifacts/{id}. An expired or altered link, or one for another id, answers 403 and serves nothing.',
+  description:
+    'The link from POST /v1/artifacts/{id}/url (fetchMode proxy). Range, ETag and If-None-Match work as on GET /v1/artifacts/{id}. An expired or altered link, or one for another id, answers 403 and serves nothing.',
   security: [],
   request: { params: ArtifactIdParam },
   parameters: signedParameters,
@@ -67,7 +105,12 @@ const signedGetRoute = createRoute({
   },
 });
 
-const signedHeadRoute = createRoute({ ...signedGetRoute, method: 'head', summary: 'Download headers through a signed link', responses: { 200: { description: 'Headers of the download' }, ...errorResponses(403, 404) } });
+const signedHeadRoute = createRoute({
+  ...signedGetRoute,
+  method: 'head',
+  summary: 'Download headers through a signed link',
+  responses: { 200: { description: 'Headers of the download' }, ...errorResponses(403, 404) },
+});
 
 const headRoute = createRoute({
   method: 'head',
@@ -76,7 +119,11 @@ const headRoute = createRoute({
   summary: 'Download headers only',
   request: { params: ArtifactIdParam },
   parameters,
-  responses: { 200: { description: 'Headers of the download' }, 304: { description: 'Not modified' }, ...errorResponses(401, 404) },
+  responses: {
+    200: { description: 'Headers of the download' },
+    304: { description: 'Not modified' },
+    ...errorResponses(401, 404),
+  },
 });
 
 /**
@@ -85,7 +132,13 @@ const headRoute = createRoute({
  * artifact id is simply not found, through the same path as a missing one), and the per-request
  * validator chain cost a tenth of a small GET.
  */
-export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, signer?: UrlSigner, now: () => number = Date.now, admitLink?: (tenantId: string) => Promise<void> | void) {
+export function registerGetArtifact(
+  app: OpenAPIHono<AppEnv>,
+  service: ArtifactService,
+  signer?: UrlSigner,
+  now: () => number = Date.now,
+  admitLink?: (tenantId: string) => Promise<void> | void,
+) {
   app.openAPIRegistry.registerPath(getRoute);
   app.openAPIRegistry.registerPath(headRoute);
 
@@ -111,7 +164,14 @@ export function registerGetArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactS
 }
 
 /** GET and HEAD of one artifact for a caller allowed to see it: 200, 206, 304, 416 or 404. */
-async function serveArtifact(c: Context<AppEnv>, service: ArtifactService, access: Access, id: string, disposition: 'inline' | 'attachment' | undefined, cacheControl?: string) {
+async function serveArtifact(
+  c: Context<AppEnv>,
+  service: ArtifactService,
+  access: Access,
+  id: string,
+  disposition: 'inline' | 'attachment' | undefined,
+  cacheControl?: string,
+) {
   // Every check that can fail runs before the blob is opened, so no error leaves a file open.
   const ifNoneMatch = header(c, 'if-none-match');
 
@@ -124,7 +184,10 @@ async function serveArtifact(c: Context<AppEnv>, service: ArtifactService, acces
       return c.body(null, 304, notModifiedHeaders(entity, cacheControl));
     }
     if (c.req.method === 'HEAD') {
-      return c.body(null, 200, { ...downloadHeaders(entity, disposition, undefined, cacheControl), 'Content-Length': String(entity.sizeBytes) });
+      return c.body(null, 200, {
+        ...downloadHeaders(entity, disposition, undefined, cacheControl),
+        'Content-Length': String(entity.sizeBytes),
+      });
     }
   }
 
@@ -132,12 +195,17 @@ async function serveArtifact(c: Context<AppEnv>, service: ArtifactService, acces
   const ifRange = header(c, 'if-range');
   let result;
   try {
-    result = await service.getBody(access, id, (entity) => {
-      if (rangeHeader === undefined) return undefined;
-      // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
-      if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
-      return parseRange(rangeHeader, entity.sizeBytes);
-    }, SMALL_BODY_BYTES);
+    result = await service.getBody(
+      access,
+      id,
+      (entity) => {
+        if (rangeHeader === undefined) return undefined;
+        // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
+        if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
+        return parseRange(rangeHeader, entity.sizeBytes);
+      },
+      SMALL_BODY_BYTES,
+    );
   } catch (err) {
     if (isArtifactError(err) && err.code === 'invalid_range') {
       return c.json(err.toJSON(), 416, { 'Content-Range': `bytes */${String(err.details?.sizeBytes ?? '*')}` });

@@ -19,13 +19,20 @@ const readyz = createRoute({
   path: '/readyz',
   tags: ['ops'],
   summary: 'Readiness: the database and blob store answer',
-  responses: { 200: { description: 'Ready', content: { 'application/json': { schema: status } } }, ...errorResponses(503) },
+  responses: {
+    200: { description: 'Ready', content: { 'application/json': { schema: status } } },
+    ...errorResponses(503),
+  },
 });
 
-export function registerHealth(app: OpenAPIHono<AppEnv>, deps: { ops: Pick<ServiceOperations, 'ping'>; isDraining: () => boolean }) {
+export function registerHealth(
+  app: OpenAPIHono<AppEnv>,
+  deps: { ops: Pick<ServiceOperations, 'ping'>; isDraining: () => boolean },
+) {
   app.openapi(healthz, (c) => c.json({ status: 'ok' }, 200));
   app.openapi(readyz, async (c) => {
-    if (deps.isDraining()) throw errors.backendUnavailable('Shutting down; send new requests to another instance.', { retryAfter: 5 });
+    if (deps.isDraining())
+      throw errors.backendUnavailable('Shutting down; send new requests to another instance.', { retryAfter: 5 });
     try {
       await deps.ops.ping();
     } catch (err) {

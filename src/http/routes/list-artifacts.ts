@@ -6,7 +6,10 @@ import type { AppEnv } from '../context.js';
 import { errorResponses, ListPageDoc } from '../openapi-schemas.js';
 
 const query = z.object({
-  session: z.string().optional().openapi({ description: 'Only this session (a session-bound token always lists its own). Also accepted as the X-Artifact-Session header, as are X-Artifact-Trace and X-Artifact-User.' }),
+  session: z.string().optional().openapi({
+    description:
+      'Only this session (a session-bound token always lists its own). Also accepted as the X-Artifact-Session header, as are X-Artifact-Trace and X-Artifact-User.',
+  }),
   trace: z.string().optional(),
   user: z.string().optional(),
   namespace: z.string().optional(),
@@ -14,8 +17,15 @@ const query = z.object({
   createdAfter: z.string().optional().openapi({ description: 'ISO 8601, inclusive' }),
   createdBefore: z.string().optional().openapi({ description: 'ISO 8601, exclusive' }),
   cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page' }),
-  limit: z.string().regex(/^\d{1,4}$/, 'a whole number 1-1000').optional().openapi({ description: '1-1000, default 100' }),
-  url: z.enum(['proxy', 'direct']).optional().openapi({ description: 'Give every item a download link (url, fetchMode, urlExpiresAt) of this mode.' }),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, 'a whole number 1-1000')
+    .optional()
+    .openapi({ description: '1-1000, default 100' }),
+  url: z
+    .enum(['proxy', 'direct'])
+    .optional()
+    .openapi({ description: 'Give every item a download link (url, fetchMode, urlExpiresAt) of this mode.' }),
 });
 
 const route = createRoute({
@@ -23,9 +33,13 @@ const route = createRoute({
   path: '/v1/artifacts',
   tags: ['artifacts'],
   summary: 'List references, newest first',
-  description: 'One row per scope holding an id. The order is stable: pages never repeat or skip items that existed when listing began.',
+  description:
+    'One row per scope holding an id. The order is stable: pages never repeat or skip items that existed when listing began.',
   request: { query },
-  responses: { 200: { description: 'A page', content: { 'application/json': { schema: ListPageDoc } } }, ...errorResponses(400, 401, 403) },
+  responses: {
+    200: { description: 'A page', content: { 'application/json': { schema: ListPageDoc } } },
+    ...errorResponses(400, 401, 403),
+  },
 });
 
 export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string) {

@@ -40,10 +40,15 @@ function hostnameOf(authority: string): string {
 }
 
 /** Why a request is refused by the DNS-rebinding checks, or undefined when it may proceed. */
-function rebindingRefusal(host: string | undefined, origin: string | undefined, settings: McpMountSettings): string | undefined {
+function rebindingRefusal(
+  host: string | undefined,
+  origin: string | undefined,
+  settings: McpMountSettings,
+): string | undefined {
   const allowed = settings.allowedHosts?.map((h) => h.toLowerCase());
   const hostName = host ? hostnameOf(host) : undefined;
-  if (allowed && (!hostName || !allowed.includes(hostName))) return `Host ${host ?? '(none)'} is not one this MCP endpoint answers to (${allowed.join(', ')}). Set ARTIFACT_STORE_PUBLIC_URL to the address clients use.`;
+  if (allowed && (!hostName || !allowed.includes(hostName)))
+    return `Host ${host ?? '(none)'} is not one this MCP endpoint answers to (${allowed.join(', ')}). Set ARTIFACT_STORE_PUBLIC_URL to the address clients use.`;
   if (origin === undefined) return undefined;
   const origins = settings.allowedOrigins ?? [];
   if (origins.includes('*') || origins.includes(origin)) return undefined;
@@ -116,7 +121,10 @@ export function createMcpEndpoint(deps: McpDeps, settings: McpMountSettings = {}
     if (refusal) return c.json({ code: 'forbidden', message: refusal }, 403);
     const authorization = header(c, 'authorization');
     const caller = await deps.auth.authenticate(authorization);
-    if (caller.role === 'operator') throw errors.forbidden('An operator key holds no artifacts, so it has no MCP server: connect with a tenant token.');
+    if (caller.role === 'operator')
+      throw errors.forbidden(
+        'An operator key holds no artifacts, so it has no MCP server: connect with a tenant token.',
+      );
     requirePerm(caller, 'read');
     // MCP messages are small JSON: they count as requests, not as bytes in flight.
     await deps.rateLimiter?.check(caller.tenantId, authorization, 0);
@@ -127,28 +135,47 @@ export function createMcpEndpoint(deps: McpDeps, settings: McpMountSettings = {}
     if (sessionId !== undefined) {
       const session = sessions.get(sessionId);
       // Someone else's session reads exactly like one that does not exist.
-      if (!session || session.owner !== owner) return c.json(rpcError(-32001, 'Session not found: initialize a new one without the Mcp-Session-Id header.'), 404);
+      if (!session || session.owner !== owner)
+        return c.json(
+          rpcError(-32001, 'Session not found: initialize a new one without the Mcp-Session-Id header.'),
+          404,
+        );
       session.lastSeen = now;
       sessions.delete(sessionId);
       sessions.set(sessionId, session);
       return session.transport.handleRequest(c.req.raw);
     }
-    if (c.req.method !== 'POST') return c.json(rpcError(-32000, 'Open a session first: POST an initialize request to /mcp.'), 400);
+    if (c.req.method !== 'POST')
+      return c.json(rpcError(-32000, 'Open a session first: POST an initialize request to /mcp.'), 400);
 
     await reap(now);
     const store = createEmbeddedArtifactStore({
       service: deps.service,
-      scope: { tenantId: caller.tenantId, ...(caller.userId ? { userId: caller.userId } : {}), ...(caller.sessionId ? { sessionId: caller.sessionId } : {}), ...(caller.traceId ? { traceId: caller.traceId } : {}) },
+      scope: {
+        tenantId: caller.tenantId,
+        ...(caller.userId ? { userId: caller.userId } : {}),
+        ...(caller.sessionId ? { sessionId: caller.sessionId } : {}),
+        ...(caller.traceId ? { traceId: caller.traceId } : {}),
+      },
       publicUrl: deps.publicUrl ?? new URL(c.req.url).origin,
     });
-    const mcp = createArtifactMcpServer(store, { ...(settings.version ? { version: settings.version } : {}), events: (signal) => deps.ops.tailEvents({ tenantId: caller.tenantId, ...accessOf(caller).filter }, { pollMs, signal }) });
+    const mcp = createArtifactMcpServer(store, {
+      ...(settings.version ? { version: settings.version } : {}),
+      events: (signal) =>
+        deps.ops.tailEvents({ tenantId: caller.tenantId, ...accessOf(caller).filter }, { pollMs, signal }),
+    });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, owner, lastSeen: Date.now(), close: async () => {
-          await mcp.close();
-          await transport.close();
-        } });
+        sessions.set(id, {
+          transport,
+          owner,
+          lastSeen: Date.now(),
+          close: async () => {
+            await mcp.close();
+            await transport.close();
+          },
+        });
       },
       onsessionclosed: async (id) => {
         sessions.delete(id);

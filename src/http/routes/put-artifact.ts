@@ -22,12 +22,16 @@ const route = createRoute({
   request: {
     headers: z.object({
       'content-type': header('The mime type of the bytes (default application/octet-stream).'),
-      'x-artifact-filename': header("Display name; directories are stripped, control characters refused. Non-ASCII as RFC 8187 UTF-8''<percent-encoded>."),
+      'x-artifact-filename': header(
+        "Display name; directories are stripped, control characters refused. Non-ASCII as RFC 8187 UTF-8''<percent-encoded>.",
+      ),
       'x-artifact-namespace': header('[a-z0-9._-]{1,64}, default "art". Becomes the id prefix.'),
-      'x-artifact-meta': header('JSON object, at most 8 KiB, kept with this scope\'s reference.'),
+      'x-artifact-meta': header("JSON object, at most 8 KiB, kept with this scope's reference."),
       'x-artifact-source': header('JSON object describing where the bytes came from (tool, server).'),
       'x-artifact-ttl': header('Seconds until this reference expires.'),
-      'x-artifact-sha256': header('Expected lowercase hex sha256; a mismatch is refused with 422 and nothing is stored.'),
+      'x-artifact-sha256': header(
+        'Expected lowercase hex sha256; a mismatch is refused with 422 and nothing is stored.',
+      ),
       'x-artifact-session': header('Tenant-wide tokens only: the session to store under.'),
       'x-artifact-trace': header('The trace to store under (unless the token is bound to one).'),
       'x-artifact-user': header('Tenant-wide tokens only: the user to store under.'),
@@ -35,7 +39,10 @@ const route = createRoute({
     body: { content: { '*/*': { schema: z.string().openapi({ format: 'binary' }) } }, required: true },
   },
   responses: {
-    200: { description: 'This scope already held the artifact; expiry refreshed.', content: { 'application/json': { schema: ArtifactRefDoc } } },
+    200: {
+      description: 'This scope already held the artifact; expiry refreshed.',
+      content: { 'application/json': { schema: ArtifactRefDoc } },
+    },
     201: { description: 'Stored.', content: { 'application/json': { schema: ArtifactRefDoc } } },
     ...errorResponses(400, 401, 403, 409, 413, 422, 503),
   },
@@ -52,26 +59,38 @@ function parseJsonObject(name: string, raw: string | undefined): Record<string, 
   try {
     value = JSON.parse(decodeExtValue(headerUtf8(raw)));
   } catch {
-    throw errors.badRequest(`X-Artifact-${name} is not valid JSON. Send a JSON object (non-ASCII as UTF-8''<percent-encoded>).`);
+    throw errors.badRequest(
+      `X-Artifact-${name} is not valid JSON. Send a JSON object (non-ASCII as UTF-8''<percent-encoded>).`,
+    );
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw errors.badRequest(`X-Artifact-${name} must be a JSON object.`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw errors.badRequest(`X-Artifact-${name} must be a JSON object.`);
   return value as Record<string, unknown>;
 }
 
 /** `maxRequestBodyBytes`: bodies the platform lets through (0 = no limit); bigger ones must go direct. */
-export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string, maxRequestBodyBytes = 0) {
+export function registerPutArtifact(
+  app: OpenAPIHono<AppEnv>,
+  service: ArtifactService,
+  publicUrl?: string,
+  maxRequestBodyBytes = 0,
+) {
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'write');
     const length = c.req.header('content-length');
     if (length !== undefined && /^\d+$/.test(length)) {
-      if (Number(length) > service.limits.maxArtifactBytes) throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
-      if (maxRequestBodyBytes > 0 && Number(length) > maxRequestBodyBytes) throw errors.requestTooLarge(maxRequestBodyBytes);
+      if (Number(length) > service.limits.maxArtifactBytes)
+        throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
+      if (maxRequestBodyBytes > 0 && Number(length) > maxRequestBodyBytes)
+        throw errors.requestTooLarge(maxRequestBodyBytes);
     }
     const ttlRaw = wire(c, 'ttl');
-    if (ttlRaw !== undefined && !/^[1-9]\d{0,9}$/.test(ttlRaw)) throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds.');
+    if (ttlRaw !== undefined && !/^[1-9]\d{0,9}$/.test(ttlRaw))
+      throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds.');
     const sha = wire(c, 'sha256');
-    if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha)) throw errors.badRequest('X-Artifact-Sha256 must be 64 hex characters.');
+    if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha))
+      throw errors.badRequest('X-Artifact-Sha256 must be 64 hex characters.');
     const filename = wire(c, 'filename');
     const mime = c.req.header('content-type');
     const options: PutOptions = {

@@ -81,9 +81,22 @@ export function registerUi(app: OpenAPIHono<AppEnv>, assets: UiAssets | undefine
     const type = UI_ASSET_TYPES[name];
     const bytes = type && assets ? await assets.get(name) : null;
     if (!type || !bytes) return null;
-    return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { ...PAGE_HEADERS, 'Content-Type': type } });
+    return new Response(bytes as Uint8Array<ArrayBuffer>, {
+      status: 200,
+      headers: { ...PAGE_HEADERS, 'Content-Type': type },
+    });
   };
-  app.get('/ui', async (c) => (await serve('index.html')) ?? c.json({ code: 'not_found', message: 'This build of the service has no /ui.' }, 404));
+  app.get(
+    '/ui',
+    async (c) =>
+      (await serve('index.html')) ??
+      c.json({ code: 'not_found', message: 'This build of the service has no /ui.' }, 404),
+  );
   app.get('/ui/', (c) => c.redirect('/ui', 301));
-  app.get('/ui/:name', async (c) => (await serve(c.req.param('name'))) ?? c.json({ code: 'not_found', message: `No UI file ${JSON.stringify(c.req.param('name'))}.` }, 404));
+  app.get(
+    '/ui/:name',
+    async (c) =>
+      (await serve(c.req.param('name'))) ??
+      c.json({ code: 'not_found', message: `No UI file ${JSON.stringify(c.req.param('name'))}.` }, 404),
+  );
 }

@@ -29,7 +29,12 @@ const TicketDoc = z
   })
   .openapi('UploadTicket');
 
-const UploadIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: 'id', in: 'path' }, example: 'up_0123456789abcdef0123456789abcdef' }) });
+const UploadIdParam = z.object({
+  id: z
+    .string()
+    .max(64)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'up_0123456789abcdef0123456789abcdef' }),
+});
 
 const beginRoute = createRoute({
   method: 'post',
@@ -39,7 +44,10 @@ const beginRoute = createRoute({
   description:
     'Returns a presigned PUT for a staging key. Upload the bytes there, then POST /v1/uploads/{id}/complete. The scope comes from the token; a tenant-wide token may name it with X-Artifact-Session / X-Artifact-Trace / X-Artifact-User. Only drivers that accept direct uploads (s3) offer this; others answer 400 with details.reason direct_uploads_unavailable.',
   request: { body: { required: true, content: { 'application/json': { schema: BeginDoc } } } },
-  responses: { 201: { description: 'Where to upload', content: { 'application/json': { schema: TicketDoc } } }, ...errorResponses(400, 401, 403, 413, 503) },
+  responses: {
+    201: { description: 'Where to upload', content: { 'application/json': { schema: TicketDoc } } },
+    ...errorResponses(400, 401, 403, 413, 503),
+  },
 });
 
 const completeRoute = createRoute({
@@ -51,7 +59,10 @@ const completeRoute = createRoute({
     'The service re-reads the staged bytes and checks their size and sha256 itself, then commits them like a put: 201 with the ArtifactRef (200 when the scope already held it). Other bytes than declared: 422 checksum_mismatch (or 400 for another size) and nothing is stored. Nothing uploaded yet: 400, and the upload stays open. With ?url=proxy|direct the ref carries a download link.',
   request: { params: UploadIdParam },
   responses: {
-    200: { description: 'The scope already held these bytes', content: { 'application/json': { schema: ArtifactRefDoc } } },
+    200: {
+      description: 'The scope already held these bytes',
+      content: { 'application/json': { schema: ArtifactRefDoc } },
+    },
     201: { description: 'Stored', content: { 'application/json': { schema: ArtifactRefDoc } } },
     ...errorResponses(400, 401, 403, 404, 422, 503),
   },
@@ -64,7 +75,11 @@ export function registerUploads(app: OpenAPIHono<AppEnv>, service: ArtifactServi
     const { sizeBytes, sha256, ...options } = c.req.valid('json');
     const scope = narrowScope(
       { tenantId: caller.tenantId, userId: caller.userId, sessionId: caller.sessionId, traceId: caller.traceId },
-      { sessionId: c.req.header('x-artifact-session'), traceId: c.req.header('x-artifact-trace'), userId: c.req.header('x-artifact-user') },
+      {
+        sessionId: c.req.header('x-artifact-session'),
+        traceId: c.req.header('x-artifact-trace'),
+        userId: c.req.header('x-artifact-user'),
+      },
     );
     const ticket = await service.beginUpload(scope, { sizeBytes, sha256 }, options);
     return c.json(ticket, 201, { 'Cache-Control': 'no-store' });

@@ -14,11 +14,27 @@ const route = createRoute({
     "Live references only, as the quotas count them. A tenant token gets its tenant and its top sessions and traces (a session-bound token: its own session); a tenant's admin also gets its tenant's part of the latest retention runs and its rate-limit refusals. An operator key gets every tenant (or `tenant`), whole retention runs and every tenant's refusals.",
   request: {
     query: z.object({
-      top: z.coerce.number().int().min(1).max(1000).default(20).openapi({ description: 'How many sessions and traces (biggest first).' }),
-      tenant: z.string().min(1).optional().openapi({ description: 'Operators: one tenant only. A tenant token may name only its own.' }),
+      top: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(1000)
+        .default(20)
+        .openapi({ description: 'How many sessions and traces (biggest first).' }),
+      tenant: z
+        .string()
+        .min(1)
+        .optional()
+        .openapi({ description: 'Operators: one tenant only. A tenant token may name only its own.' }),
     }),
   },
-  responses: { 200: { description: 'Usage report', content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('UsageReport') } } }, ...errorResponses(400, 401, 403) },
+  responses: {
+    200: {
+      description: 'Usage report',
+      content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('UsageReport') } },
+    },
+    ...errorResponses(400, 401, 403),
+  },
 });
 
 export function registerUsage(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperations, 'usage'>, limiter?: RateLimiter) {
@@ -35,8 +51,14 @@ export function registerUsage(app: OpenAPIHono<AppEnv>, ops: Pick<ServiceOperati
       });
       return c.json(report as unknown as Record<string, unknown>, 200);
     }
-    const scope = { tenantId: caller.tenantId, ...(caller.sessionId !== undefined ? { sessionId: caller.sessionId } : {}), ...(caller.traceId !== undefined ? { traceId: caller.traceId } : {}) };
-    const extras = isTenantAdmin(caller) ? { retention: 'tenant' as const, ...(limiter ? { rateLimited: limiter.refusals(caller.tenantId) } : {}) } : {};
+    const scope = {
+      tenantId: caller.tenantId,
+      ...(caller.sessionId !== undefined ? { sessionId: caller.sessionId } : {}),
+      ...(caller.traceId !== undefined ? { traceId: caller.traceId } : {}),
+    };
+    const extras = isTenantAdmin(caller)
+      ? { retention: 'tenant' as const, ...(limiter ? { rateLimited: limiter.refusals(caller.tenantId) } : {}) }
+      : {};
     return c.json((await ops.usage(scope, top, extras)) as unknown as Record<string, unknown>, 200);
   });
 }

@@ -24,5 +24,10 @@ function customContext(run: TransformRun): CustomTransformContext {
     putBase64: (data, o) => record(store.putBase64(data, run.putOptions(o))),
     putStream: (stream, o) => record(store.putStream(stream, run.putOptions(o))),
   };
-  return { toolName: run.toolName, namespace: run.namespace, store: tracked, ...(run.options.scope ? { scope: run.options.scope } : {}) };
+  return {
+    toolName: run.toolName,
+    namespace: run.namespace,
+    store: tracked,
+    ...(run.options.scope ? { scope: run.options.scope } : {}),
+  };
 }

@@ -2,22 +2,49 @@
  * The heuristic layer: any string in the JSON that decodes to a recognised binary format (base64,
  * base64url, data: URLs, confirmed by magic bytes), and raw bytes from native tools.
  */
-import { base64Candidate, cleanBase64, CorruptBase64Error, decodeHead, detectBinary, type CleanBase64, type DetectedType } from '../detect.js';
+import {
+  base64Candidate,
+  cleanBase64,
+  CorruptBase64Error,
+  decodeHead,
+  detectBinary,
+  type CleanBase64,
+  type DetectedType,
+} from '../detect.js';
 import { BinaryValue, depthMarker, type WorkValue } from '../json.js';
 import { siblingVars } from '../summary.js';
 import { nameFromSiblings, shortPath } from './names.js';
-import { corrupt, isOutcomePlaceholder, placeholder, storeBase64, storeBytes, type Outcome, type PayloadContext } from './payloads.js';
+import {
+  corrupt,
+  isOutcomePlaceholder,
+  placeholder,
+  storeBase64,
+  storeBytes,
+  type Outcome,
+  type PayloadContext,
+} from './payloads.js';
 import type { TransformRun } from './run.js';
 
 /**
  * Stores every payload found under holder[rootKey]. `probe` false still stores raw bytes but probes no
  * strings; `parsedText` holds JSON parsed from a text block (not sanitized) to the depth limit.
  */
-export async function applyHeuristics(run: TransformRun, holder: Record<string, WorkValue>, rootKey: string, probe: boolean, parsedText: boolean): Promise<void> {
+export async function applyHeuristics(
+  run: TransformRun,
+  holder: Record<string, WorkValue>,
+  rootKey: string,
+  probe: boolean,
+  parsedText: boolean,
+): Promise<void> {
   for (const { parent, key, path } of heuristicSites(run, holder, rootKey, probe, parsedText)) {
     const value = (parent as Record<string | number, WorkValue>)[key]!;
     const vars = siblingVars(parent);
-    const ctx: PayloadContext = { layer: 'heuristic', where: shortPath(path) || 'result', vars, ...nameFromSiblings(vars) };
+    const ctx: PayloadContext = {
+      layer: 'heuristic',
+      where: shortPath(path) || 'result',
+      vars,
+      ...nameFromSiblings(vars),
+    };
     if (value instanceof BinaryValue) {
       run.replace(parent, key, placeholder(await storeBytes(run, value.bytes, ctx)));
       continue;
@@ -75,7 +102,13 @@ interface SiteWalk {
 }
 
 /** The places the heuristic looks at, in document order: see collectSites. */
-function heuristicSites(run: TransformRun, holder: Record<string, WorkValue>, rootKey: string, probe: boolean, parsedText: boolean): Site[] {
+function heuristicSites(
+  run: TransformRun,
+  holder: Record<string, WorkValue>,
+  rootKey: string,
+  probe: boolean,
+  parsedText: boolean,
+): Site[] {
   const { maxDepth, minBase64Chars } = run.config;
   const walk: SiteWalk = {
     sites: [],
@@ -100,7 +133,13 @@ function heuristicSites(run: TransformRun, holder: Record<string, WorkValue>, ro
  * GC: 5 ms instead of 1 ms over 7,000 rows). Recursion is bounded by maxDepth, at most 5000: deeper
  * parsed JSON is cut here, and toJsonSafe cut everything else.
  */
-function collectSites(walk: SiteWalk, parent: Record<string, WorkValue> | WorkValue[], key: string | number, value: WorkValue, depth: number): void {
+function collectSites(
+  walk: SiteWalk,
+  parent: Record<string, WorkValue> | WorkValue[],
+  key: string | number,
+  value: WorkValue,
+  depth: number,
+): void {
   if (typeof value === 'string') {
     if (value.length >= walk.minChars) walk.sites.push({ parent, key, path: pathOf(walk.keys) });
     return;

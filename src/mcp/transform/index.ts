@@ -50,7 +50,11 @@ export interface TransformResult<T = unknown> {
  * const { result, artifacts, stats } =
  *   await transformToolResult('download_workbook', raw, { store, serverName: 'tableau' });
  */
-export async function transformToolResult<T = unknown>(toolName: string, result: unknown, options: TransformOptions = {}): Promise<TransformResult<T>> {
+export async function transformToolResult<T = unknown>(
+  toolName: string,
+  result: unknown,
+  options: TransformOptions = {},
+): Promise<TransformResult<T>> {
   const run = new TransformRun(toolName, options);
   const { maxDepth } = run.config;
   const { value, report } = toJsonSafe(result, maxDepth);
@@ -64,10 +68,18 @@ export async function transformToolResult<T = unknown>(toolName: string, result:
   const custom = await runCustomTransform(run, result);
   if (custom !== undefined) {
     // The custom transform has the last word: only raw bytes it left in the value are stored, nothing else changes.
-    output = await processDocument(run, toJsonSafe(custom, maxDepth).value, { fieldsLayer: false, heuristics: false, sizeNet: false });
+    output = await processDocument(run, toJsonSafe(custom, maxDepth).value, {
+      fieldsLayer: false,
+      heuristics: false,
+      sizeNet: false,
+    });
   } else if (isCallToolResult(value)) {
     output = await processCallToolResult(run, value);
-  } else if (isPlainObject(value) && 'toolResult' in value && Object.keys(value).every((k) => k === 'toolResult' || k === '_meta')) {
+  } else if (
+    isPlainObject(value) &&
+    'toolResult' in value &&
+    Object.keys(value).every((k) => k === 'toolResult' || k === '_meta')
+  ) {
     // The SDK's legacy compatibility shape.
     value.toolResult = await processDocument(run, value.toolResult!);
     output = value;
@@ -95,17 +107,30 @@ interface DocumentOptions {
 async function processDocument(run: TransformRun, root: WorkValue, opts: DocumentOptions = {}): Promise<WorkValue> {
   const holder: Record<string, WorkValue> = { root };
   if (opts.fieldsLayer !== false) await applyFieldSpecs(run, holder);
-  await applyHeuristics(run, holder, 'root', opts.heuristics !== false && run.config.heuristics, opts.parsedText === true);
+  await applyHeuristics(
+    run,
+    holder,
+    'root',
+    opts.heuristics !== false && run.config.heuristics,
+    opts.parsedText === true,
+  );
   if (opts.sizeNet !== false) await applySizeNet(run, holder, 'root', '');
   return holder.root!;
 }
 
 function isCallToolResult(v: WorkValue): v is Record<string, WorkValue> {
-  return isPlainObject(v) && Array.isArray(v.content) && v.content.every((b) => isPlainObject(b) && typeof b.type === 'string');
+  return (
+    isPlainObject(v) &&
+    Array.isArray(v.content) &&
+    v.content.every((b) => isPlainObject(b) && typeof b.type === 'string')
+  );
 }
 
 /** Each content block through its layer, and structuredContent as a JSON document. */
-async function processCallToolResult(run: TransformRun, result: Record<string, WorkValue>): Promise<Record<string, WorkValue>> {
+async function processCallToolResult(
+  run: TransformRun,
+  result: Record<string, WorkValue>,
+): Promise<Record<string, WorkValue>> {
   const out: WorkValue[] = [];
   for (const block of result.content as WorkValue[]) {
     if (!isPlainObject(block)) {

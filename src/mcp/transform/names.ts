@@ -69,9 +69,11 @@ export interface SummaryFacts {
 
 /** "PDF 'q3.pdf' (50 KiB) from get_report (files[0].data), stored as artifact …". */
 export function defaultSummary({ layer, where, label, ref, toolName, sourceNamed, chars }: SummaryFacts): string {
-  const size = chars !== undefined ? `${formatCount(chars)} chars, ${formatBytes(ref.sizeBytes)}` : formatBytes(ref.sizeBytes);
+  const size =
+    chars !== undefined ? `${formatCount(chars)} chars, ${formatBytes(ref.sizeBytes)}` : formatBytes(ref.sizeBytes);
   const named = ref.filename && sourceNamed && layer !== 'size' ? ` '${ref.filename}'` : '';
-  const from = layer === 'blocks' || layer === 'links' || !where || where === 'result' ? toolName : `${toolName} (${where})`;
+  const from =
+    layer === 'blocks' || layer === 'links' || !where || where === 'result' ? toolName : `${toolName} (${where})`;
   const lead = layer === 'size' ? `Large ${label}` : capitalize(label);
   return `${lead}${named} (${size}) from ${from}, stored as artifact ${ref.id}.`;
 }

@@ -8,7 +8,15 @@ import { formatBytes } from '../../core/bytes.js';
 import { isArtifactError } from '../../core/errors.js';
 import type { ArtifactRef, PutOptions } from '../../core/schemas.js';
 import type { BlockSpec, FieldSpec, Layer } from '../config.js';
-import { cleanBase64, CorruptBase64Error, decodeClean, decodeHead, detectBinary, type CleanBase64, type DetectedType } from '../detect.js';
+import {
+  cleanBase64,
+  CorruptBase64Error,
+  decodeClean,
+  decodeHead,
+  detectBinary,
+  type CleanBase64,
+  type DetectedType,
+} from '../detect.js';
 import type { JsonValue, WorkValue } from '../json.js';
 import { isPlainObject } from '../paths.js';
 import { describeType, modelRef, renderTemplate } from '../summary.js';
@@ -18,7 +26,12 @@ import type { TransformRun } from './run.js';
 /** What stands in for a stored (or refused) payload. */
 export type Outcome =
   | { ok: true; ref: ArtifactRef; summary: string; stored: boolean }
-  | { ok: false; error: 'too_large' | 'corrupt_base64' | 'not_stored'; summary: string; details: Record<string, JsonValue> };
+  | {
+      ok: false;
+      error: 'too_large' | 'corrupt_base64' | 'not_stored';
+      summary: string;
+      details: Record<string, JsonValue>;
+    };
 
 export interface PayloadContext {
   layer: Layer;
@@ -41,15 +54,28 @@ export interface KnownBase64 {
 
 /** The outcome inside JSON: `{ artifact, summary }`, or `{ error, summary, ...details }`. */
 export const placeholder = (o: Outcome): Record<string, WorkValue> =>
-  o.ok ? { artifact: modelRef(o.ref) as WorkValue, summary: o.summary } : { error: o.error, summary: o.summary, ...o.details };
+  o.ok
+    ? { artifact: modelRef(o.ref) as WorkValue, summary: o.summary }
+    : { error: o.error, summary: o.summary, ...o.details };
 
 /** A value placeholder() made: later layers leave it alone. */
 export function isOutcomePlaceholder(v: WorkValue): boolean {
-  return isPlainObject(v) && typeof v.summary === 'string' && (isPlainObject(v.artifact) || typeof v.error === 'string') && Object.keys(v).length <= 6;
+  return (
+    isPlainObject(v) &&
+    typeof v.summary === 'string' &&
+    (isPlainObject(v.artifact) || typeof v.error === 'string') &&
+    Object.keys(v).length <= 6
+  );
 }
 
 /** A base64 payload (the `memoKey` it was found as: a data: URL, a bare string) → stored bytes. */
-export async function storeBase64(run: TransformRun, body: string, ctx: PayloadContext, memoKey = body, known?: KnownBase64): Promise<Outcome> {
+export async function storeBase64(
+  run: TransformRun,
+  body: string,
+  ctx: PayloadContext,
+  memoKey = body,
+  known?: KnownBase64,
+): Promise<Outcome> {
   const memoized = run.memo.get(memoKey);
   if (memoized) return memoized;
   const pending = storeBase64Once(run, body, ctx, known);
@@ -57,7 +83,12 @@ export async function storeBase64(run: TransformRun, body: string, ctx: PayloadC
   return pending;
 }
 
-async function storeBase64Once(run: TransformRun, body: string, ctx: PayloadContext, known?: KnownBase64): Promise<Outcome> {
+async function storeBase64Once(
+  run: TransformRun,
+  body: string,
+  ctx: PayloadContext,
+  known?: KnownBase64,
+): Promise<Outcome> {
   let clean: CleanBase64;
   try {
     clean = known?.clean ?? cleanBase64(body);
@@ -71,10 +102,14 @@ async function storeBase64Once(run: TransformRun, body: string, ctx: PayloadCont
   try {
     if (clean.byteLength > run.config.streamDecodeAboveBytes) {
       const detected = known?.detected ?? (await headType(clean));
-      return await put(run, ctx, clean.byteLength, detected, (o) => run.store.putStream(decodeStream(clean, failure), o));
+      return await put(run, ctx, clean.byteLength, detected, (o) =>
+        run.store.putStream(decodeStream(clean, failure), o),
+      );
     }
     const bytes = decodeClean(clean);
-    return await put(run, ctx, bytes.byteLength, (await detectBinary(bytes)) ?? sniffText(bytes), (o) => run.store.putBytes(bytes, o));
+    return await put(run, ctx, bytes.byteLength, (await detectBinary(bytes)) ?? sniffText(bytes), (o) =>
+      run.store.putBytes(bytes, o),
+    );
   } catch (err) {
     // A stream that failed mid-way surfaces as the store's error; the decoder noted the real cause.
     const corruption = failure.error ?? (err instanceof CorruptBase64Error ? err : undefined);
@@ -96,22 +131,39 @@ export function storeBytes(run: TransformRun, bytes: Uint8Array, ctx: PayloadCon
   const memoized = run.memo.get(bytes);
   if (memoized) return memoized;
   const pending = (async (): Promise<Outcome> => {
-    if (bytes.byteLength > run.config.maxArtifactBytes) return tooLarge(run, ctx, bytes.byteLength, await detectBinary(bytes));
+    if (bytes.byteLength > run.config.maxArtifactBytes)
+      return tooLarge(run, ctx, bytes.byteLength, await detectBinary(bytes));
     if (bytes.byteLength === 0) return corrupt(run, ctx, new CorruptBase64Error('it is empty'), 0);
-    return put(run, ctx, bytes.byteLength, (await detectBinary(bytes)) ?? sniffText(bytes), (o) => run.store.putBytes(bytes, o));
+    return put(run, ctx, bytes.byteLength, (await detectBinary(bytes)) ?? sniffText(bytes), (o) =>
+      run.store.putBytes(bytes, o),
+    );
   })();
   run.memo.set(bytes, pending);
   return pending;
 }
 
 /** Text (or serialized JSON, described by `shape`) stored as UTF-8 under `mimeType`. */
-export function storeText(run: TransformRun, text: string, mimeType: string, ctx: PayloadContext, shape?: string): Promise<Outcome> {
+export function storeText(
+  run: TransformRun,
+  text: string,
+  mimeType: string,
+  ctx: PayloadContext,
+  shape?: string,
+): Promise<Outcome> {
   const memoized = run.memo.get(text);
   if (memoized) return memoized;
   const pending = (async (): Promise<Outcome> => {
     const bytes = new TextEncoder().encode(text);
-    if (bytes.byteLength > run.config.maxArtifactBytes) return tooLarge(run, { ...ctx, declaredMime: mimeType }, bytes.byteLength, undefined);
-    return put(run, { ...ctx, declaredMime: mimeType }, bytes.byteLength, undefined, (o) => run.store.putBytes(bytes, o), { chars: text.length, ...(shape ? { shape } : {}) });
+    if (bytes.byteLength > run.config.maxArtifactBytes)
+      return tooLarge(run, { ...ctx, declaredMime: mimeType }, bytes.byteLength, undefined);
+    return put(
+      run,
+      { ...ctx, declaredMime: mimeType },
+      bytes.byteLength,
+      undefined,
+      (o) => run.store.putBytes(bytes, o),
+      { chars: text.length, ...(shape ? { shape } : {}) },
+    );
   })();
   run.memo.set(text, pending);
   return pending;
@@ -132,7 +184,7 @@ async function put(
   const sniffed = detected?.guessed ? detected : undefined;
   if (sniffed) detected = undefined;
   const mimeType = detected?.mime ?? specMime ?? ctx.declaredMime ?? sniffed?.mime ?? 'application/octet-stream';
-  const label = spec?.contentType ?? (text?.shape ?? describeType(mimeType, detected?.ext));
+  const label = spec?.contentType ?? text?.shape ?? describeType(mimeType, detected?.ext);
   const vars: Record<string, string | number | boolean | undefined> = {
     ...ctx.vars,
     tool: toolName,
@@ -147,9 +199,13 @@ async function put(
   const templated = spec?.filename ? renderTemplate(spec.filename, vars) : undefined;
   const filename = templated ?? defaultFilename(ctx.name, toolName, detected?.ext ?? extFor(mimeType));
   const sourceNamed = templated !== undefined || ctx.name !== undefined;
-  const source: Record<string, unknown> = { tool: toolName, ...(run.options.serverName ? { server: run.options.serverName } : {}) };
+  const source: Record<string, unknown> = {
+    tool: toolName,
+    ...(run.options.serverName ? { server: run.options.serverName } : {}),
+  };
   if (ctx.where && ctx.layer !== 'blocks') source.field = ctx.where;
-  if (detected && ctx.declaredMime && baseMime(ctx.declaredMime) !== detected.mime) source.declaredMimeType = ctx.declaredMime;
+  if (detected && ctx.declaredMime && baseMime(ctx.declaredMime) !== detected.mime)
+    source.declaredMimeType = ctx.declaredMime;
   let ref: ArtifactRef;
   try {
     ref = await write(run.putOptions({ mimeType, filename, source }));
@@ -174,7 +230,12 @@ async function put(
   return { ok: true, ref, stored, summary: unstored };
 }
 
-function tooLarge(run: TransformRun, ctx: PayloadContext, sizeBytes: number, detected: DetectedType | undefined): Outcome {
+function tooLarge(
+  run: TransformRun,
+  ctx: PayloadContext,
+  sizeBytes: number,
+  detected: DetectedType | undefined,
+): Outcome {
   const { toolName } = run;
   run.stats.notStored++;
   const mime = detected?.mime ?? ctx.declaredMime ?? 'application/octet-stream';

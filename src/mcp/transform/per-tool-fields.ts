@@ -24,9 +24,19 @@ export async function applyFieldSpecs(run: TransformRun, holder: Record<string, 
   for (const spec of run.specs) {
     for (const field of spec.fields ?? []) {
       for (const site of resolveFieldPath(holder.root!, parseFieldPath(field.path))) {
-        if (field.when && !Object.entries(field.when).every(([k, v]) => isPlainObject(site.parent) && site.parent[k] === v)) continue;
+        if (
+          field.when &&
+          !Object.entries(field.when).every(([k, v]) => isPlainObject(site.parent) && site.parent[k] === v)
+        )
+          continue;
         const vars = siblingVars(site.parent);
-        const ctx: PayloadContext = { layer: 'fields', where: shortPath(site.path), spec: field, vars, ...nameFromSiblings(vars) };
+        const ctx: PayloadContext = {
+          layer: 'fields',
+          where: shortPath(site.path),
+          spec: field,
+          vars,
+          ...nameFromSiblings(vars),
+        };
         let outcome: Outcome | undefined;
         if (site.value instanceof BinaryValue) outcome = await storeBytes(run, site.value.bytes, ctx);
         else if (typeof site.value === 'string') {

@@ -34,7 +34,12 @@ export async function processResourceLink(run: TransformRun, block: Block): Prom
 }
 
 /** The contents of a resource read by the policy: blobs stored, text inline under inlineTextIfUnderChars. */
-async function blocksForReadResource(run: TransformRun, uri: string, name: string | undefined, contents: WorkValue[]): Promise<Block[]> {
+async function blocksForReadResource(
+  run: TransformRun,
+  uri: string,
+  name: string | undefined,
+  contents: WorkValue[],
+): Promise<Block[]> {
   const out: Block[] = [];
   for (const content of contents) {
     if (!isPlainObject(content)) continue;
@@ -61,7 +66,9 @@ async function blocksForReadResource(run: TransformRun, uri: string, name: strin
 }
 
 function linkLine(name: string | undefined, mime: string | undefined, size: number | undefined, uri: string): string {
-  const facts = [mime ? describeType(mime) : undefined, size !== undefined ? formatBytes(size) : undefined].filter(Boolean).join(', ');
+  const facts = [mime ? describeType(mime) : undefined, size !== undefined ? formatBytes(size) : undefined]
+    .filter(Boolean)
+    .join(', ');
   return `Resource${name ? ` '${name}'` : ''}${facts ? ` (${facts})` : ''} is available at ${uri}.`;
 }
 

@@ -6,7 +6,13 @@ import type { ArtifactStore } from '../../client/artifact-store.js';
 import { createNoOpArtifactStore, isUnstoredRef } from '../../client/noop-store.js';
 import { assertNamespace, namespaceFromToolName } from '../../core/ids.js';
 import type { ArtifactRef, PutOptions } from '../../core/schemas.js';
-import { resolveTransformConfig, type Layer, type ToolSpec, type TransformConfig, type TransformOptions } from '../config.js';
+import {
+  resolveTransformConfig,
+  type Layer,
+  type ToolSpec,
+  type TransformConfig,
+  type TransformOptions,
+} from '../config.js';
 import type { WorkValue } from '../json.js';
 import type { Outcome } from './payloads.js';
 import { toolSpecsFor } from './per-tool-fields.js';
@@ -55,14 +61,21 @@ export class TransformRun {
     readonly options: TransformOptions,
   ) {
     this.config = resolveTransformConfig(options.config);
-    this.namespace = options.namespace !== undefined ? assertNamespace(options.namespace) : namespaceFromToolName(toolName, options.serverName);
+    this.namespace =
+      options.namespace !== undefined
+        ? assertNamespace(options.namespace)
+        : namespaceFromToolName(toolName, options.serverName);
     this.store = options.store ?? noOpStore();
     this.specs = toolSpecsFor(toolName, options.serverName, this.config);
   }
 
   /** The options of a put: this run's namespace, source, scope and TTL, unless `o` says otherwise. */
   putOptions(o: PutOptions = {}): PutOptions {
-    const out: PutOptions = { namespace: this.namespace, source: { tool: this.toolName, ...(this.options.serverName ? { server: this.options.serverName } : {}) }, ...o };
+    const out: PutOptions = {
+      namespace: this.namespace,
+      source: { tool: this.toolName, ...(this.options.serverName ? { server: this.options.serverName } : {}) },
+      ...o,
+    };
     if (this.options.scope && !o.scope) out.scope = this.options.scope;
     if (this.config.ttlSeconds !== undefined && o.ttl === undefined) out.ttl = this.config.ttlSeconds;
     return out;

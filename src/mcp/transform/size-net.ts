@@ -14,14 +14,23 @@ import type { TransformRun } from './run.js';
 const PLACEHOLDER_CHARS = 1200;
 
 /** Stores parent[key] if it is over maxInlineChars: an object that fits without its big fields keeps the rest. */
-export async function applySizeNet(run: TransformRun, parent: Record<string, WorkValue> | WorkValue[], key: string | number, path: string): Promise<void> {
+export async function applySizeNet(
+  run: TransformRun,
+  parent: Record<string, WorkValue> | WorkValue[],
+  key: string | number,
+  path: string,
+): Promise<void> {
   const value = (parent as Record<string | number, WorkValue>)[key]!;
   const { maxInlineChars: max, previewChars } = run.config;
   // Sizes are capped at the limit: deciding "over or not" never walks more than `max` chars of a subtree.
   if (jsonSize(value, max) <= max || isOutcomePlaceholder(value)) return;
   const where = shortPath(path) || 'result';
   if (typeof value === 'string') {
-    const outcome = await storeText(run, value, 'text/plain; charset=utf-8', { layer: 'size', where, vars: siblingVars(parent) });
+    const outcome = await storeText(run, value, 'text/plain; charset=utf-8', {
+      layer: 'size',
+      where,
+      vars: siblingVars(parent),
+    });
     run.replace(parent, key, { ...placeholder(outcome), preview: previewText(value, previewChars) });
     return;
   }
@@ -41,8 +50,17 @@ export async function applySizeNet(run: TransformRun, parent: Record<string, Wor
     }
   }
   const json = value as JsonValue;
-  const outcome = await storeText(run, JSON.stringify(json), 'application/json', { layer: 'size', where, vars: {} }, describeShape(json));
-  const preview = truncateToFit(json, (v) => measureChars(v, previewChars) <= previewChars, { fieldChars: 80, arrayItems: 3 });
+  const outcome = await storeText(
+    run,
+    JSON.stringify(json),
+    'application/json',
+    { layer: 'size', where, vars: {} },
+    describeShape(json),
+  );
+  const preview = truncateToFit(json, (v) => measureChars(v, previewChars) <= previewChars, {
+    fieldChars: 80,
+    arrayItems: 3,
+  });
   run.replace(parent, key, { ...placeholder(outcome), preview });
 }
 

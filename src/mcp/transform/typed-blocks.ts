@@ -25,7 +25,14 @@ export function blocksFor(outcome: Outcome, original: Block, extraText = ''): Bl
   const text: Block = { type: 'text', text: outcome.summary + extraText, ...annotations };
   if (!outcome.stored) return [text];
   const ref = outcome.ref;
-  const link: Block = { type: 'resource_link', uri: artifactUri(ref.id), name: ref.filename ?? ref.id, mimeType: ref.mimeType, size: ref.sizeBytes, ...annotations };
+  const link: Block = {
+    type: 'resource_link',
+    uri: artifactUri(ref.id),
+    name: ref.filename ?? ref.id,
+    mimeType: ref.mimeType,
+    size: ref.sizeBytes,
+    ...annotations,
+  };
   return [text, link];
 }
 
