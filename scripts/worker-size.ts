@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 
 const BUDGET_GZIP_BYTES = 1024 * 1024;
 /** Modules that must stay out: Node-only, or only needed by what the Worker does not serve (/mcp, /metrics). */
-const KEPT_OUT = ['better-sqlite3', 'prom-client', '@hono/node-server', '@modelcontextprotocol', 'src/blob/fs.ts', 'src/db/sqlite.ts', 'src/blob/node-hash.ts', 'src/node.ts'];
+const KEPT_OUT = ['better-sqlite3', 'prom-client', '@hono/node-server', '@modelcontextprotocol', 'src/blob/fs.ts', 'src/db/sqlite', 'src/blob/node-hash.ts', 'src/node.ts'];
 
 const root = join(import.meta.dirname, '..');
 const out = mkdtempSync(join(tmpdir(), 'artifact-store-worker-'));

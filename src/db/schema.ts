@@ -166,10 +166,10 @@ export const blobPins = sqliteTable(
   (t) => [index('blob_pins_sha256').on(t.sha256)],
 );
 
-// Scratch tables of the D1 repository (src/db/d1.ts). D1 has no interactive transactions and no TEMP
-// tables: a put runs as one batch of statements, and these carry what one statement computed to the
-// later ones. Each batch empties them before it ends, so outside a batch they are always empty; the
-// SQLite repository never uses them.
+// Scratch tables of the statement plans (src/db/plans/). D1 has no interactive transactions and no
+// TEMP tables: a put runs as one batch of statements (on SQLite, the same statements in one
+// transaction), and these carry what one statement computed to the later ones. Each plan empties them
+// before it ends (a refused put on SQLite rolls back), so outside a put they are always empty.
 
 /** The put in progress: the verdict's inputs, then the verdict. */
 export const putCtx = sqliteTable(

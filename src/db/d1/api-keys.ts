@@ -3,7 +3,8 @@ import type { ApiKeyRecord, ApiKeyRepository } from '../repository.js';
 import type { D1Context } from './binding.js';
 
 type RawApiKey = Omit<ApiKeyRecord, 'perms'> & { perms: string };
-const API_KEY_COLUMNS = 'id, tenant_id AS tenantId, operator, perms, label, created_at AS createdAt, revoked_at AS revokedAt';
+const API_KEY_COLUMNS = `id, tenant_id AS tenantId, operator, perms, label, created_at AS createdAt,
+  revoked_at AS revokedAt`;
 
 export function d1ApiKeys({ all, run }: D1Context): ApiKeyRepository {
   return {
@@ -32,7 +33,8 @@ export function d1ApiKeys({ all, run }: D1Context): ApiKeyRepository {
     },
 
     async listApiKeys(tenantId) {
-      const rows = await all<RawApiKey>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ${tenantId ? 'WHERE tenant_id = @tenantId' : ''}`, { tenantId });
+      const where = tenantId ? 'WHERE tenant_id = @tenantId' : '';
+      const rows = await all<RawApiKey>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ${where}`, { tenantId });
       return rows.map((r) => ({ ...r, operator: Boolean(r.operator), perms: JSON.parse(r.perms) as string[] }));
     },
   };

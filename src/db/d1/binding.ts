@@ -84,7 +84,8 @@ function compile(sql: string): { sql: string; names: string[] } {
 
 export function openD1(options: D1RepositoryOptions): D1Context {
   const { db } = options;
-  const conn: D1QueryableLike = options.consistency === 'first-primary' && typeof db.withSession === 'function' ? db.withSession('first-primary') : db;
+  const replicated = options.consistency === 'first-primary' && typeof db.withSession === 'function';
+  const conn: D1QueryableLike = replicated ? db.withSession!('first-primary') : db;
 
   const prepare = (s: Stmt): D1PreparedStatementLike => {
     const c = compile(s.sql);

@@ -61,18 +61,23 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
       const params = { doomedAt, collected: JSON.stringify(collected), failed: JSON.stringify(failed) };
       await batch([
         { sql: 'DELETE FROM blobs WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@collected))', params },
-        { sql: 'UPDATE blobs SET doomed_at = NULL WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@failed))', params },
+        {
+          sql: 'UPDATE blobs SET doomed_at = NULL WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@failed))',
+          params,
+        },
       ]);
     },
 
     async doomBlobNow(sha256, now) {
-      const sql = `UPDATE blobs AS b SET doomed_at = @now WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND ${UNHELD}`;
+      const sql = `UPDATE blobs AS b SET doomed_at = @now
+        WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND ${UNHELD}`;
       return (await run(sql, { sha256, now })) > 0;
     },
 
     async blobRows(after, limit, now) {
       const rows = await all<{ sha256: string; sizeBytes: number; pinned: number; artifacts: number }>(
-        `SELECT b.sha256, b.size_bytes AS sizeBytes, NOT ${UNPINNED} AS pinned, (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
+        `SELECT b.sha256, b.size_bytes AS sizeBytes, NOT ${UNPINNED} AS pinned,
+                (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
          FROM blobs b WHERE b.sha256 > @after ORDER BY b.sha256 LIMIT @limit`,
         { after, limit, now },
       );
@@ -81,7 +86,8 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
 
     async knownBlobs(sha256s) {
       if (sha256s.length === 0) return new Set();
-      const rows = await all<{ sha256: string }>('SELECT sha256 FROM blobs WHERE sha256 IN (SELECT value FROM json_each(@shas))', { shas: JSON.stringify(sha256s) });
+      const sql = 'SELECT sha256 FROM blobs WHERE sha256 IN (SELECT value FROM json_each(@shas))';
+      const rows = await all<{ sha256: string }>(sql, { shas: JSON.stringify(sha256s) });
       return new Set(rows.map((r) => r.sha256));
     },
 
@@ -100,7 +106,8 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
     },
 
     async deleteIdleBlobRow(sha256, now) {
-      return (await run(`DELETE FROM blobs AS b WHERE b.sha256 = @sha256 AND ${UNPINNED} AND ${UNHELD}`, { sha256, now })) > 0;
+      const sql = `DELETE FROM blobs AS b WHERE b.sha256 = @sha256 AND ${UNPINNED} AND ${UNHELD}`;
+      return (await run(sql, { sha256, now })) > 0;
     },
   };
 }

@@ -19,7 +19,13 @@ import { d1References } from './references.js';
 import { d1Retention } from './retention.js';
 import { d1Uploads } from './uploads.js';
 
-export type { D1DatabaseLike, D1PreparedStatementLike, D1QueryableLike, D1RepositoryOptions, D1ResultLike } from './binding.js';
+export type {
+  D1DatabaseLike,
+  D1PreparedStatementLike,
+  D1QueryableLike,
+  D1RepositoryOptions,
+  D1ResultLike,
+} from './binding.js';
 
 export function createD1Repository(options: D1RepositoryOptions): ArtifactRepository {
   const ctx = openD1(options);

@@ -19,7 +19,8 @@ export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
     async readEvents(tenantId, afterSeq, limit) {
       const rows = await all<RawEvent>(
         `SELECT seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, data, created_at AS createdAt
-         FROM outbox WHERE ${tenantId === undefined ? '' : 'tenant_id = @tenantId AND'} seq > @afterSeq ORDER BY seq LIMIT @limit`,
+         FROM outbox WHERE ${tenantId === undefined ? '' : 'tenant_id = @tenantId AND'} seq > @afterSeq
+         ORDER BY seq LIMIT @limit`,
         tenantId === undefined ? { afterSeq, limit } : { tenantId, afterSeq, limit },
       );
       return rows.map((r) => ({
@@ -35,7 +36,8 @@ export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
     },
 
     async trimEvents(before, limit) {
-      return run('DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)', { before, limit });
+      const sql = 'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)';
+      return run(sql, { before, limit });
     },
 
     async recordAudit(entry) {
@@ -48,7 +50,8 @@ export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
 
     async listAudit(filter) {
       const { tenantId, action, since, beforeSeq, limit } = filter;
-      const params = Object.fromEntries(Object.entries({ tenantId, action, since, beforeSeq, limit }).filter(([, v]) => v !== undefined));
+      const given = Object.entries({ tenantId, action, since, beforeSeq, limit }).filter(([, v]) => v !== undefined);
+      const params = Object.fromEntries(given);
       return (await all<RawAuditRow>(listAuditSql(filter), params)).map(toAuditEntry);
     },
 

@@ -39,10 +39,9 @@ export function d1References({ all, run, batch, sqlClock }: D1Context): Referenc
 
     async touch(refIds, at) {
       if (refIds.length === 0) return;
-      await run('UPDATE artifact_refs SET last_accessed_at = @at WHERE ref_id IN (SELECT value FROM json_each(@ids)) AND last_accessed_at < @at', {
-        at,
-        ids: JSON.stringify(refIds),
-      });
+      const sql = `UPDATE artifact_refs SET last_accessed_at = @at
+        WHERE ref_id IN (SELECT value FROM json_each(@ids)) AND last_accessed_at < @at`;
+      await run(sql, { at, ids: JSON.stringify(refIds) });
     },
 
     async deleteRefs(tenantId, artifactId, filter, now) {
@@ -57,7 +56,8 @@ export function d1References({ all, run, batch, sqlClock }: D1Context): Referenc
       if (f.createdAfter !== undefined) where.push('r.created_at >= @createdAfter');
       if (f.createdBefore !== undefined) where.push('r.created_at < @createdBefore');
       if (f.after) where.push('(r.created_at < @afterCreatedAt OR (r.created_at = @afterCreatedAt AND r.ref_id < @afterRefId))');
-      const sql = `SELECT ${REF_COLUMNS} FROM ${REF_JOIN} WHERE ${where.join(' AND ')} ORDER BY r.created_at DESC, r.ref_id DESC LIMIT @limit`;
+      const sql = `SELECT ${REF_COLUMNS} FROM ${REF_JOIN} WHERE ${where.join(' AND ')}
+        ORDER BY r.created_at DESC, r.ref_id DESC LIMIT @limit`;
       const rows = await all<RawRefRow>(sql, {
         tenantId,
         now: f.now,
@@ -77,7 +77,8 @@ export function d1References({ all, run, batch, sqlClock }: D1Context): Referenc
     },
 
     async usage(kind, now, o) {
-      return all<ScopeUsage>(usageSql(kind, o), { now, limit: o.limit, tenantId: o.tenantId, sessionId: o.sessionId, traceId: o.traceId });
+      const params = { now, limit: o.limit, tenantId: o.tenantId, sessionId: o.sessionId, traceId: o.traceId };
+      return all<ScopeUsage>(usageSql(kind, o), params);
     },
 
     async storedTotals(now) {

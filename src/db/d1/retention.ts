@@ -21,7 +21,8 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
       return all<ScopeUsage>(
         `SELECT tenant_id AS tenantId, ${column} AS value, count(*) AS count, total(size_bytes) AS bytes
          FROM artifact_refs
-         WHERE ${column} != '' AND expires_at > @now AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${column} > @afterValue))
+         WHERE ${column} != '' AND expires_at > @now
+           AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${column} > @afterValue))
          GROUP BY tenant_id, ${column}
          HAVING count(*) > @minCount OR total(size_bytes) > @minBytes
          ORDER BY tenant_id, ${column}
@@ -33,7 +34,9 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
     async enforceScope(tenantId, kind, value, quota, now) {
       if (quota.strategy === 'none') return [];
       const [maxBytes, maxCount] =
-        kind === 'session' ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0] : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
+        kind === 'session'
+          ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0]
+          : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
       if (maxBytes === 0 && maxCount === 0) return [];
       const plan = enforcePlan(tenantId, kind, value, quota.strategy, maxBytes, maxCount, now);
       return (await batch(plan.stmts))[plan.removedAt] as EvictedRef[];
@@ -42,13 +45,16 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
     async dropUnreferencedArtifacts(limit) {
       return run(
         `DELETE FROM artifacts WHERE rowid IN (
-           SELECT a.rowid FROM artifacts a WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`,
+           SELECT a.rowid FROM artifacts a
+           WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`,
         { limit },
       );
     },
 
     async recordRetentionRun(r) {
-      await run('INSERT INTO retention_runs (trigger, started_at, finished_at, report) VALUES (@trigger, @startedAt, @finishedAt, @report)', {
+      const sql = `INSERT INTO retention_runs (trigger, started_at, finished_at, report)
+        VALUES (@trigger, @startedAt, @finishedAt, @report)`;
+      await run(sql, {
         trigger: r.trigger,
         startedAt: r.startedAt,
         finishedAt: r.finishedAt,
@@ -58,7 +64,8 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
 
     async retentionRuns(limit) {
       const rows = await all<{ id: number; trigger: string; startedAt: number; finishedAt: number; report: string }>(
-        'SELECT id, trigger, started_at AS startedAt, finished_at AS finishedAt, report FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT @limit',
+        `SELECT id, trigger, started_at AS startedAt, finished_at AS finishedAt, report
+         FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT @limit`,
         { limit },
       );
       return rows.map((r) => ({ ...r, report: JSON.parse(r.report) as Record<string, unknown> }));

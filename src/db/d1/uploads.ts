@@ -3,22 +3,25 @@ import type { UploadRecord, UploadRepository } from '../repository.js';
 import type { D1Context } from './binding.js';
 
 type RawUpload = Omit<UploadRecord, 'options'> & { options: string };
-const UPLOAD_COLUMNS = `id, tenant_id AS tenantId, user_id AS userId, session_id AS sessionId, trace_id AS traceId, staging_key AS stagingKey,
-  size_bytes AS sizeBytes, sha256, options, created_at AS createdAt, expires_at AS expiresAt`;
+const UPLOAD_COLUMNS = `id, tenant_id AS tenantId, user_id AS userId, session_id AS sessionId, trace_id AS traceId,
+  staging_key AS stagingKey, size_bytes AS sizeBytes, sha256, options, created_at AS createdAt, expires_at AS expiresAt`;
 const toUpload = (raw: RawUpload): UploadRecord => ({ ...raw, options: JSON.parse(raw.options) as Record<string, unknown> });
 
 export function d1Uploads({ all, run }: D1Context): UploadRepository {
   return {
     async createUpload(u) {
       await run(
-        `INSERT INTO uploads (id, tenant_id, user_id, session_id, trace_id, staging_key, size_bytes, sha256, options, created_at, expires_at)
-         VALUES (@id, @tenantId, @userId, @sessionId, @traceId, @stagingKey, @sizeBytes, @sha256, @options, @createdAt, @expiresAt)`,
+        `INSERT INTO uploads (id, tenant_id, user_id, session_id, trace_id, staging_key, size_bytes, sha256, options,
+           created_at, expires_at)
+         VALUES (@id, @tenantId, @userId, @sessionId, @traceId, @stagingKey, @sizeBytes, @sha256, @options,
+           @createdAt, @expiresAt)`,
         { ...u, options: JSON.stringify(u.options) },
       );
     },
 
     async findUpload(tenantId, id) {
-      const [raw] = await all<RawUpload>(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = @tenantId AND id = @id`, { tenantId, id });
+      const sql = `SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = @tenantId AND id = @id`;
+      const [raw] = await all<RawUpload>(sql, { tenantId, id });
       return raw ? toUpload(raw) : undefined;
     },
 

@@ -11,10 +11,21 @@ import { errors } from '../../core/errors.js';
 import { artifactTooBigForScope, pinLost, scopeFull, tenantFull } from '../put-errors.js';
 import type { CommitPutInput } from '../repository.js';
 import { removePlanned } from './removal.js';
-import { recencyOf, REF_COLUMNS, REF_JOIN, SCOPE, SCOPE_JSON, STORED_REF_JSON, type Params, type ScopeKind, type Stmt } from './sql.js';
+import {
+  recencyOf,
+  REF_COLUMNS,
+  REF_JOIN,
+  SCOPE,
+  SCOPE_JSON,
+  STORED_REF_JSON,
+  type Params,
+  type ScopeKind,
+  type Stmt,
+} from './sql.js';
 
 /** The put's own reference, by its full scope key. */
-const KEY = 'r.tenant_id = @tenantId AND r.artifact_id = @artifactId AND r.user_id = @userId AND r.session_id = @sessionId AND r.trace_id = @traceId';
+const KEY = `r.tenant_id = @tenantId AND r.artifact_id = @artifactId
+  AND r.user_id = @userId AND r.session_id = @sessionId AND r.trace_id = @traceId`;
 /** The verdict is yes: every write of the put is conditional on it. */
 export const PUT_OK = 'EXISTS (SELECT 1 FROM put_ctx WHERE refused IS NULL)';
 const NOW = '(SELECT now FROM put_ctx)';
@@ -117,15 +128,20 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
 
   const clock = sqlClock ? `max(@now, CAST(round(unixepoch('subsec') * 1000) AS INTEGER))` : '@now';
   /** The live count or bytes of the put's session or trace, when it has a limit (0 otherwise). */
-  const usage = (kind: ScopeKind, what: 'count(*)' | 'total(size_bytes)') =>
-    limits[kind].limited ? `(SELECT ${what} FROM artifact_refs WHERE tenant_id = @tenantId AND ${SCOPE[kind].column} = @${SCOPE[kind].param} AND expires_at > t.now)` : '0';
+  const usage = (kind: ScopeKind, what: 'count(*)' | 'total(size_bytes)') => {
+    const { column, param } = SCOPE[kind];
+    if (!limits[kind].limited) return '0';
+    return `(SELECT ${what} FROM artifact_refs
+      WHERE tenant_id = @tenantId AND ${column} = @${param} AND expires_at > t.now)`;
+  };
   add(`WITH t AS (SELECT ${clock} AS now)
     INSERT INTO put_ctx (id, now, expires_at, live, pin_ok, collision, sess_n, sess_bytes, trace_n, trace_bytes)
     SELECT 1, t.now, @expiresAt + (t.now - @now),
       EXISTS (SELECT 1 FROM artifact_refs r WHERE ${KEY} AND r.expires_at > t.now),
       @pinId IS NULL OR EXISTS (SELECT 1 FROM blob_pins WHERE id = @pinId AND sha256 = @sha256 AND until >= t.now),
       EXISTS (SELECT 1 FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId AND sha256 != @sha256),
-      ${usage('session', 'count(*)')}, ${usage('session', 'total(size_bytes)')}, ${usage('trace', 'count(*)')}, ${usage('trace', 'total(size_bytes)')}
+      ${usage('session', 'count(*)')}, ${usage('session', 'total(size_bytes)')},
+      ${usage('trace', 'count(*)')}, ${usage('trace', 'total(size_bytes)')}
     FROM t`);
 
   const planned = (['session', 'trace'] as const).filter((kind) => strategy !== 'none' && limits[kind].limited);
@@ -139,7 +155,8 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
         WHERE r.tenant_id = @tenantId AND r.${column} = @${param} AND r.expires_at > ${NOW}
           AND NOT (${KEY}) AND r.ref_id NOT IN (SELECT ref_id FROM evict_plan)
         WINDOW w AS (ORDER BY r.${recencyOf(strategy)} DESC, r.ref_id DESC ROWS UNBOUNDED PRECEDING))
-      WHERE (@max${limit}Bytes > 0 AND running > @max${limit}Bytes) OR (@max${limit}Count > 0 AND position > @max${limit}Count)`);
+      WHERE (@max${limit}Bytes > 0 AND running > @max${limit}Bytes)
+         OR (@max${limit}Count > 0 AND position > @max${limit}Count)`);
   }
 
   if (limits.maxTenantBytes > 0) {
@@ -154,7 +171,8 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
     const { n, bytes, limit } = SCOPE[kind];
     if (limits[kind].tooBig) return `WHEN 1 THEN '${kind}_big'`;
     if (strategy !== 'none' || !limits[kind].limited) return '';
-    return `WHEN NOT live AND ((@max${limit}Bytes > 0 AND ${bytes} + @sizeBytes > @max${limit}Bytes) OR (@max${limit}Count > 0 AND ${n} + 1 > @max${limit}Count)) THEN '${kind}'`;
+    return `WHEN NOT live AND ((@max${limit}Bytes > 0 AND ${bytes} + @sizeBytes > @max${limit}Bytes)
+      OR (@max${limit}Count > 0 AND ${n} + 1 > @max${limit}Count)) THEN '${kind}'`;
   };
   const verdict = add(`UPDATE put_ctx SET refused = CASE
       WHEN NOT pin_ok THEN 'pin'
@@ -163,11 +181,13 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
       ${scopeChecks('trace')}
       ${limits.maxTenantBytes > 0 ? `WHEN NOT live AND tenant_after > @maxTenantBytes THEN 'tenant'` : ''}
     END
-    RETURNING now, live, sess_n AS sessN, sess_bytes AS sessBytes, trace_n AS traceN, trace_bytes AS traceBytes, tenant_after AS tenantAfter, refused`);
+    RETURNING now, live, sess_n AS sessN, sess_bytes AS sessBytes, trace_n AS traceN, trace_bytes AS traceBytes,
+      tenant_after AS tenantAfter, refused`);
 
   if (input.pinId !== undefined) add(`DELETE FROM blob_pins WHERE id = @pinId AND ${PUT_OK}`);
   // The blob row usually exists already: the put pinned it (size unknown then) before committing the bytes.
-  add(`INSERT INTO blobs (sha256, size_bytes, created_at) SELECT @sha256, @sizeBytes, now FROM put_ctx WHERE refused IS NULL
+  add(`INSERT INTO blobs (sha256, size_bytes, created_at)
+    SELECT @sha256, @sizeBytes, now FROM put_ctx WHERE refused IS NULL
     ON CONFLICT (sha256) DO UPDATE SET size_bytes = excluded.size_bytes`);
   add(`INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at)
     SELECT @tenantId, @artifactId, @namespace, @sha256, @sizeBytes, now FROM put_ctx WHERE refused IS NULL
@@ -175,12 +195,15 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   // UPDATE, then INSERT where there is none: an upsert's DO UPDATE would consume an AUTOINCREMENT
   // value, and a re-put would make the next reference id skip one. A reference past its expiry
   // that retention has not reaped yet counts as new (fresh createdAt).
-  add(`UPDATE artifact_refs AS r SET size_bytes = @sizeBytes, mime_type = @mimeType, filename = @filename, meta = @meta, source = @source,
+  add(`UPDATE artifact_refs AS r
+    SET size_bytes = @sizeBytes, mime_type = @mimeType, filename = @filename, meta = @meta, source = @source,
       last_accessed_at = ${NOW}, expires_at = (SELECT expires_at FROM put_ctx),
       created_at = CASE WHEN r.expires_at > ${NOW} THEN r.created_at ELSE ${NOW} END
     WHERE ${KEY} AND ${PUT_OK}`);
-  add(`INSERT INTO artifact_refs (tenant_id, artifact_id, user_id, session_id, trace_id, size_bytes, mime_type, filename, meta, source, created_at, last_accessed_at, expires_at)
-    SELECT @tenantId, @artifactId, @userId, @sessionId, @traceId, @sizeBytes, @mimeType, @filename, @meta, @source, now, now, expires_at
+  add(`INSERT INTO artifact_refs (tenant_id, artifact_id, user_id, session_id, trace_id, size_bytes, mime_type,
+      filename, meta, source, created_at, last_accessed_at, expires_at)
+    SELECT @tenantId, @artifactId, @userId, @sessionId, @traceId, @sizeBytes, @mimeType, @filename,
+      @meta, @source, now, now, expires_at
     FROM put_ctx WHERE refused IS NULL AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE ${KEY})`);
 
   let evicted: number | undefined;
@@ -215,10 +238,14 @@ export function putRefusal(input: CommitPutInput, limits: PutLimits, v: PutVerdi
       return artifactTooBigForScope('session', session.value, size, session.maxBytes);
     case 'trace_big':
       return artifactTooBigForScope('trace', trace.value, size, trace.maxBytes);
-    case 'session':
-      return scopeFull('session', session.value, { n: v.sessN + 1, bytes: v.sessBytes + size }, size, session.maxBytes, session.maxCount);
-    case 'trace':
-      return scopeFull('trace', trace.value, { n: v.traceN + 1, bytes: v.traceBytes + size }, size, trace.maxBytes, trace.maxCount);
+    case 'session': {
+      const usage = { n: v.sessN + 1, bytes: v.sessBytes + size };
+      return scopeFull('session', session.value, usage, size, session.maxBytes, session.maxCount);
+    }
+    case 'trace': {
+      const usage = { n: v.traceN + 1, bytes: v.traceBytes + size };
+      return scopeFull('trace', trace.value, usage, size, trace.maxBytes, trace.maxCount);
+    }
     case 'tenant':
       return tenantFull(input.scope.tenantId, v.tenantAfter ?? 0, size, maxTenantBytes);
     default:

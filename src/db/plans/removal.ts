@@ -4,7 +4,16 @@
  * shared tail writes their events and removes them, and each artifact with its last reference.
  */
 import type { ScopeFilter } from '../repository.js';
-import { recencyOf, REMOVED_REF_JSON, SCOPE, SCOPE_JSON, scopeWhere, type Params, type ScopeKind, type Stmt } from './sql.js';
+import {
+  recencyOf,
+  REMOVED_REF_JSON,
+  SCOPE,
+  SCOPE_JSON,
+  scopeWhere,
+  type Params,
+  type ScopeKind,
+  type Stmt,
+} from './sql.js';
 
 type RemovalEvent = 'artifact.evicted' | 'artifact.expired' | 'artifact.deleted';
 
@@ -26,14 +35,17 @@ export function removePlanned(type: RemovalEvent, now: string, guard: string, pa
   const sqls = [
     `INSERT INTO outbox (tenant_id, type, artifact_id, scope, ref, created_at)
      SELECT r.tenant_id, '${type}', r.artifact_id, ${SCOPE_JSON}, ${REMOVED_REF_JSON}, ${now}
-     FROM evict_plan p JOIN artifact_refs r ON r.ref_id = p.ref_id LEFT JOIN artifacts a ON a.tenant_id = r.tenant_id AND a.id = r.artifact_id
+     FROM evict_plan p JOIN artifact_refs r ON r.ref_id = p.ref_id
+       LEFT JOIN artifacts a ON a.tenant_id = r.tenant_id AND a.id = r.artifact_id
      ${where} ORDER BY p.pass, p.ref_id`,
     `SELECT r.ref_id AS refId, r.size_bytes AS sizeBytes, r.tenant_id AS tenantId, r.artifact_id AS artifactId,
             r.user_id AS userId, r.session_id AS sessionId, r.trace_id AS traceId
      FROM evict_plan p JOIN artifact_refs r ON r.ref_id = p.ref_id ${where} ORDER BY p.pass, p.ref_id`,
     `DELETE FROM artifact_refs WHERE ref_id IN (SELECT ref_id FROM evict_plan) ${and}`,
     `DELETE FROM artifacts WHERE (tenant_id, id) IN (SELECT tenant_id, artifact_id FROM evict_plan)
-       AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = artifacts.tenant_id AND r.artifact_id = artifacts.id) ${and}`,
+       AND NOT EXISTS (SELECT 1 FROM artifact_refs r
+                       WHERE r.tenant_id = artifacts.tenant_id AND r.artifact_id = artifacts.id)
+       ${and}`,
     'DELETE FROM evict_plan',
   ];
   return { stmts: sqls.map((sql) => ({ sql, params })), removedAt: 1 };
@@ -42,7 +54,10 @@ export function removePlanned(type: RemovalEvent, now: string, guard: string, pa
 function removal(select: string, type: RemovalEvent, params: Params): RemovalPlan {
   const tail = removePlanned(type, '@now', '', params);
   return {
-    stmts: [{ sql: `INSERT INTO evict_plan (ref_id, pass, size_bytes, tenant_id, artifact_id) ${select}`, params }, ...tail.stmts],
+    stmts: [
+      { sql: `INSERT INTO evict_plan (ref_id, pass, size_bytes, tenant_id, artifact_id) ${select}`, params },
+      ...tail.stmts,
+    ],
     removedAt: 1 + tail.removedAt,
   };
 }
@@ -50,7 +65,8 @@ function removal(select: string, type: RemovalEvent, params: Params): RemovalPla
 /** expireRefs: up to `limit` references expired at `now`, soonest-expired first. */
 export function expirePlan(now: number, limit: number): RemovalPlan {
   return removal(
-    'SELECT ref_id, 0, size_bytes, tenant_id, artifact_id FROM artifact_refs WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit',
+    `SELECT ref_id, 0, size_bytes, tenant_id, artifact_id FROM artifact_refs
+     WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit`,
     'artifact.expired',
     { now, limit },
   );
@@ -71,7 +87,8 @@ export function enforcePlan(
 ): RemovalPlan {
   return removal(
     `SELECT ref_id, 0, size_bytes, tenant_id, artifact_id FROM (
-       SELECT ref_id, size_bytes, tenant_id, artifact_id, sum(size_bytes) OVER w AS running, row_number() OVER w AS position
+       SELECT ref_id, size_bytes, tenant_id, artifact_id,
+              sum(size_bytes) OVER w AS running, row_number() OVER w AS position
        FROM artifact_refs WHERE tenant_id = @tenantId AND ${SCOPE[kind].column} = @value AND expires_at > @now
        WINDOW w AS (ORDER BY ${recencyOf(strategy)} DESC, ref_id DESC ROWS UNBOUNDED PRECEDING))
      WHERE (@maxBytes > 0 AND running > @maxBytes) OR (@maxCount > 0 AND position > @maxCount)`,

@@ -27,7 +27,8 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
       ORDER BY b.sha256 LIMIT @limit)
     RETURNING sha256, size_bytes AS sizeBytes`);
   const unfinishedRows = sqlite.prepare(
-    `SELECT b.sha256 FROM blobs AS b WHERE b.sha256 > @after AND b.size_bytes = 0 AND b.doomed_at IS NULL AND ${UNPINNED}
+    `SELECT b.sha256 FROM blobs AS b
+     WHERE b.sha256 > @after AND b.size_bytes = 0 AND b.doomed_at IS NULL AND ${UNPINNED}
           AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256) ORDER BY b.sha256 LIMIT @limit`,
   );
   const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
@@ -54,7 +55,7 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
     },
 
     async doomBlobs(now, createdBefore, staleBefore, after, limit) {
-      return writing(() => doomBatch.all({ now, createdBefore, staleBefore, after, limit }) as { sha256: string; sizeBytes: number }[]);
+      return writing(() => doomBatch.all({ now, createdBefore, staleBefore, after, limit })) as { sha256: string; sizeBytes: number }[];
     },
 
     async forgetBlobs(collected, failed, doomedAt) {
@@ -67,14 +68,16 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
     },
 
     async doomBlobNow(sha256, now) {
-      const doom = sqlite.prepare(`UPDATE blobs AS b SET doomed_at = @now WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND ${UNHELD}`);
+      const doom = sqlite.prepare(`UPDATE blobs AS b SET doomed_at = @now
+        WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND ${UNHELD}`);
       return writing(() => doom.run({ sha256, now }).changes > 0);
     },
 
     async blobRows(after, limit, now) {
       const rows = sqlite
         .prepare(
-          `SELECT b.sha256, b.size_bytes AS sizeBytes, NOT ${UNPINNED} AS pinned, (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
+          `SELECT b.sha256, b.size_bytes AS sizeBytes, NOT ${UNPINNED} AS pinned,
+                  (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
            FROM blobs b WHERE b.sha256 > @after ORDER BY b.sha256 LIMIT @limit`,
         )
         .all({ after, limit, now }) as { sha256: string; sizeBytes: number; pinned: number; artifacts: number }[];
@@ -89,7 +92,8 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
     },
 
     async artifactsOfBlob(sha256, limit) {
-      const stmt = sqlite.prepare('SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = ? ORDER BY tenant_id, id LIMIT ?');
+      const stmt = sqlite.prepare(`SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = ?
+        ORDER BY tenant_id, id LIMIT ?`);
       return stmt.all(sha256, limit) as { tenantId: string; id: string }[];
     },
 

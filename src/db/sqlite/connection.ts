@@ -31,7 +31,7 @@ export interface SqliteContext {
   recentRefs: RecentRefs<RawRefRow>;
   /** Runs a write on this connection, then drops cached lookups it may have changed. */
   writing<T>(write: () => T): T;
-  /** Removal of references with their events, shared by deletes, quotas and retention. */
+  /** Removal of references with their events, shared by deletes and retention. */
   removal: Removal;
 }
 

@@ -12,7 +12,8 @@ import type { AuditEntry, OutboxEvent, OutboxRepository, RefRow } from '../repos
 import type { SqliteContext } from './connection.js';
 import { parseJson } from './rows.js';
 
-const EVENT_COLUMNS = 'seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, data, created_at AS createdAt';
+const EVENT_COLUMNS = `seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, data,
+  created_at AS createdAt`;
 
 type RawEvent = Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & { scope: string; ref: string | null; data: string | null };
 
@@ -22,16 +23,21 @@ function definedOnly(params: object): Record<string, unknown> {
 }
 
 export function sqliteOutbox({ sqlite, writing }: SqliteContext): OutboxRepository {
-  const readEventsStmt = sqlite.prepare(`SELECT ${EVENT_COLUMNS} FROM outbox WHERE tenant_id = @tenantId AND seq > @afterSeq ORDER BY seq LIMIT @limit`);
+  const readEventsStmt = sqlite.prepare(
+    `SELECT ${EVENT_COLUMNS} FROM outbox WHERE tenant_id = @tenantId AND seq > @afterSeq ORDER BY seq LIMIT @limit`,
+  );
   const readAllEventsStmt = sqlite.prepare(`SELECT ${EVENT_COLUMNS} FROM outbox WHERE seq > @afterSeq ORDER BY seq LIMIT @limit`);
-  const trimEventsStmt = sqlite.prepare('DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)');
+  const trimEventsStmt = sqlite.prepare(
+    'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)',
+  );
   const insertAudit = sqlite.prepare(INSERT_AUDIT_SQL);
   const insertAuditEvent = sqlite.prepare(INSERT_AUDIT_EVENT_SQL);
   const trimAuditStmt = sqlite.prepare(TRIM_AUDIT_SQL);
 
   return {
     async readEvents(tenantId, afterSeq, limit) {
-      const rows = (tenantId === undefined ? readAllEventsStmt.all({ afterSeq, limit }) : readEventsStmt.all({ tenantId, afterSeq, limit })) as RawEvent[];
+      const read = tenantId === undefined ? readAllEventsStmt.all({ afterSeq, limit }) : readEventsStmt.all({ tenantId, afterSeq, limit });
+      const rows = read as RawEvent[];
       return rows.map((r) => ({
         ...r,
         scope: JSON.parse(r.scope) as OutboxEvent['scope'],

@@ -41,7 +41,8 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
       SELECT r.ref_id AS refId, r.tenant_id AS tenantId, r.artifact_id AS artifactId, a.namespace AS namespace,
              a.sha256 AS sha256, a.size_bytes AS sizeBytes, r.user_id AS userId, r.session_id AS sessionId,
              r.trace_id AS traceId, r.mime_type AS mimeType, r.filename AS filename, r.meta AS meta,
-             r.source AS source, r.created_at AS createdAt, r.last_accessed_at AS lastAccessedAt, r.expires_at AS expiresAt
+             r.source AS source, r.created_at AS createdAt, r.last_accessed_at AS lastAccessedAt,
+             r.expires_at AS expiresAt
       FROM artifact_refs r JOIN artifacts a ON a.tenant_id = r.tenant_id AND a.id = r.artifact_id
       WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId AND r.expires_at > @now ${extra}
       ORDER BY r.created_at DESC, r.ref_id DESC
@@ -52,10 +53,11 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
     commitPut: createCommitPut(ctx),
 
     async findRef(tenantId, artifactId, filter, now) {
-      const key = `${artifactId}${keyPart(tenantId)}${keyPart(filter.userId)}${keyPart(filter.sessionId)}${keyPart(filter.traceId)}`;
+      const { userId, sessionId, traceId } = filter;
+      const key = `${artifactId}${keyPart(tenantId)}${keyPart(userId)}${keyPart(sessionId)}${keyPart(traceId)}`;
       let raw = recentRefs.get(key);
       if (!raw || raw.expiresAt <= now) {
-        const shape = `${filter.userId !== undefined ? 'u' : ''}${filter.sessionId !== undefined ? 's' : ''}${filter.traceId !== undefined ? 't' : ''}`;
+        const shape = `${userId !== undefined ? 'u' : ''}${sessionId !== undefined ? 's' : ''}${traceId !== undefined ? 't' : ''}`;
         let stmt = findStatements.get(shape);
         if (!stmt) {
           stmt = prepareFind(filter);
@@ -66,7 +68,8 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
         recentRefs.set(key, raw);
       }
       // Parsed per call: callers get their own meta objects, never the cached one.
-      return { ...raw, meta: raw.meta === null ? null : JSON.parse(raw.meta), source: raw.source === null ? null : JSON.parse(raw.source) };
+      const { meta, source } = raw;
+      return { ...raw, meta: meta === null ? null : JSON.parse(meta), source: source === null ? null : JSON.parse(source) };
     },
 
     async touch(refIds, at) {
@@ -84,9 +87,15 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
     async deleteRefs(tenantId, artifactId, filter, now) {
       return writing(() => db.transaction(
         (tx) => {
-          const where = and(eq(artifactRefs.tenantId, tenantId), eq(artifactRefs.artifactId, artifactId), gt(artifactRefs.expiresAt, now), ...scopeConditions(filter));
+          const where = and(
+            eq(artifactRefs.tenantId, tenantId),
+            eq(artifactRefs.artifactId, artifactId),
+            gt(artifactRefs.expiresAt, now),
+            ...scopeConditions(filter),
+          );
           const gone = tx.delete(artifactRefs).where(where).returning().all();
-          removal.recordRemoved(gone.map((g) => ({ ...g, meta: g.meta ?? null, source: g.source ?? null })), 'artifact.deleted', now);
+          const removed = gone.map((g) => ({ ...g, meta: g.meta ?? null, source: g.source ?? null }));
+          removal.recordRemoved(removed, 'artifact.deleted', now);
           return gone.length;
         },
         { behavior: 'immediate' },
@@ -94,9 +103,12 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
     },
 
     async list(tenantId, filter: ListFilter) {
-      const conds: (SQL | undefined)[] = [eq(artifactRefs.tenantId, tenantId), gt(artifactRefs.expiresAt, filter.now), ...scopeConditions(filter)];
+      const conds: (SQL | undefined)[] = [eq(artifactRefs.tenantId, tenantId), gt(artifactRefs.expiresAt, filter.now)];
+      conds.push(...scopeConditions(filter));
       if (filter.namespace !== undefined) conds.push(eq(artifacts.namespace, filter.namespace));
-      if (filter.mimePrefix !== undefined) conds.push(sql`substr(${artifactRefs.mimeType}, 1, ${filter.mimePrefix.length}) = ${filter.mimePrefix}`);
+      if (filter.mimePrefix !== undefined) {
+        conds.push(sql`substr(${artifactRefs.mimeType}, 1, ${filter.mimePrefix.length}) = ${filter.mimePrefix}`);
+      }
       if (filter.createdAfter !== undefined) conds.push(gte(artifactRefs.createdAt, filter.createdAfter));
       if (filter.createdBefore !== undefined) conds.push(lt(artifactRefs.createdAt, filter.createdBefore));
       if (filter.after) {
@@ -120,8 +132,10 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
     },
 
     async storedTotals(now) {
-      const r = sqlite.prepare('SELECT count(*) AS refs, total(size_bytes) AS refBytes FROM artifact_refs WHERE expires_at > ?').get(now) as { refs: number; refBytes: number };
-      const b = sqlite.prepare('SELECT count(*) AS blobs, total(size_bytes) AS blobBytes FROM blobs').get() as { blobs: number; blobBytes: number };
+      const refs = sqlite.prepare('SELECT count(*) AS refs, total(size_bytes) AS refBytes FROM artifact_refs WHERE expires_at > ?');
+      const blobs = sqlite.prepare('SELECT count(*) AS blobs, total(size_bytes) AS blobBytes FROM blobs');
+      const r = refs.get(now) as { refs: number; refBytes: number };
+      const b = blobs.get() as { blobs: number; blobBytes: number };
       return { ...r, ...b };
     },
   };

@@ -8,12 +8,41 @@ import type { RetentionRepository, ScopeUsage } from '../repository.js';
 import { retentionRuns } from '../schema.js';
 import { tallyByTenant } from '../usage-sql.js';
 import type { SqliteContext } from './connection.js';
-import { SCOPE_COLUMNS, type ScopeKind } from './removal.js';
 import { REMOVED_COLUMNS, type RemovedRow } from './rows.js';
 
+const SCOPE_COLUMNS = { session: 'session_id', trace: 'trace_id' } as const;
+type ScopeKind = keyof typeof SCOPE_COLUMNS;
+
 export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext): RetentionRepository {
+  /**
+   * Eviction of one session or trace, as one statement: rank the scope's live references, most
+   * recently accessed (lru) or created (fifo) first, keep the longest run that fits both limits
+   * (@maxBytes, @maxCount; 0 = none), delete the rest.
+   */
+  const evictStatements = new Map<string, Database.Statement>();
+  function evictStatement(kind: ScopeKind, strategy: 'lru' | 'fifo'): Database.Statement {
+    const key = `${kind}:${strategy}`;
+    let stmt = evictStatements.get(key);
+    if (!stmt) {
+      const recency = strategy === 'lru' ? 'last_accessed_at' : 'created_at';
+      stmt = sqlite.prepare(`
+        DELETE FROM artifact_refs WHERE ref_id IN (
+          SELECT ref_id FROM (
+            SELECT ref_id, sum(size_bytes) OVER w AS running, row_number() OVER w AS position
+            FROM artifact_refs
+            WHERE tenant_id = @tenantId AND ${SCOPE_COLUMNS[kind]} = @value AND expires_at > @now
+            WINDOW w AS (ORDER BY ${recency} DESC, ref_id DESC ROWS UNBOUNDED PRECEDING)
+          )
+          WHERE (@maxBytes > 0 AND running > @maxBytes) OR (@maxCount > 0 AND position > @maxCount)
+        )
+        RETURNING ${REMOVED_COLUMNS}`);
+      evictStatements.set(key, stmt);
+    }
+    return stmt;
+  }
   const expireBatch = sqlite.prepare(`
-    DELETE FROM artifact_refs WHERE ref_id IN (SELECT ref_id FROM artifact_refs WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)
+    DELETE FROM artifact_refs
+    WHERE ref_id IN (SELECT ref_id FROM artifact_refs WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)
     RETURNING ${REMOVED_COLUMNS}`);
   const scopesOverStatements = Object.fromEntries(
     (Object.keys(SCOPE_COLUMNS) as ScopeKind[]).map((kind) => {
@@ -21,7 +50,8 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
       const stmt = sqlite.prepare(`
         SELECT tenant_id AS tenantId, ${column} AS value, count(*) AS count, total(size_bytes) AS bytes
         FROM artifact_refs
-        WHERE ${column} != '' AND expires_at > @now AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${column} > @afterValue))
+        WHERE ${column} != '' AND expires_at > @now
+          AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${column} > @afterValue))
         GROUP BY tenant_id, ${column}
         HAVING count(*) > @minCount OR total(size_bytes) > @minBytes
         ORDER BY tenant_id, ${column}
@@ -31,7 +61,8 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
   ) as Record<ScopeKind, Database.Statement>;
   const unreferencedArtifacts = sqlite.prepare(`
     DELETE FROM artifacts WHERE rowid IN (
-      SELECT a.rowid FROM artifacts a WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`);
+      SELECT a.rowid FROM artifacts a
+      WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`);
 
   return {
     async expireRefs(now, limit) {
@@ -52,13 +83,14 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
     async enforceScope(tenantId, kind, value, quota, now) {
       if (quota.strategy === 'none') return [];
       const [maxBytes, maxCount] =
-        kind === 'session' ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0] : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
+        kind === 'session'
+          ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0]
+          : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
       if (maxBytes === 0 && maxCount === 0) return [];
       const strategy = quota.strategy;
       return writing(() =>
         sqlite.transaction(() => {
-          const params = { tenantId, value, now, keep: -1, maxBytes, maxCount };
-          const evicted = removal.evictStatement(kind, strategy).all(params) as RemovedRow[];
+          const evicted = evictStatement(kind, strategy).all({ tenantId, value, now, maxBytes, maxCount }) as RemovedRow[];
           removal.recordRemoved(evicted, 'artifact.evicted', now);
           return evicted;
         }).immediate(),

@@ -19,7 +19,8 @@ export function sqliteUploads({ db }: SqliteContext): UploadRepository {
     },
 
     async expiredUploads(before, limit) {
-      return db.select().from(uploads).where(lt(uploads.expiresAt, before)).orderBy(uploads.expiresAt).limit(limit).all() as UploadRecord[];
+      const rows = db.select().from(uploads).where(lt(uploads.expiresAt, before)).orderBy(uploads.expiresAt).limit(limit).all();
+      return rows as UploadRecord[];
     },
   };
 }
