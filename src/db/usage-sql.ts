@@ -21,7 +21,11 @@ export function usageSql(kind: 'tenant' | 'session' | 'trace', o: UsageOptions):
 export function tallyByTenant(rows: readonly { tenantId: string; sizeBytes: number }[]): Record<string, { refs: number; bytes: number }> {
   const out: Record<string, { refs: number; bytes: number }> = {};
   for (const r of rows) {
-    const t = (out[r.tenantId] ??= { refs: 0, bytes: 0 });
+    let t = out[r.tenantId];
+    if (!t) {
+      t = { refs: 0, bytes: 0 };
+      out[r.tenantId] = t;
+    }
     t.refs++;
     t.bytes += r.sizeBytes;
   }
