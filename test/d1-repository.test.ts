@@ -89,8 +89,10 @@ async function freshD1(): Promise<D1DatabaseLike> {
 }
 
 /** Raw reads on a D1 database, in one batch (one snapshot). */
-const queryOf = (db: D1QueryableLike) => async (sqls: string[]) => (await db.batch(sqls.map((sql) => db.prepare(sql)))).map((r) => r.results ?? []);
-const rowsOf = async <T = Record<string, unknown>>(db: D1QueryableLike, sql: string): Promise<T[]> => ((await db.prepare(sql).all()).results ?? []) as T[];
+const queryOf = (db: D1QueryableLike) => async (sqls: string[]) =>
+  (await db.batch(sqls.map((sql) => db.prepare(sql)))).map((r) => r.results ?? []);
+const rowsOf = async <T = Record<string, unknown>>(db: D1QueryableLike, sql: string): Promise<T[]> =>
+  ((await db.prepare(sql).all()).results ?? []) as T[];
 
 describe('D1 ⇔ SQLite differential', () => {
   // tmpfs when there is one: the SQLite repository fsyncs every commit, which is not what is under test.
@@ -106,8 +108,14 @@ describe('D1 ⇔ SQLite differential', () => {
   it.concurrent.each(SEEDS)('seed %i: same answers, same tables', async (seed) => {
     const ops = generateWorkload(seed, OPS_PER_SEED);
     const d1 = mf
-      .dispatchFetch('http://w/run', { method: 'POST', body: JSON.stringify({ binding: `W${seed}`, migrations: MIGRATIONS, ops }) })
-      .then(async (res) => (await res.json()) as { outcomes: Outcome[]; violations: string[]; dump: Record<string, unknown[]> });
+      .dispatchFetch('http://w/run', {
+        method: 'POST',
+        body: JSON.stringify({ binding: `W${seed}`, migrations: MIGRATIONS, ops }),
+      })
+      .then(
+        async (res) =>
+          (await res.json()) as { outcomes: Outcome[]; violations: string[]; dump: Record<string, unknown[]> },
+      );
 
     const dir = mkdtempSync(join(scratch, 'd1-differential-'));
     try {
@@ -122,7 +130,12 @@ describe('D1 ⇔ SQLite differential', () => {
       const got = await d1;
       expect(got.violations).toEqual([]);
       const first = ops.findIndex((_, i) => !isDeepStrictEqual(got.outcomes[i], reference.outcomes[i]));
-      if (first >= 0) expect({ op: ops[first], index: first, outcome: got.outcomes[first] }).toEqual({ op: ops[first], index: first, outcome: reference.outcomes[first] });
+      if (first >= 0)
+        expect({ op: ops[first], index: first, outcome: got.outcomes[first] }).toEqual({
+          op: ops[first],
+          index: first,
+          outcome: reference.outcomes[first],
+        });
       expect(got.dump).toEqual(referenceDump);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -136,10 +149,22 @@ const idOf = (c: string) => `ns_${sha(c).slice(0, 24)}`;
 
 /** A put of blob `c` (its sha256 is c × 64) of `size` bytes into acme / session s1, at T0 + `at`. */
 function putOf(c: string, size: number, at: number, extra: Partial<CommitPutInput> = {}): CommitPutInput {
-  return { scope: { tenantId: 'acme', sessionId: 's1' }, artifactId: idOf(c), namespace: 'ns', sha256: sha(c), sizeBytes: size, mimeType: 'text/plain', now: T0 + at, expiresAt: T0 + at + 60_000, ...extra };
+  return {
+    scope: { tenantId: 'acme', sessionId: 's1' },
+    artifactId: idOf(c),
+    namespace: 'ns',
+    sha256: sha(c),
+    sizeBytes: size,
+    mimeType: 'text/plain',
+    now: T0 + at,
+    expiresAt: T0 + at + 60_000,
+    ...extra,
+  };
 }
 
-async function openD1(options: { consistency?: 'first-primary'; clock?: 'database' | 'caller' } = {}): Promise<{ db: D1DatabaseLike; repo: ArtifactRepository }> {
+async function openD1(
+  options: { consistency?: 'first-primary'; clock?: 'database' | 'caller' } = {},
+): Promise<{ db: D1DatabaseLike; repo: ArtifactRepository }> {
   const db = await freshD1();
   return { db, repo: createD1Repository({ db, ...options }) };
 }
@@ -148,7 +173,12 @@ describe('D1 repository', () => {
   it('D1 refuses more than 100 bound parameters (what touch, knownBlobs and forgetBlobs must avoid)', async () => {
     const { db } = await openD1();
     const ids = Array.from({ length: 101 }, (_, i) => i);
-    await expect(db.prepare(`SELECT 1 WHERE 1 IN (${ids.map(() => '?').join(', ')})`).bind(...ids).all()).rejects.toThrow(/too many SQL variables/);
+    await expect(
+      db
+        .prepare(`SELECT 1 WHERE 1 IN (${ids.map(() => '?').join(', ')})`)
+        .bind(...ids)
+        .all(),
+    ).rejects.toThrow(/too many SQL variables/);
   });
 
   it('commitPut stores, re-puts and evicts (lru) with events, and artifacts go with their last reference', async () => {
@@ -156,20 +186,43 @@ describe('D1 repository', () => {
     const quota: QuotaLimits = { strategy: 'lru', maxSessionCount: 2 };
     const a = await repo.commitPut(putOf('a', 10, 0, { quota, meta: { n: 1 }, filename: 'a.txt' }));
     expect(a).toEqual({
-      row: { refId: 1, tenantId: 'acme', artifactId: idOf('a'), namespace: 'ns', sha256: sha('a'), sizeBytes: 10, userId: '', sessionId: 's1', traceId: '', mimeType: 'text/plain', filename: 'a.txt', meta: { n: 1 }, source: null, createdAt: T0, lastAccessedAt: T0, expiresAt: T0 + 60_000 },
+      row: {
+        refId: 1,
+        tenantId: 'acme',
+        artifactId: idOf('a'),
+        namespace: 'ns',
+        sha256: sha('a'),
+        sizeBytes: 10,
+        userId: '',
+        sessionId: 's1',
+        traceId: '',
+        mimeType: 'text/plain',
+        filename: 'a.txt',
+        meta: { n: 1 },
+        source: null,
+        createdAt: T0,
+        lastAccessedAt: T0,
+        expiresAt: T0 + 60_000,
+      },
       created: true,
       evicted: [],
     });
     await repo.commitPut(putOf('b', 20, 1, { quota }));
     const c = await repo.commitPut(putOf('c', 30, 2, { quota }));
     expect(c.created).toBe(true);
-    expect(c.evicted).toEqual([{ refId: 1, sizeBytes: 10, tenantId: 'acme', artifactId: idOf('a'), userId: '', sessionId: 's1', traceId: '' }]);
+    expect(c.evicted).toEqual([
+      { refId: 1, sizeBytes: 10, tenantId: 'acme', artifactId: idOf('a'), userId: '', sessionId: 's1', traceId: '' },
+    ]);
     expect(await repo.findRef('acme', idOf('a'), {}, T0 + 2)).toBeUndefined();
     expect(await rowsOf(db, 'SELECT id FROM artifacts ORDER BY id')).toEqual([{ id: idOf('b') }, { id: idOf('c') }]);
 
     // A re-put refreshes the expiry, keeps createdAt and the id, and is not new.
     const again = await repo.commitPut(putOf('b', 20, 3, { quota }));
-    expect(again).toMatchObject({ created: false, evicted: [], row: { refId: 2, createdAt: T0 + 1, lastAccessedAt: T0 + 3, expiresAt: T0 + 3 + 60_000 } });
+    expect(again).toMatchObject({
+      created: false,
+      evicted: [],
+      row: { refId: 2, createdAt: T0 + 1, lastAccessedAt: T0 + 3, expiresAt: T0 + 3 + 60_000 },
+    });
     expect(await repo.storedTotals(T0 + 3)).toEqual({ refs: 2, refBytes: 50, blobs: 3, blobBytes: 60 });
 
     const events = await repo.readEvents('acme', 0, 100);
@@ -201,13 +254,56 @@ describe('D1 repository', () => {
     const refusals: [string, CommitPutInput, string, Record<string, unknown> | undefined][] = [
       // lru plans to evict a (40) for c (65): the tenant would hold 115 - 40 + 65 = 140 > 100, so
       // nothing happens at all, the eviction included.
-      ['tenant after planned evictions', putOf('c', 65, 3, { quota: lru, pinId: 1 }), 'quota_exceeded', { scope: 'tenant', tenantId: 'acme', limit: 'maxTenantBytes', limitValue: 100, usageBytes: 75, neededBytes: 65 }],
+      [
+        'tenant after planned evictions',
+        putOf('c', 65, 3, { quota: lru, pinId: 1 }),
+        'quota_exceeded',
+        {
+          scope: 'tenant',
+          tenantId: 'acme',
+          limit: 'maxTenantBytes',
+          limitValue: 100,
+          usageBytes: 75,
+          neededBytes: 65,
+        },
+      ],
       ['lost pin', putOf('c', 5, 3, { pinId: 99 }), 'backend_unavailable', undefined],
       ['pin of other bytes', putOf('d', 5, 3, { pinId: 1 }), 'backend_unavailable', undefined],
       ['collision', { ...putOf('d', 5, 3), artifactId: idOf('a') }, 'hash_collision', undefined],
-      ['too big for the session', putOf('c', 60, 3, { quota: { strategy: 'lru', maxSessionBytes: 50 } }), 'quota_exceeded', { scope: 'session', id: 's1', limit: 'maxSessionBytes', limitValue: 50, neededBytes: 60 }],
-      ['session full (none)', putOf('c', 5, 3, { quota: none }), 'quota_exceeded', { scope: 'session', id: 's1', limit: 'maxArtifactsPerSession', limitValue: 2, usageBytes: 80, usageCount: 2, neededBytes: 5 }],
-      ['trace full (none)', putOf('c', 20, 3, { quota: none, scope: { tenantId: 'acme', traceId: 'x1' } }), 'quota_exceeded', { scope: 'trace', id: 'x1', limit: 'maxTraceBytes', limitValue: 50, usageBytes: 35, usageCount: 1, neededBytes: 20 }],
+      [
+        'too big for the session',
+        putOf('c', 60, 3, { quota: { strategy: 'lru', maxSessionBytes: 50 } }),
+        'quota_exceeded',
+        { scope: 'session', id: 's1', limit: 'maxSessionBytes', limitValue: 50, neededBytes: 60 },
+      ],
+      [
+        'session full (none)',
+        putOf('c', 5, 3, { quota: none }),
+        'quota_exceeded',
+        {
+          scope: 'session',
+          id: 's1',
+          limit: 'maxArtifactsPerSession',
+          limitValue: 2,
+          usageBytes: 80,
+          usageCount: 2,
+          neededBytes: 5,
+        },
+      ],
+      [
+        'trace full (none)',
+        putOf('c', 20, 3, { quota: none, scope: { tenantId: 'acme', traceId: 'x1' } }),
+        'quota_exceeded',
+        {
+          scope: 'trace',
+          id: 'x1',
+          limit: 'maxTraceBytes',
+          limitValue: 50,
+          usageBytes: 35,
+          usageCount: 1,
+          neededBytes: 20,
+        },
+      ],
     ];
 
     for (const [what, input, code, details] of refusals) {
@@ -216,7 +312,7 @@ describe('D1 repository', () => {
       expect({ what, code: err.code, details: err.details }).toEqual({ what, code, details });
       const after = await dumpTables(queryOf(db));
       expect(after, what).toEqual(before);
-      expect([after['put_ctx'], after['evict_plan']], what).toEqual([[], []]);
+      expect([after.put_ctx, after.evict_plan], what).toEqual([[], []]);
     }
     // The pin survived every refusal; the next put uses it and takes the next reference id.
     const ok = await repo.commitPut(putOf('c', 5, 4, { pinId: 1 }));
@@ -243,7 +339,9 @@ describe('D1 repository', () => {
   it('knownBlobs and forgetBlobs take any number of sha256s; doomBlobs marks and deleteIdleBlobRow drops', async () => {
     const { db, repo } = await openD1();
     const shas = Array.from({ length: 150 }, (_, i) => i.toString(16).padStart(64, '0'));
-    await db.batch(shas.map((s) => db.prepare('INSERT INTO blobs (sha256, size_bytes, created_at) VALUES (?1, 7, ?2)').bind(s, T0)));
+    await db.batch(
+      shas.map((s) => db.prepare('INSERT INTO blobs (sha256, size_bytes, created_at) VALUES (?1, 7, ?2)').bind(s, T0)),
+    );
     const asked = [...shas, ...Array.from({ length: 50 }, (_, i) => `f${i}`.padEnd(64, 'f'))];
     expect([...(await repo.knownBlobs(asked))].sort()).toEqual(shas);
     expect(await repo.knownBlobs([])).toEqual(new Set());
@@ -254,7 +352,9 @@ describe('D1 repository', () => {
     await repo.forgetBlobs(shas.slice(0, 120), shas.slice(120), T0 + 999); // another run's mark: nothing happens
     expect((await repo.storedTotals(T0)).blobs).toBe(150);
     await repo.forgetBlobs(shas.slice(0, 120), shas.slice(120), T0 + 10);
-    expect(await rowsOf(db, 'SELECT count(*) AS n, count(doomed_at) AS marked FROM blobs')).toEqual([{ n: 30, marked: 0 }]);
+    expect(await rowsOf(db, 'SELECT count(*) AS n, count(doomed_at) AS marked FROM blobs')).toEqual([
+      { n: 30, marked: 0 },
+    ]);
 
     expect(await repo.deleteIdleBlobRow(shas[120]!, T0)).toBe(true);
     expect(await repo.deleteIdleBlobRow(shas[120]!, T0)).toBe(false);
@@ -297,11 +397,27 @@ describe('D1 repository', () => {
     await repo.commitPut(putOf('d', 40, 3, { scope: { tenantId: 'acme', sessionId: 's2', traceId: 'x1' } }));
 
     expect(await repo.expireRefs(T0 + 99, 10)).toEqual({ refs: 0, bytes: 0, byTenant: {} });
-    expect(await repo.expireRefs(T0 + 100, 10)).toEqual({ refs: 1, bytes: 10, byTenant: { acme: { refs: 1, bytes: 10 } } });
-    expect(await repo.enforceScope('acme', 'session', 's2', { strategy: 'none', maxSessionCount: 1 }, T0 + 101)).toEqual([]);
-    expect(await repo.enforceScope('acme', 'trace', 'x1', { strategy: 'fifo', maxSessionCount: 1 }, T0 + 101)).toEqual([]); // no trace limit
-    const evicted = await repo.enforceScope('acme', 'session', 's2', { strategy: 'fifo', maxSessionCount: 1 }, T0 + 101);
-    expect(evicted).toEqual([{ refId: 3, sizeBytes: 30, tenantId: 'acme', artifactId: idOf('c'), userId: '', sessionId: 's2', traceId: 'x1' }]);
+    expect(await repo.expireRefs(T0 + 100, 10)).toEqual({
+      refs: 1,
+      bytes: 10,
+      byTenant: { acme: { refs: 1, bytes: 10 } },
+    });
+    expect(
+      await repo.enforceScope('acme', 'session', 's2', { strategy: 'none', maxSessionCount: 1 }, T0 + 101),
+    ).toEqual([]);
+    expect(await repo.enforceScope('acme', 'trace', 'x1', { strategy: 'fifo', maxSessionCount: 1 }, T0 + 101)).toEqual(
+      [],
+    ); // no trace limit
+    const evicted = await repo.enforceScope(
+      'acme',
+      'session',
+      's2',
+      { strategy: 'fifo', maxSessionCount: 1 },
+      T0 + 101,
+    );
+    expect(evicted).toEqual([
+      { refId: 3, sizeBytes: 30, tenantId: 'acme', artifactId: idOf('c'), userId: '', sessionId: 's2', traceId: 'x1' },
+    ]);
     expect(await repo.deleteRefs('acme', idOf('b'), { sessionId: 's2' }, T0 + 102)).toBe(0);
     expect(await repo.deleteRefs('acme', idOf('b'), { sessionId: 's1' }, T0 + 102)).toBe(1);
 
@@ -314,24 +430,39 @@ describe('D1 repository', () => {
     expect(events[2]!.ref).toMatchObject({ namespace: 'ns', sha256: sha('b'), sizeBytes: 20, sessionId: 's1' });
     expect(await rowsOf(db, 'SELECT id FROM artifacts')).toEqual([{ id: idOf('d') }]);
     expect(await repo.dropUnreferencedArtifacts(10)).toBe(0);
-    await db.prepare("INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'ns_orphan', 'ns', 'x', 1, 0)").run();
+    await db
+      .prepare(
+        "INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'ns_orphan', 'ns', 'x', 1, 0)",
+      )
+      .run();
     expect(await repo.dropUnreferencedArtifacts(10)).toBe(1);
   });
 
   it('list, usage, scopesOver and storedTotals see live references only', async () => {
     const { repo } = await openD1();
     await repo.commitPut(putOf('a', 10, 0, { mimeType: 'image/png', expiresAt: T0 + 50 }));
-    await repo.commitPut(putOf('b', 20, 1, { scope: { tenantId: 'acme', userId: 'u1', sessionId: 's1', traceId: 'x1' } }));
+    await repo.commitPut(
+      putOf('b', 20, 1, { scope: { tenantId: 'acme', userId: 'u1', sessionId: 's1', traceId: 'x1' } }),
+    );
     await repo.commitPut(putOf('c', 30, 2, { scope: { tenantId: 'acme', sessionId: 's2', traceId: 'x1' } }));
     await repo.commitPut(putOf('a', 10, 3, { scope: { tenantId: 'beta', sessionId: 's1' } }));
     const now = T0 + 60;
 
     expect((await repo.list('acme', { now, limit: 10 })).map((r) => r.artifactId)).toEqual([idOf('c'), idOf('b')]);
-    expect((await repo.list('acme', { now: T0 + 10, limit: 10, mimePrefix: 'image/' })).map((r) => r.artifactId)).toEqual([idOf('a')]);
+    expect(
+      (await repo.list('acme', { now: T0 + 10, limit: 10, mimePrefix: 'image/' })).map((r) => r.artifactId),
+    ).toEqual([idOf('a')]);
     expect((await repo.list('acme', { now, limit: 10, userId: 'u1' })).map((r) => r.artifactId)).toEqual([idOf('b')]);
-    expect((await repo.list('acme', { now, limit: 10, after: { createdAt: T0 + 2, refId: 3 } })).map((r) => r.artifactId)).toEqual([idOf('b')]);
-    expect((await repo.list('acme', { now, limit: 10, createdAfter: T0 + 2, namespace: 'ns' })).map((r) => r.artifactId)).toEqual([idOf('c')]);
-    expect(await repo.findRef('acme', idOf('b'), { traceId: 'x1', userId: 'u1' }, now)).toMatchObject({ refId: 2, meta: null });
+    expect(
+      (await repo.list('acme', { now, limit: 10, after: { createdAt: T0 + 2, refId: 3 } })).map((r) => r.artifactId),
+    ).toEqual([idOf('b')]);
+    expect(
+      (await repo.list('acme', { now, limit: 10, createdAfter: T0 + 2, namespace: 'ns' })).map((r) => r.artifactId),
+    ).toEqual([idOf('c')]);
+    expect(await repo.findRef('acme', idOf('b'), { traceId: 'x1', userId: 'u1' }, now)).toMatchObject({
+      refId: 2,
+      meta: null,
+    });
     expect(await repo.findRef('acme', idOf('b'), { traceId: 'x2' }, now)).toBeUndefined();
 
     expect(await repo.usage('tenant', now, { limit: 10 })).toEqual([
@@ -342,8 +473,12 @@ describe('D1 repository', () => {
       { tenantId: 'acme', value: 's2', count: 1, bytes: 30 },
       { tenantId: 'acme', value: 's1', count: 1, bytes: 20 },
     ]);
-    expect(await repo.usage('trace', now, { tenantId: 'acme', traceId: 'x1', limit: 10 })).toEqual([{ tenantId: 'acme', value: 'x1', count: 2, bytes: 50 }]);
-    expect(await repo.scopesOver('trace', now, 1, 1000, undefined, 10)).toEqual([{ tenantId: 'acme', value: 'x1', count: 2, bytes: 50 }]);
+    expect(await repo.usage('trace', now, { tenantId: 'acme', traceId: 'x1', limit: 10 })).toEqual([
+      { tenantId: 'acme', value: 'x1', count: 2, bytes: 50 },
+    ]);
+    expect(await repo.scopesOver('trace', now, 1, 1000, undefined, 10)).toEqual([
+      { tenantId: 'acme', value: 'x1', count: 2, bytes: 50 },
+    ]);
     expect(await repo.scopesOver('session', now, 0, 0, { tenantId: 'acme', value: 's1' }, 10)).toEqual([
       { tenantId: 'acme', value: 's2', count: 1, bytes: 30 },
       { tenantId: 'beta', value: 's1', count: 1, bytes: 10 },
@@ -353,16 +488,63 @@ describe('D1 repository', () => {
 
   it('API keys, uploads and retention runs', async () => {
     const { repo } = await openD1();
-    await repo.createApiKey({ id: 'k1', tenantId: 'acme', operator: false, secretHash: 'h1', perms: ['read', 'write'], label: 'ci', createdAt: T0 });
-    await repo.createApiKey({ id: 'k2', tenantId: 'beta', operator: true, secretHash: 'h2', perms: ['admin'], label: null, createdAt: T0 + 1 });
-    expect(await repo.findApiKey('k1')).toEqual({ id: 'k1', tenantId: 'acme', operator: false, secretHash: 'h1', perms: ['read', 'write'], label: 'ci', createdAt: T0, revokedAt: null });
+    await repo.createApiKey({
+      id: 'k1',
+      tenantId: 'acme',
+      operator: false,
+      secretHash: 'h1',
+      perms: ['read', 'write'],
+      label: 'ci',
+      createdAt: T0,
+    });
+    await repo.createApiKey({
+      id: 'k2',
+      tenantId: 'beta',
+      operator: true,
+      secretHash: 'h2',
+      perms: ['admin'],
+      label: null,
+      createdAt: T0 + 1,
+    });
+    expect(await repo.findApiKey('k1')).toEqual({
+      id: 'k1',
+      tenantId: 'acme',
+      operator: false,
+      secretHash: 'h1',
+      perms: ['read', 'write'],
+      label: 'ci',
+      createdAt: T0,
+      revokedAt: null,
+    });
     expect(await repo.revokeApiKey('k1', T0 + 5)).toBe(true);
     expect(await repo.revokeApiKey('k1', T0 + 6)).toBe(false);
     expect(await repo.findApiKey('k1')).toBeUndefined();
-    expect(await repo.listApiKeys('acme')).toEqual([{ id: 'k1', tenantId: 'acme', operator: false, perms: ['read', 'write'], label: 'ci', createdAt: T0, revokedAt: T0 + 5 }]);
+    expect(await repo.listApiKeys('acme')).toEqual([
+      {
+        id: 'k1',
+        tenantId: 'acme',
+        operator: false,
+        perms: ['read', 'write'],
+        label: 'ci',
+        createdAt: T0,
+        revokedAt: T0 + 5,
+      },
+    ]);
     expect((await repo.listApiKeys()).map((k) => k.id)).toEqual(['k1', 'k2']);
 
-    const upload = { id: 'up1', tenantId: 'acme', userId: 'u1', sessionId: 's1', traceId: '', stagingKey: 'staging/up1', sizeBytes: 5, sha256: sha('a'), options: { mimeType: 'text/plain', meta: { a: 1 } }, createdAt: T0, expiresAt: T0 + 100 };
+    const upload = {
+      id: 'up1',
+      tenantId: 'acme',
+      userId: 'u1',
+      sessionId: 's1',
+      traceId: '',
+      stagingKey: 'staging/up1',
+      sizeBytes: 5,
+      sha256: sha('a'),
+      options: { mimeType: 'text/plain', meta: { a: 1 } },
+      createdAt: T0,
+      expiresAt: T0 + 100,
+    };
     await repo.createUpload(upload);
     await repo.createUpload({ ...upload, id: 'up2', expiresAt: T0 + 50 });
     expect(await repo.findUpload('acme', 'up1')).toEqual(upload);
@@ -372,7 +554,8 @@ describe('D1 repository', () => {
     await repo.deleteUpload('up1');
     expect(await repo.findUpload('acme', 'up1')).toBeUndefined();
 
-    for (const [i, trigger] of ['cron', 'cli', 'cron'].entries()) await repo.recordRetentionRun({ trigger, startedAt: T0 + i, finishedAt: T0 + i + 1, report: { run: i } });
+    for (const [i, trigger] of ['cron', 'cli', 'cron'].entries())
+      await repo.recordRetentionRun({ trigger, startedAt: T0 + i, finishedAt: T0 + i + 1, report: { run: i } });
     expect(await repo.retentionRuns(2)).toEqual([
       { id: 3, trigger: 'cron', startedAt: T0 + 2, finishedAt: T0 + 3, report: { run: 2 } },
       { id: 2, trigger: 'cli', startedAt: T0 + 1, finishedAt: T0 + 2, report: { run: 1 } },
@@ -391,22 +574,33 @@ describe('D1 repository', () => {
     expect(old.row.expiresAt - old.row.createdAt).toBe(60_000);
     // A caller ahead of the database keeps its own time; without a clock, `now` is taken as given.
     expect((await repo.commitPut({ ...putOf('b', 1, 0), clock: () => T0 })).row.createdAt).toBe(T0);
-    expect((await repo.commitPut({ ...putOf('c', 1, 0), now: 1_000, expiresAt: 2_000 })).row).toMatchObject({ createdAt: 1_000, expiresAt: 2_000 });
+    expect((await repo.commitPut({ ...putOf('c', 1, 0), now: 1_000, expiresAt: 2_000 })).row).toMatchObject({
+      createdAt: 1_000,
+      expiresAt: 2_000,
+    });
 
     const caller = createD1Repository({ db: await freshD1(), clock: 'caller' });
-    expect((await caller.commitPut({ ...putOf('a', 1, 0), now: 1_000, expiresAt: 2_000, clock: () => 5_000 })).row).toMatchObject({ createdAt: 5_000, expiresAt: 6_000 });
+    expect(
+      (await caller.commitPut({ ...putOf('a', 1, 0), now: 1_000, expiresAt: 2_000, clock: () => 5_000 })).row,
+    ).toMatchObject({ createdAt: 5_000, expiresAt: 6_000 });
   });
 
   it("consistency: 'first-primary' runs every query in one D1 session, so a put is found right after", async () => {
     const db = await freshD1();
     const calls = { db: 0, session: 0, sessions: [] as (string | undefined)[] };
     const counted = (target: D1QueryableLike, key: 'db' | 'session'): D1QueryableLike => ({
-      prepare: (sql) => (calls[key]++, target.prepare(sql)),
+      prepare: (sql) => {
+        calls[key]++;
+        return target.prepare(sql);
+      },
       batch: (stmts) => target.batch(stmts),
     });
     const spy: D1DatabaseLike = {
       ...counted(db, 'db'),
-      withSession: (constraint) => (calls.sessions.push(constraint), counted(db.withSession!(constraint), 'session')),
+      withSession: (constraint) => {
+        calls.sessions.push(constraint);
+        return counted(db.withSession!(constraint), 'session');
+      },
     };
     const repo = createD1Repository({ db: spy, consistency: 'first-primary' });
     await repo.commitPut(putOf('a', 1, 0));
@@ -428,12 +622,24 @@ describe('the put plan', () => {
     const input = putOf('a', 10, 0, {
       scope: { tenantId: 'acme', userId: 'u1', sessionId: 's1', traceId: 'x1' },
       pinId: 3,
-      quota: { strategy: 'lru', maxSessionBytes: 100, maxSessionCount: 3, maxTraceBytes: 100, maxTraceCount: 3, maxTenantBytes: 1000 },
+      quota: {
+        strategy: 'lru',
+        maxSessionBytes: 100,
+        maxSessionCount: 3,
+        maxTraceBytes: 100,
+        maxTraceCount: 3,
+        maxTenantBytes: 1000,
+      },
     });
     const plan = commitPutPlan(input, T0, T0 + 60_000, true);
-    const writes = plan.stmts.filter((s) => /^\s*(WITH[\s\S]*?\)\s*)?(INSERT INTO|UPDATE|DELETE FROM)\s+(\w+)/.exec(s.sql)?.[3]?.match(/^(?!put_ctx$|evict_plan$)/));
+    const writes = plan.stmts.filter((s) =>
+      /^\s*(WITH[\s\S]*?\)\s*)?(INSERT INTO|UPDATE|DELETE FROM)\s+(\w+)/
+        .exec(s.sql)?.[3]
+        ?.match(/^(?!put_ctx$|evict_plan$)/),
+    );
     expect(writes.length).toBe(9);
-    for (const w of writes) expect(w.sql.includes(PUT_OK) || w.sql.includes('FROM put_ctx WHERE refused IS NULL'), w.sql).toBe(true);
+    for (const w of writes)
+      expect(w.sql.includes(PUT_OK) || w.sql.includes('FROM put_ctx WHERE refused IS NULL'), w.sql).toBe(true);
     for (const s of plan.stmts) expect(new Set(s.sql.match(/@\w+/g) ?? []).size).toBeLessThanOrEqual(100);
     expect(plan.stmts.at(-1)!.sql).toBe('DELETE FROM put_ctx');
   });

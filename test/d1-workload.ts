@@ -112,7 +112,14 @@ export function generateWorkload(seed: number, length: number): Op[] {
       ops.push(['doomBlobNow', pick(blobs).sha, now]);
     } else if (k < 0.69) {
       doomTimes.push(now);
-      ops.push(['doomBlobs', now, now - pick([0, 100]), now - pick([50, 500]), pick(['', blobs[0]!.sha]), pick([2, 50])]);
+      ops.push([
+        'doomBlobs',
+        now,
+        now - pick([0, 100]),
+        now - pick([50, 500]),
+        pick(['', blobs[0]!.sha]),
+        pick([2, 50]),
+      ]);
     } else if (k < 0.72 && doomTimes.length > 0) {
       const shas = blobs.map((b) => b.sha);
       ops.push(['forgetBlobs', shas.filter(() => r() < 0.3), shas.filter(() => r() < 0.2), pick(doomTimes)]);
@@ -120,8 +127,21 @@ export function generateWorkload(seed: number, length: number): Op[] {
       ops.push(['expireRefs', now, pick([1, 2, 50])]);
     } else if (k < 0.79) {
       const kind = pick(['session', 'trace'] as const);
-      const q: QuotaLimits = { strategy: pick(['lru', 'fifo', 'none'] as const), maxSessionBytes: pick([0, 30]), maxSessionCount: pick([0, 1, 2]), maxTraceBytes: pick([0, 20, 60]), maxTraceCount: pick([0, 1]) };
-      ops.push(['enforceScope', pick(TENANTS), kind, kind === 'session' ? pick(['s1', 's2']) : pick(['x1', 'x2']), q, now]);
+      const q: QuotaLimits = {
+        strategy: pick(['lru', 'fifo', 'none'] as const),
+        maxSessionBytes: pick([0, 30]),
+        maxSessionCount: pick([0, 1, 2]),
+        maxTraceBytes: pick([0, 20, 60]),
+        maxTraceCount: pick([0, 1]),
+      };
+      ops.push([
+        'enforceScope',
+        pick(TENANTS),
+        kind,
+        kind === 'session' ? pick(['s1', 's2']) : pick(['x1', 'x2']),
+        q,
+        now,
+      ]);
     } else if (k < 0.83) {
       ops.push(['deleteRefs', pick(TENANTS), idOf(pick(blobs).sha), pick(filters), now]);
     } else if (k < 0.85) {
@@ -137,20 +157,68 @@ export function generateWorkload(seed: number, length: number): Op[] {
         () => {
           const id = `up${step}`;
           uploads.push(id);
-          ops.push(['createUpload', { id, tenantId: pick(TENANTS), userId: pick(USERS), sessionId: pick(SESSIONS), traceId: '', stagingKey: `staging/${id}`, sizeBytes: int(1, 99), sha256: pick(blobs).sha, options: { mimeType: 'text/plain', meta: { step } }, createdAt: now, expiresAt: now + pick([10, 1000]) }]);
+          ops.push([
+            'createUpload',
+            {
+              id,
+              tenantId: pick(TENANTS),
+              userId: pick(USERS),
+              sessionId: pick(SESSIONS),
+              traceId: '',
+              stagingKey: `staging/${id}`,
+              sizeBytes: int(1, 99),
+              sha256: pick(blobs).sha,
+              options: { mimeType: 'text/plain', meta: { step } },
+              createdAt: now,
+              expiresAt: now + pick([10, 1000]),
+            },
+          ]);
         },
         () => uploads.length > 0 && ops.push(['deleteUpload', pick(uploads)]),
         () => {
           const id = `k${step}`;
           keys.push(id);
           const operator = pick([false, false, true]);
-          ops.push(['createApiKey', { id, tenantId: operator ? '' : pick(TENANTS), operator, secretHash: hex(16), perms: pick([['read'], ['read', 'write', 'admin']]), label: pick([null, 'ci']), createdAt: now }]);
+          ops.push([
+            'createApiKey',
+            {
+              id,
+              tenantId: operator ? '' : pick(TENANTS),
+              operator,
+              secretHash: hex(16),
+              perms: pick([['read'], ['read', 'write', 'admin']]),
+              label: pick([null, 'ci']),
+              createdAt: now,
+            },
+          ]);
         },
         () =>
-          ops.push(['recordAudit', { at: now, tenantId: pick(['', ...TENANTS]), action: pick(['artifact.purge', 'retention.run', 'key.create']), role: pick(['tenant_admin', 'operator', 'host']), actorKind: pick(['jwt', 'api_key', 'cli']), actorId: `a${step}`, target: pick([null, `ns_${hex(24)}`]), details: pick([null, { refs: step, nested: { ok: true } }]), requestId: pick([null, `req-${step}`]) }]),
+          ops.push([
+            'recordAudit',
+            {
+              at: now,
+              tenantId: pick(['', ...TENANTS]),
+              action: pick(['artifact.purge', 'retention.run', 'key.create']),
+              role: pick(['tenant_admin', 'operator', 'host']),
+              actorKind: pick(['jwt', 'api_key', 'cli']),
+              actorId: `a${step}`,
+              target: pick([null, `ns_${hex(24)}`]),
+              details: pick([null, { refs: step, nested: { ok: true } }]),
+              requestId: pick([null, `req-${step}`]),
+            },
+          ]),
         () => ops.push(['trimAudit', now - pick([0, 1000]), pick([1, 100])]),
         () => keys.length > 0 && ops.push(['revokeApiKey', pick(keys), now]),
-        () => ops.push(['recordRetentionRun', { trigger: pick(['cron', 'cli']), startedAt: now - 5, finishedAt: now, report: { expired: { refs: step } } }]),
+        () =>
+          ops.push([
+            'recordRetentionRun',
+            {
+              trigger: pick(['cron', 'cli']),
+              startedAt: now - 5,
+              finishedAt: now,
+              report: { expired: { refs: step } },
+            },
+          ]),
       ])();
     } else if (k < 0.885) {
       ops.push(['reads', now, blobs.map((b) => b.sha), uploads.slice(-3), keys.slice(-3)]);
@@ -162,15 +230,33 @@ export function generateWorkload(seed: number, length: number): Op[] {
   return ops;
 }
 
-const evictedOnly = (e: EvictedRef): EvictedRef => ({ refId: e.refId, sizeBytes: e.sizeBytes, tenantId: e.tenantId, artifactId: e.artifactId, userId: e.userId, sessionId: e.sessionId, traceId: e.traceId });
+const evictedOnly = (e: EvictedRef): EvictedRef => ({
+  refId: e.refId,
+  sizeBytes: e.sizeBytes,
+  tenantId: e.tenantId,
+  artifactId: e.artifactId,
+  userId: e.userId,
+  sessionId: e.sessionId,
+  traceId: e.traceId,
+});
 
 /** Every read method, over every combination the small world has. */
-async function reads(repo: ArtifactRepository, now: number, shas: string[], uploads: string[], keys: string[]): Promise<unknown> {
+async function reads(
+  repo: ArtifactRepository,
+  now: number,
+  shas: string[],
+  uploads: string[],
+  keys: string[],
+): Promise<unknown> {
   const out: Record<string, unknown> = {};
   for (const t of TENANTS) {
     for (const sha of shas) {
       const id = `ns_${sha.slice(0, 24)}`;
-      out[`findRef ${t} ${id}`] = await Promise.all([{}, { sessionId: 's1' }, { userId: 'u1', sessionId: '', traceId: 'x2' }].map((f) => repo.findRef(t, id, f, now)));
+      out[`findRef ${t} ${id}`] = await Promise.all(
+        [{}, { sessionId: 's1' }, { userId: 'u1', sessionId: '', traceId: 'x2' }].map((f) =>
+          repo.findRef(t, id, f, now),
+        ),
+      );
     }
     out[`list ${t}`] = await Promise.all([
       repo.list(t, { now, limit: 1000 }),
@@ -201,7 +287,10 @@ async function reads(repo: ArtifactRepository, now: number, shas: string[], uplo
   ]);
   out.storedTotals = await repo.storedTotals(now);
   out.blobRows = await repo.blobRows('', 100, now);
-  out.unfinishedBlobRows = await Promise.all([repo.unfinishedBlobRows(now, '', 100), repo.unfinishedBlobRows(now, '8', 2)]);
+  out.unfinishedBlobRows = await Promise.all([
+    repo.unfinishedBlobRows(now, '', 100),
+    repo.unfinishedBlobRows(now, '8', 2),
+  ]);
   out.knownBlobs = [...(await repo.knownBlobs([...shas, 'f'.repeat(64)]))].sort();
   out.artifactsOfBlob = await Promise.all(shas.map((s) => repo.artifactsOfBlob(s, 10)));
   out.lastEventSeq = await repo.lastEventSeq();
@@ -227,7 +316,11 @@ const jsonSafe = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null)) 
  * operation that runs as a batch over the scratch tables that they are empty again, and that a
  * refused put changed no table at all.
  */
-export async function runWorkload(repo: ArtifactRepository, ops: Op[], query?: Query): Promise<{ outcomes: Outcome[]; violations: string[] }> {
+export async function runWorkload(
+  repo: ArtifactRepository,
+  ops: Op[],
+  query?: Query,
+): Promise<{ outcomes: Outcome[]; violations: string[] }> {
   const outcomes: Outcome[] = [];
   const violations: string[] = [];
   const call = repo as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
@@ -239,7 +332,8 @@ export async function runWorkload(repo: ArtifactRepository, ops: Op[], query?: Q
     try {
       let ok: unknown;
       if (method === 'reads') ok = await reads(repo, ...(args as [number, string[], string[], string[]]));
-      else if (method === 'commitPut') ok = await repo.commitPut(withClock(args[0] as CommitPutInput & { clockAt?: number }));
+      else if (method === 'commitPut')
+        ok = await repo.commitPut(withClock(args[0] as CommitPutInput & { clockAt?: number }));
       else ok = await call[method]!(...args);
       if (method === 'commitPut') {
         const put = ok as Awaited<ReturnType<ArtifactRepository['commitPut']>>;
@@ -254,12 +348,17 @@ export async function runWorkload(repo: ArtifactRepository, ops: Op[], query?: Q
     outcomes.push(outcome);
     if (query && SCRATCH_USERS.has(method)) {
       const after = await dumpTables(query);
-      if (after['put_ctx']!.length > 0 || after['evict_plan']!.length > 0) violations.push(`op ${i} (${method}) left scratch rows: ${JSON.stringify({ put_ctx: after['put_ctx'], evict_plan: after['evict_plan'] })}`);
+      if (after.put_ctx!.length > 0 || after.evict_plan!.length > 0)
+        violations.push(
+          `op ${i} (${method}) left scratch rows: ${JSON.stringify({ put_ctx: after.put_ctx, evict_plan: after.evict_plan })}`,
+        );
       const text = JSON.stringify(after);
       if (method === 'commitPut' && outcome.error && text !== before) {
         const was = JSON.parse(before!) as Record<string, unknown[]>;
         const changed = Object.keys(after).filter((t) => JSON.stringify(after[t]) !== JSON.stringify(was[t]));
-        violations.push(`op ${i}: a refused put (${outcome.error.code}) changed ${changed.map((t) => `${t}: ${JSON.stringify(was[t])} → ${JSON.stringify(after[t])}`).join('; ')}`);
+        violations.push(
+          `op ${i}: a refused put (${outcome.error.code}) changed ${changed.map((t) => `${t}: ${JSON.stringify(was[t])} → ${JSON.stringify(after[t])}`).join('; ')}`,
+        );
       }
       before = text;
     } else {
@@ -275,7 +374,19 @@ export async function runWorkload(repo: ArtifactRepository, ops: Op[], query?: Q
  * refused put's do, still creates it.
  */
 export async function dumpTables(query: Query): Promise<Record<string, unknown[]>> {
-  const tables = ['api_keys', 'artifact_refs', 'artifacts', 'audit_log', 'blob_pins', 'blobs', 'evict_plan', 'outbox', 'put_ctx', 'retention_runs', 'uploads'];
+  const tables = [
+    'api_keys',
+    'artifact_refs',
+    'artifacts',
+    'audit_log',
+    'blob_pins',
+    'blobs',
+    'evict_plan',
+    'outbox',
+    'put_ctx',
+    'retention_runs',
+    'uploads',
+  ];
   const rows = await query([
     ...tables.map((t) => `SELECT * FROM ${t} ORDER BY rowid`),
     `SELECT name, seq FROM sqlite_sequence WHERE name != '__drizzle_migrations' AND seq != 0 ORDER BY name`,

@@ -15,7 +15,8 @@ export const INSERT_AUDIT_EVENT_SQL = `INSERT INTO outbox (tenant_id, type, arti
       'actorId', actor_id, 'target', target, 'details', json(details), 'requestId', request_id), at
   FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)`;
 
-export const TRIM_AUDIT_SQL = 'DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE at < @before ORDER BY seq LIMIT @limit)';
+export const TRIM_AUDIT_SQL =
+  'DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE at < @before ORDER BY seq LIMIT @limit)';
 
 const AUDIT_COLUMNS = `seq, at, tenant_id AS tenantId, action, role, actor_kind AS actorKind, actor_id AS actorId, target, details, request_id AS requestId`;
 
@@ -37,5 +38,15 @@ export function toAuditEntry(r: RawAuditRow): AuditEntry {
 
 /** The parameters of INSERT_AUDIT_SQL. */
 export function auditParams(e: Omit<AuditEntry, 'seq'>): Record<string, string | number | null> {
-  return { at: e.at, tenantId: e.tenantId, action: e.action, role: e.role, actorKind: e.actorKind, actorId: e.actorId, target: e.target, details: e.details === null ? null : JSON.stringify(e.details), requestId: e.requestId };
+  return {
+    at: e.at,
+    tenantId: e.tenantId,
+    action: e.action,
+    role: e.role,
+    actorKind: e.actorKind,
+    actorId: e.actorId,
+    target: e.target,
+    details: e.details === null ? null : JSON.stringify(e.details),
+    requestId: e.requestId,
+  };
 }

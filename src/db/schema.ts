@@ -1,4 +1,3 @@
-
 import { sql } from 'drizzle-orm';
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
@@ -81,17 +80,20 @@ export const outbox = sqliteTable(
  * API keys: only a sha256 of the secret is kept. An operator key (made on the host with
  * `artifact-store keys create --operator`) belongs to no tenant: its tenant_id is ''.
  */
-export const apiKeys = sqliteTable('api_keys', {
-  id: text('id').primaryKey(),
-  tenantId: text('tenant_id').notNull(),
-  operator: integer('operator', { mode: 'boolean' }).notNull().default(false),
-  secretHash: text('secret_hash').notNull(),
-  perms: text('perms', { mode: 'json' }).$type<string[]>().notNull(),
-  label: text('label'),
-  createdAt: integer('created_at').notNull(),
-  revokedAt: integer('revoked_at'),
-}, (t) => [index('api_keys_tenant').on(t.tenantId)]);
-
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    operator: integer('operator', { mode: 'boolean' }).notNull().default(false),
+    secretHash: text('secret_hash').notNull(),
+    perms: text('perms', { mode: 'json' }).$type<string[]>().notNull(),
+    label: text('label'),
+    createdAt: integer('created_at').notNull(),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [index('api_keys_tenant').on(t.tenantId)],
+);
 
 /**
  * Direct uploads in flight: the client PUTs straight to the blob store's staging key, then completes.

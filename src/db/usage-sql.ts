@@ -18,7 +18,9 @@ export function usageSql(kind: 'tenant' | 'session' | 'trace', o: UsageOptions):
 }
 
 /** Removed references tallied per tenant (what a retention run reports to each tenant's admin). */
-export function tallyByTenant(rows: readonly { tenantId: string; sizeBytes: number }[]): Record<string, { refs: number; bytes: number }> {
+export function tallyByTenant(
+  rows: readonly { tenantId: string; sizeBytes: number }[],
+): Record<string, { refs: number; bytes: number }> {
   const out: Record<string, { refs: number; bytes: number }> = {};
   for (const r of rows) {
     let t = out[r.tenantId];

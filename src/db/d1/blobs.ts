@@ -60,7 +60,10 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
       if (collected.length === 0 && failed.length === 0) return;
       const params = { doomedAt, collected: JSON.stringify(collected), failed: JSON.stringify(failed) };
       await batch([
-        { sql: 'DELETE FROM blobs WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@collected))', params },
+        {
+          sql: 'DELETE FROM blobs WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@collected))',
+          params,
+        },
         {
           sql: 'UPDATE blobs SET doomed_at = NULL WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@failed))',
           params,
@@ -92,7 +95,8 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
     },
 
     async artifactsOfBlob(sha256, limit) {
-      const sql = 'SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = @sha256 ORDER BY tenant_id, id LIMIT @limit';
+      const sql =
+        'SELECT tenant_id AS tenantId, id FROM artifacts WHERE sha256 = @sha256 ORDER BY tenant_id, id LIMIT @limit';
       return all<{ tenantId: string; id: string }>(sql, { sha256, limit });
     },
 

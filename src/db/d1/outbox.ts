@@ -12,7 +12,11 @@ import type { OutboxEvent, OutboxRepository, RefRow } from '../repository.js';
 import type { D1Context } from './binding.js';
 import { parseJson } from './rows.js';
 
-type RawEvent = Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & { scope: string; ref: string | null; data: string | null };
+type RawEvent = Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & {
+  scope: string;
+  ref: string | null;
+  data: string | null;
+};
 
 export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
   return {
@@ -36,7 +40,8 @@ export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
     },
 
     async trimEvents(before, limit) {
-      const sql = 'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)';
+      const sql =
+        'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)';
       return run(sql, { before, limit });
     },
 

@@ -16,7 +16,12 @@ export function d1References({ all, run, batch, sqlClock }: D1Context): Referenc
       // The caller's clock is read before the batch (nothing can run inside it); with the database
       // clock, the batch then moves `now` forward to when it actually runs.
       const now = input.clock ? Math.max(input.now, input.clock()) : input.now;
-      const plan = commitPutPlan(input, now, input.expiresAt + (now - input.now), sqlClock && input.clock !== undefined);
+      const plan = commitPutPlan(
+        input,
+        now,
+        input.expiresAt + (now - input.now),
+        sqlClock && input.clock !== undefined,
+      );
       const results = await batch(plan.stmts);
       const verdict = results[plan.at.verdict]![0] as PutVerdict;
       const refusal = putRefusal(input, plan.limits, verdict);
@@ -55,7 +60,8 @@ export function d1References({ all, run, batch, sqlClock }: D1Context): Referenc
       if (f.mimePrefix !== undefined) where.push('substr(r.mime_type, 1, @mimeLength) = @mimePrefix');
       if (f.createdAfter !== undefined) where.push('r.created_at >= @createdAfter');
       if (f.createdBefore !== undefined) where.push('r.created_at < @createdBefore');
-      if (f.after) where.push('(r.created_at < @afterCreatedAt OR (r.created_at = @afterCreatedAt AND r.ref_id < @afterRefId))');
+      if (f.after)
+        where.push('(r.created_at < @afterCreatedAt OR (r.created_at = @afterCreatedAt AND r.ref_id < @afterRefId))');
       const sql = `SELECT ${REF_COLUMNS} FROM ${REF_JOIN} WHERE ${where.join(' AND ')}
         ORDER BY r.created_at DESC, r.ref_id DESC LIMIT @limit`;
       const rows = await all<RawRefRow>(sql, {

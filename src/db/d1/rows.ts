@@ -9,4 +9,8 @@ export function parseJson<T = Record<string, unknown>>(value: unknown): T | null
 /** A reference row as D1 returns it: meta and source still JSON text. */
 export type RawRefRow = Omit<RefRow, 'meta' | 'source'> & { meta: string | null; source: string | null };
 
-export const toRefRow = (raw: RawRefRow): RefRow => ({ ...raw, meta: parseJson(raw.meta), source: parseJson(raw.source) });
+export const toRefRow = (raw: RawRefRow): RefRow => ({
+  ...raw,
+  meta: parseJson(raw.meta),
+  source: parseJson(raw.source),
+});

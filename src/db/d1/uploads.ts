@@ -5,7 +5,10 @@ import type { D1Context } from './binding.js';
 type RawUpload = Omit<UploadRecord, 'options'> & { options: string };
 const UPLOAD_COLUMNS = `id, tenant_id AS tenantId, user_id AS userId, session_id AS sessionId, trace_id AS traceId,
   staging_key AS stagingKey, size_bytes AS sizeBytes, sha256, options, created_at AS createdAt, expires_at AS expiresAt`;
-const toUpload = (raw: RawUpload): UploadRecord => ({ ...raw, options: JSON.parse(raw.options) as Record<string, unknown> });
+const toUpload = (raw: RawUpload): UploadRecord => ({
+  ...raw,
+  options: JSON.parse(raw.options) as Record<string, unknown>,
+});
 
 export function d1Uploads({ all, run }: D1Context): UploadRepository {
   return {

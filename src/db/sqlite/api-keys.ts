@@ -7,16 +7,26 @@ import type { SqliteContext } from './connection.js';
 export function sqliteApiKeys({ db }: SqliteContext): ApiKeyRepository {
   return {
     async createApiKey(record) {
-      db.insert(apiKeys).values({ ...record, revokedAt: null }).run();
+      db.insert(apiKeys)
+        .values({ ...record, revokedAt: null })
+        .run();
     },
 
     async findApiKey(id) {
-      const row = db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
+      const row = db
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+        .get();
       return row ?? undefined;
     },
 
     async revokeApiKey(id, at) {
-      const r = db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).run();
+      const r = db
+        .update(apiKeys)
+        .set({ revokedAt: at })
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+        .run();
       return r.changes > 0;
     },
 

@@ -32,17 +32,21 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
           AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256) ORDER BY b.sha256 LIMIT @limit`,
   );
   const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
-  const undoomBlob = sqlite.prepare('UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
+  const undoomBlob = sqlite.prepare(
+    'UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt',
+  );
 
   return {
     async pinBlob(sha256, until, now, staleBefore) {
       return writing(() =>
-        sqlite.transaction((): number | 'collecting' => {
-          const row = selectBlob.get({ sha256 }) as { doomedAt: number | null } | undefined;
-          if (row?.doomedAt != null && row.doomedAt >= staleBefore) return 'collecting' as const;
-          upsertBlobRow.run({ sha256, now });
-          return Number(insertPin.run({ sha256, until }).lastInsertRowid);
-        }).immediate(),
+        sqlite
+          .transaction((): number | 'collecting' => {
+            const row = selectBlob.get({ sha256 }) as { doomedAt: number | null } | undefined;
+            if (row?.doomedAt != null && row.doomedAt >= staleBefore) return 'collecting' as const;
+            upsertBlobRow.run({ sha256, now });
+            return Number(insertPin.run({ sha256, until }).lastInsertRowid);
+          })
+          .immediate(),
       );
     },
 
@@ -55,15 +59,20 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
     },
 
     async doomBlobs(now, createdBefore, staleBefore, after, limit) {
-      return writing(() => doomBatch.all({ now, createdBefore, staleBefore, after, limit })) as { sha256: string; sizeBytes: number }[];
+      return writing(() => doomBatch.all({ now, createdBefore, staleBefore, after, limit })) as {
+        sha256: string;
+        sizeBytes: number;
+      }[];
     },
 
     async forgetBlobs(collected, failed, doomedAt) {
       writing(() =>
-        sqlite.transaction(() => {
-          for (const sha256 of collected) forgetBlob.run({ sha256, doomedAt });
-          for (const sha256 of failed) undoomBlob.run({ sha256, doomedAt });
-        }).immediate(),
+        sqlite
+          .transaction(() => {
+            for (const sha256 of collected) forgetBlob.run({ sha256, doomedAt });
+            for (const sha256 of failed) undoomBlob.run({ sha256, doomedAt });
+          })
+          .immediate(),
       );
     },
 

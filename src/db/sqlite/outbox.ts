@@ -15,7 +15,11 @@ import { parseJson } from './rows.js';
 const EVENT_COLUMNS = `seq, tenant_id AS tenantId, type, artifact_id AS artifactId, scope, ref, data,
   created_at AS createdAt`;
 
-type RawEvent = Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & { scope: string; ref: string | null; data: string | null };
+type RawEvent = Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & {
+  scope: string;
+  ref: string | null;
+  data: string | null;
+};
 
 /** Named parameters without the unset ones (better-sqlite3 refuses undefined). */
 function definedOnly(params: object): Record<string, unknown> {
@@ -26,7 +30,9 @@ export function sqliteOutbox({ sqlite, writing }: SqliteContext): OutboxReposito
   const readEventsStmt = sqlite.prepare(
     `SELECT ${EVENT_COLUMNS} FROM outbox WHERE tenant_id = @tenantId AND seq > @afterSeq ORDER BY seq LIMIT @limit`,
   );
-  const readAllEventsStmt = sqlite.prepare(`SELECT ${EVENT_COLUMNS} FROM outbox WHERE seq > @afterSeq ORDER BY seq LIMIT @limit`);
+  const readAllEventsStmt = sqlite.prepare(
+    `SELECT ${EVENT_COLUMNS} FROM outbox WHERE seq > @afterSeq ORDER BY seq LIMIT @limit`,
+  );
   const trimEventsStmt = sqlite.prepare(
     'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)',
   );
@@ -36,7 +42,10 @@ export function sqliteOutbox({ sqlite, writing }: SqliteContext): OutboxReposito
 
   return {
     async readEvents(tenantId, afterSeq, limit) {
-      const read = tenantId === undefined ? readAllEventsStmt.all({ afterSeq, limit }) : readEventsStmt.all({ tenantId, afterSeq, limit });
+      const read =
+        tenantId === undefined
+          ? readAllEventsStmt.all({ afterSeq, limit })
+          : readEventsStmt.all({ tenantId, afterSeq, limit });
       const rows = read as RawEvent[];
       return rows.map((r) => ({
         ...r,
@@ -56,11 +65,13 @@ export function sqliteOutbox({ sqlite, writing }: SqliteContext): OutboxReposito
 
     async recordAudit(entry) {
       return writing(() =>
-        sqlite.transaction((): AuditEntry => {
-          const { seq } = insertAudit.get(auditParams(entry)) as { seq: number };
-          insertAuditEvent.run();
-          return { seq, ...entry };
-        }).immediate(),
+        sqlite
+          .transaction((): AuditEntry => {
+            const { seq } = insertAudit.get(auditParams(entry)) as { seq: number };
+            insertAuditEvent.run();
+            return { seq, ...entry };
+          })
+          .immediate(),
       );
     },
 

@@ -52,7 +52,11 @@ export function createCommitPut({ sqlite, writing }: SqliteContext): ReferenceRe
     const raw = results[plan.at.row]![0] as RawRefRow | undefined;
     if (!raw) throw new Error('The put was accepted but its reference is missing');
     const evicted = plan.at.evicted === undefined ? [] : (results[plan.at.evicted] as EvictedRef[]);
-    return { row: { ...raw, meta: parseJson(raw.meta), source: parseJson(raw.source) }, created: !verdict.live, evicted };
+    return {
+      row: { ...raw, meta: parseJson(raw.meta), source: parseJson(raw.source) },
+      created: !verdict.live,
+      evicted,
+    };
   });
 
   return async (input) => writing(() => commit.immediate(input));

@@ -69,7 +69,11 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
       }
       // Parsed per call: callers get their own meta objects, never the cached one.
       const { meta, source } = raw;
-      return { ...raw, meta: meta === null ? null : JSON.parse(meta), source: source === null ? null : JSON.parse(source) };
+      return {
+        ...raw,
+        meta: meta === null ? null : JSON.parse(meta),
+        source: source === null ? null : JSON.parse(source),
+      };
     },
 
     async touch(refIds, at) {
@@ -85,21 +89,23 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
     },
 
     async deleteRefs(tenantId, artifactId, filter, now) {
-      return writing(() => db.transaction(
-        (tx) => {
-          const where = and(
-            eq(artifactRefs.tenantId, tenantId),
-            eq(artifactRefs.artifactId, artifactId),
-            gt(artifactRefs.expiresAt, now),
-            ...scopeConditions(filter),
-          );
-          const gone = tx.delete(artifactRefs).where(where).returning().all();
-          const removed = gone.map((g) => ({ ...g, meta: g.meta ?? null, source: g.source ?? null }));
-          removal.recordRemoved(removed, 'artifact.deleted', now);
-          return gone.length;
-        },
-        { behavior: 'immediate' },
-      ));
+      return writing(() =>
+        db.transaction(
+          (tx) => {
+            const where = and(
+              eq(artifactRefs.tenantId, tenantId),
+              eq(artifactRefs.artifactId, artifactId),
+              gt(artifactRefs.expiresAt, now),
+              ...scopeConditions(filter),
+            );
+            const gone = tx.delete(artifactRefs).where(where).returning().all();
+            const removed = gone.map((g) => ({ ...g, meta: g.meta ?? null, source: g.source ?? null }));
+            removal.recordRemoved(removed, 'artifact.deleted', now);
+            return gone.length;
+          },
+          { behavior: 'immediate' },
+        ),
+      );
     },
 
     async list(tenantId, filter: ListFilter) {
@@ -113,12 +119,20 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
       if (filter.createdBefore !== undefined) conds.push(lt(artifactRefs.createdAt, filter.createdBefore));
       if (filter.after) {
         const { createdAt, refId } = filter.after;
-        conds.push(or(lt(artifactRefs.createdAt, createdAt), and(eq(artifactRefs.createdAt, createdAt), lt(artifactRefs.refId, refId))));
+        conds.push(
+          or(
+            lt(artifactRefs.createdAt, createdAt),
+            and(eq(artifactRefs.createdAt, createdAt), lt(artifactRefs.refId, refId)),
+          ),
+        );
       }
       return db
         .select(refColumns)
         .from(artifactRefs)
-        .innerJoin(artifacts, and(eq(artifacts.tenantId, artifactRefs.tenantId), eq(artifacts.id, artifactRefs.artifactId)))
+        .innerJoin(
+          artifacts,
+          and(eq(artifacts.tenantId, artifactRefs.tenantId), eq(artifacts.id, artifactRefs.artifactId)),
+        )
         .where(and(...conds))
         .orderBy(desc(artifactRefs.createdAt), desc(artifactRefs.refId))
         .limit(filter.limit)
@@ -132,7 +146,9 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
     },
 
     async storedTotals(now) {
-      const refs = sqlite.prepare('SELECT count(*) AS refs, total(size_bytes) AS refBytes FROM artifact_refs WHERE expires_at > ?');
+      const refs = sqlite.prepare(
+        'SELECT count(*) AS refs, total(size_bytes) AS refBytes FROM artifact_refs WHERE expires_at > ?',
+      );
       const blobs = sqlite.prepare('SELECT count(*) AS blobs, total(size_bytes) AS blobBytes FROM blobs');
       const r = refs.get(now) as { refs: number; refBytes: number };
       const b = blobs.get() as { blobs: number; blobBytes: number };

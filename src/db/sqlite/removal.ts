@@ -19,12 +19,16 @@ export function createRemoval(sqlite: Database.Database): Removal {
     AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId)`);
   const appendEvent = sqlite.prepare(`INSERT INTO outbox (tenant_id, type, artifact_id, scope, ref, created_at)
     VALUES (@tenantId, @type, @artifactId, @scope, @ref, @now)`);
-  const artifactFacts = sqlite.prepare('SELECT namespace, sha256 FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId');
+  const artifactFacts = sqlite.prepare(
+    'SELECT namespace, sha256 FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId',
+  );
 
   return {
     recordRemoved(removed, type, now) {
       for (const r of removed) {
-        const facts = artifactFacts.get({ tenantId: r.tenantId, artifactId: r.artifactId }) as ArtifactFacts | undefined;
+        const facts = artifactFacts.get({ tenantId: r.tenantId, artifactId: r.artifactId }) as
+          | ArtifactFacts
+          | undefined;
         // The reference as it was, in the event's payload (its artifact's facts last).
         const { namespace = '', sha256 = '' } = facts ?? {};
         const row = { ...r, namespace, sha256, meta: parseJson(r.meta), source: parseJson(r.source) };

@@ -67,16 +67,29 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
   return {
     async expireRefs(now, limit) {
       return writing(() =>
-        sqlite.transaction(() => {
-          const gone = expireBatch.all({ now, limit }) as RemovedRow[];
-          removal.recordRemoved(gone, 'artifact.expired', now);
-          return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0), byTenant: tallyByTenant(gone) };
-        }).immediate(),
+        sqlite
+          .transaction(() => {
+            const gone = expireBatch.all({ now, limit }) as RemovedRow[];
+            removal.recordRemoved(gone, 'artifact.expired', now);
+            return {
+              refs: gone.length,
+              bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0),
+              byTenant: tallyByTenant(gone),
+            };
+          })
+          .immediate(),
       );
     },
 
     async scopesOver(kind, now, minCount, minBytes, after, limit) {
-      const params = { now, minCount, minBytes, afterTenant: after?.tenantId ?? '', afterValue: after?.value ?? '', limit };
+      const params = {
+        now,
+        minCount,
+        minBytes,
+        afterTenant: after?.tenantId ?? '',
+        afterValue: after?.value ?? '',
+        limit,
+      };
       return scopesOverStatements[kind].all(params) as ScopeUsage[];
     },
 
@@ -89,11 +102,19 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
       if (maxBytes === 0 && maxCount === 0) return [];
       const strategy = quota.strategy;
       return writing(() =>
-        sqlite.transaction(() => {
-          const evicted = evictStatement(kind, strategy).all({ tenantId, value, now, maxBytes, maxCount }) as RemovedRow[];
-          removal.recordRemoved(evicted, 'artifact.evicted', now);
-          return evicted;
-        }).immediate(),
+        sqlite
+          .transaction(() => {
+            const evicted = evictStatement(kind, strategy).all({
+              tenantId,
+              value,
+              now,
+              maxBytes,
+              maxCount,
+            }) as RemovedRow[];
+            removal.recordRemoved(evicted, 'artifact.evicted', now);
+            return evicted;
+          })
+          .immediate(),
       );
     },
 
@@ -106,7 +127,12 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
     },
 
     async retentionRuns(limit) {
-      return db.select().from(retentionRuns).orderBy(desc(retentionRuns.startedAt), desc(retentionRuns.id)).limit(limit).all();
+      return db
+        .select()
+        .from(retentionRuns)
+        .orderBy(desc(retentionRuns.startedAt), desc(retentionRuns.id))
+        .limit(limit)
+        .all();
     },
   };
 }

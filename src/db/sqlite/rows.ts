@@ -36,5 +36,7 @@ export const REMOVED_COLUMNS = `ref_id AS refId, tenant_id AS tenantId, artifact
 /** A JSON column's value: text is parsed, an already parsed value passes through. */
 export function parseJson(value: unknown): Record<string, unknown> | null {
   if (value === null || value === undefined) return null;
-  return typeof value === 'string' ? (JSON.parse(value) as Record<string, unknown>) : (value as Record<string, unknown>);
+  return typeof value === 'string'
+    ? (JSON.parse(value) as Record<string, unknown>)
+    : (value as Record<string, unknown>);
 }

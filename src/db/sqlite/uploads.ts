@@ -11,7 +11,13 @@ export function sqliteUploads({ db }: SqliteContext): UploadRepository {
     },
 
     async findUpload(tenantId, id) {
-      return db.select().from(uploads).where(and(eq(uploads.tenantId, tenantId), eq(uploads.id, id))).get() ?? undefined;
+      return (
+        db
+          .select()
+          .from(uploads)
+          .where(and(eq(uploads.tenantId, tenantId), eq(uploads.id, id)))
+          .get() ?? undefined
+      );
     },
 
     async deleteUpload(id) {
@@ -19,7 +25,13 @@ export function sqliteUploads({ db }: SqliteContext): UploadRepository {
     },
 
     async expiredUploads(before, limit) {
-      const rows = db.select().from(uploads).where(lt(uploads.expiresAt, before)).orderBy(uploads.expiresAt).limit(limit).all();
+      const rows = db
+        .select()
+        .from(uploads)
+        .where(lt(uploads.expiresAt, before))
+        .orderBy(uploads.expiresAt)
+        .limit(limit)
+        .all();
       return rows as UploadRecord[];
     },
   };
