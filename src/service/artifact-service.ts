@@ -1,8 +1,8 @@
 import { isActiveType } from '../core/active-types.js';
 import { decodeBase64 } from '../core/base64.js';
-import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { contentDisposition } from '../core/filename.js';
-import { artifactId, DEFAULT_NAMESPACE, isArtifactId, SHA256_PATTERN } from '../core/ids.js';
+import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
 import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
 import {
@@ -22,6 +22,8 @@ import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { rowToRef } from './refs.js';
 import { createSmallBlobCache } from './small-blob-cache.js';
 import { createTouchBatcher } from './touch.js';
+import { createDirectUploads } from './direct-uploads.js';
+import { createPutPin } from './put-pin.js';
 import type {
   ServiceLimits,
   ServiceObserver,
@@ -29,7 +31,6 @@ import type {
   LinkSettings,
   DownloadUrlOptions,
   DownloadUrl,
-  UploadTicket,
   Access,
   PutResult,
   DownloadEntity,
@@ -65,10 +66,7 @@ export function quotaLimitsOf(p: Policy): QuotaLimits {
   };
 }
 
-/** A collection marked longer ago than this died with its process: puts stop waiting for it. */
-export const STALE_COLLECTION_MS = 10 * 60_000;
-/** How long a put waits for a collection of the same bytes to finish before answering 503. */
-const PIN_WAIT_MS = 30_000;
+export { STALE_COLLECTION_MS } from './put-pin.js';
 
 export interface ArtifactServiceDeps {
   repo: ArtifactRepository;
@@ -127,49 +125,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     }
   }
 
-  const graceMs = limits.gcGraceMs ?? 3_600_000;
-  /**
-   * One put's pin: keeps garbage collection and purge off its blob from before the bytes are
-   * committed until the metadata is (commitPut removes it), or until `release` after a failure.
-   */
-  function pinForPut() {
-    let id: number | undefined;
-    let pinned: string | undefined;
-    return {
-      get id() {
-        return id;
-      },
-      async take({ sha256 }: { sha256: string }): Promise<void> {
-        for (let waited = 0; ; waited += 100) {
-          const t = now();
-          const got = await repo.pinBlob(sha256, t + graceMs, t, t - STALE_COLLECTION_MS);
-          if (got !== 'collecting') {
-            id = got;
-            pinned = sha256;
-            return;
-          }
-          if (waited >= PIN_WAIT_MS)
-            throw errors.backendUnavailable(
-              'These bytes are being garbage-collected right now. Retry in a few seconds.',
-              { retryAfter: 5 },
-            );
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      },
-      /**
-       * After a failed put: the pin goes, and so does the blob row the pin made when the bytes never
-       * reached the store (nothing else holds it). With the store down the row stays, and the next
-       * retention run removes it once the store answers.
-       */
-      async release(): Promise<void> {
-        if (id === undefined) return;
-        await repo.releasePin(id).catch(() => {});
-        const sha256 = pinned!;
-        const stored = await blobs.exists(sha256).catch(() => true);
-        if (!stored) await repo.deleteIdleBlobRow(sha256, now()).catch(() => {});
-      },
-    };
-  }
+  const pinForPut = () => createPutPin({ repo, blobs, now, graceMs: limits.gcGraceMs ?? 3_600_000 });
 
   async function putStream(
     scope: ArtifactScope,
@@ -387,117 +343,17 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       return { entity: row, range, body };
     },
 
-    /**
-     * Starts a direct upload: the client PUTs exactly `sizeBytes` to the returned url (no token),
-     * then calls completeUpload. Every option is checked now, so a bad one costs no upload.
-     */
-    async beginUpload(
-      scope: ArtifactScope,
-      declared: { sizeBytes: number; sha256: string },
-      rawOptions: PutOptions = {},
-    ): Promise<UploadTicket> {
-      if (!blobs.presignUpload) {
-        throw errors.badRequest(
-          `This service's blob store (${blobs.driver}) takes no direct uploads: they need the s3 driver, or r2 with R2's S3 credentials set. Send the bytes to POST /v1/artifacts instead.`,
-          { details: { reason: 'direct_uploads_unavailable' } },
-        );
-      }
-      const options = checkPutOptions(scope.tenantId, rawOptions);
-      const putScope = narrowScope(scope, options.scope);
-      if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 1)
-        throw errors.badRequest('sizeBytes must be a whole number of bytes, at least 1.');
-      const maxBytes = limitsOf(putScope.tenantId).maxArtifactBytes;
-      if (declared.sizeBytes > maxBytes) throw errors.payloadTooLarge(maxBytes);
-      checkFitsScopes(putScope, declared.sizeBytes);
-      if (!SHA256_PATTERN.test(declared.sha256))
-        throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
-      const at = now();
-      const ttl = limits.uploadTtlSeconds ?? 3600;
-      const staged = await blobs.presignUpload({ sizeBytes: declared.sizeBytes, expiresInSeconds: ttl });
-      const id = `up_${randomHex(16)}`;
-      const { scope: _ignored, ...kept } = options;
-      await repo.createUpload({
-        id,
-        tenantId: putScope.tenantId,
-        userId: putScope.userId ?? '',
-        sessionId: putScope.sessionId ?? '',
-        traceId: putScope.traceId ?? '',
-        stagingKey: staged.stagingKey,
-        sizeBytes: declared.sizeBytes,
-        sha256: declared.sha256,
-        options: JSON.parse(JSON.stringify(kept)) as Record<string, unknown>,
-        createdAt: at,
-        expiresAt: at + ttl * 1000,
-      });
-      return {
-        uploadId: id,
-        url: staged.url,
-        method: 'PUT',
-        headers: staged.headers,
-        expiresAt: new Date(at + ttl * 1000).toISOString(),
-      };
-    },
-
-    /**
-     * Finishes a direct upload: the service itself re-reads and hashes the staged bytes, and commits
-     * exactly like a put when size and sha256 are as declared. Only the scope that began an upload
-     * may complete it (anyone else gets the same not_found as for a missing one).
-     */
-    async completeUpload(access: Access, uploadId: string): Promise<PutResult> {
-      const up = /^up_[0-9a-f]{32}$/.test(uploadId) ? await repo.findUpload(access.tenantId, uploadId) : undefined;
-      const sameScope =
-        up &&
-        (['userId', 'sessionId', 'traceId'] as const).every(
-          (k) => access.filter[k] === undefined || access.filter[k] === up[k],
-        );
-      if (!up || !sameScope)
-        throw new ArtifactError(
-          'not_found',
-          `Upload ${JSON.stringify(uploadId)} was not found in your scope. Start a new one with POST /v1/uploads.`,
-        );
-      if (up.expiresAt <= now()) {
-        await repo.deleteUpload(up.id);
-        await blobs.discardUpload?.(up.stagingKey);
-        throw new ArtifactError(
-          'not_found',
-          `Upload ${uploadId} expired at ${new Date(up.expiresAt).toISOString()}. Start a new one.`,
-        );
-      }
-      if (!blobs.commitUpload)
-        throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
-      let blob;
-      const pin = pinForPut();
-      try {
-        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, (b) =>
-          pin.take(b),
-        );
-      } catch (err) {
-        await pin.release();
-        // Wrong bytes end the upload (the staged object is gone); "nothing uploaded yet" does not.
-        if (
-          isArtifactError(err) &&
-          (err.code === 'checksum_mismatch' ||
-            (err.code === 'bad_request' && !/Nothing has been uploaded/.test(err.message)))
-        )
-          await repo.deleteUpload(up.id);
-        throw err;
-      }
-      const putScope: ArtifactScope = {
-        tenantId: up.tenantId,
-        ...(up.userId ? { userId: up.userId } : {}),
-        ...(up.sessionId ? { sessionId: up.sessionId } : {}),
-        ...(up.traceId ? { traceId: up.traceId } : {}),
-      };
-      let result;
-      try {
-        result = await commitMetadata(putScope, blob, checkPutOptions(up.tenantId, up.options as PutOptions), pin.id);
-      } catch (err) {
-        await pin.release();
-        throw err;
-      }
-      await repo.deleteUpload(up.id);
-      return result;
-    },
+    ...createDirectUploads({
+      repo,
+      blobs,
+      limits,
+      now,
+      checkPutOptions,
+      limitsOf,
+      checkFitsScopes,
+      pinForPut,
+      commitMetadata,
+    }),
 
     /** Removes the caller's visible references; the artifact goes with its last reference. */
     async delete(access: Access, id: string): Promise<boolean> {
@@ -593,8 +449,4 @@ function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
       controller.close();
     },
   });
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
 }

@@ -1,7 +1,8 @@
 import type { BlobStore } from '../blob/blob-store.js';
 import type { Policy } from '../core/policy.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { quotaLimitsOf, STALE_COLLECTION_MS } from './artifact-service.js';
+import { quotaLimitsOf } from './artifact-service.js';
+import { STALE_COLLECTION_MS } from './put-pin.js';
 import { AUDIT_KEPT_DAYS, recordAction, scheduledActor, type AuditActor } from './audit.js';
 
 export interface RetentionDeps {
