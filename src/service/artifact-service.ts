@@ -38,21 +38,8 @@ import type {
   GetResult,
   ArtifactService,
 } from './types.js';
-export type {
-  ServiceLimits,
-  ServiceObserver,
-  PutFaultPoint,
-  LinkSettings,
-  DownloadUrlOptions,
-  DownloadUrl,
-  UploadTicket,
-  Access,
-  PutResult,
-  DownloadEntity,
-  RangeResolver,
-  GetResult,
-  ArtifactService,
-} from './types.js';
+/** The service's shapes live in types.ts; importers of this module see them here too. */
+export type * from './types.js';
 
 /** The limits a put (or a retention run) enforces under a tenant's policy. */
 export function quotaLimitsOf(p: Policy): QuotaLimits {
