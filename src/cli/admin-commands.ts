@@ -1,5 +1,6 @@
 /** The ops commands about who may do what and what is used: keys, usage, audit. They act on this host's data. */
 import { parseArgs } from 'node:util';
+import { formatBytes } from '../core/bytes.js';
 import { loadConfig, policiesOf } from '../core/config.js';
 import { createSqliteRepository } from '../db/sqlite.js';
 import { PERMS, type Perm } from '../core/perms.js';
@@ -130,7 +131,6 @@ export async function usage(argv: string[]) {
   }
 }
 
-const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 const pct = (used: number, limit: number) => `${Math.round((100 * used) / limit)}%`;
 
 function formatUsage(r: UsageReport): string {
@@ -148,7 +148,7 @@ function formatUsage(r: UsageReport): string {
       ['tenant', 'bytes', 'artifacts', 'of quota'],
       r.tenants.map((t) => [
         t.tenantId,
-        mib(t.bytes),
+        formatBytes(t.bytes),
         String(t.count),
         t.limitBytes ? pct(t.bytes, t.limitBytes) : '—',
       ]),
@@ -158,7 +158,7 @@ function formatUsage(r: UsageReport): string {
       ['tenant / session', 'bytes', 'of limit', 'artifacts', 'of limit'],
       r.sessions.map((u) => [
         `${u.tenantId} / ${u.sessionId}`,
-        mib(u.bytes),
+        formatBytes(u.bytes),
         pct(u.bytes, u.limitBytes),
         String(u.count),
         pct(u.count, u.limitCount),
@@ -169,7 +169,7 @@ function formatUsage(r: UsageReport): string {
       ['tenant / trace', 'bytes', 'of limit', 'artifacts', 'of limit'],
       r.traces.map((u) => [
         `${u.tenantId} / ${u.traceId}`,
-        mib(u.bytes),
+        formatBytes(u.bytes),
         pct(u.bytes, u.limitBytes),
         String(u.count),
         pct(u.count, u.limitCount),
