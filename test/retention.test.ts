@@ -570,8 +570,8 @@ describe('usage', () => {
       ['src/cli/main.ts', 'usage', '--data-dir', dataDir],
       { cwd: ROOT, env },
     );
-    expect(stdout).toMatch(/acme\s+0\.5 MiB\s+1\s+—/);
-    expect(stdout).toMatch(/acme \/ s1\s+0\.5 MiB\s+0%\s+1\s+0%/);
+    expect(stdout).toMatch(/acme\s+512 KiB\s+1\s+—/);
+    expect(stdout).toMatch(/acme \/ s1\s+512 KiB\s+0%\s+1\s+0%/);
   });
 });
 
