@@ -15,27 +15,19 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { createFsBlobStore } from '../src/blob/fs.js';
-import { createPolicies, NO_RATE_LIMITS, type Policy } from '../src/core/policy.js';
+import { createPolicies, DEFAULT_POLICY, type Policy } from '../src/core/policy.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { runRetention } from '../src/service/retention.js';
 import { runChild } from './children.js';
 
-const MiB = 1024 * 1024;
 const SESSIONS = 8;
 const CONCURRENCY = 16;
 
 const policy = (maxPerSession: number): Policy => ({
-  defaultTtlSeconds: 3600,
+  ...DEFAULT_POLICY,
   maxTtlSeconds: 86_400,
-  maxArtifactBytes: 50 * MiB,
-  maxSessionBytes: 500 * MiB,
-  maxTraceBytes: 100 * MiB,
   maxArtifactsPerSession: maxPerSession,
-  maxArtifactsPerTrace: 100,
-  maxTenantBytes: 0,
-  cleanupStrategy: 'lru',
-  ...NO_RATE_LIMITS,
 });
 
 function peakRssMiB(): number {

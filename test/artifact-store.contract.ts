@@ -301,11 +301,24 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
         expect(ref.sha256).toBe(await sha256Hex(data));
       });
 
-      it('an empty body is bad_request, whichever put', async () => {
-        await expectArtifactError(store.putBytes(new Uint8Array(0)), 'bad_request');
-        await expectArtifactError(store.putText(''), 'bad_request');
-        await expectArtifactError(store.putStream(streamOf()), 'bad_request');
-        expect((await store.list()).items).toEqual([]);
+      it('a zero-byte artifact is stored and reads back empty, whichever put (an empty tool output is an output)', async () => {
+        const empty = await sha256Hex(new Uint8Array(0));
+        const refs = [
+          await store.putBytes(new Uint8Array(0)),
+          await store.putText(''),
+          await store.putStream(streamOf()),
+          await store.putBase64(''),
+        ];
+        for (const ref of refs) expect(ref).toMatchObject({ id: refs[0]!.id, sizeBytes: 0, sha256: empty });
+        expect(await store.exists(refs[0]!.id)).toBe(true);
+        const bytes = await store.get(refs[0]!.id);
+        expect(bytes).not.toBeNull();
+        expect(bytes!.byteLength).toBe(0);
+        expect((await readAll(await store.getStream(refs[0]!.id)))?.byteLength).toBe(0);
+        if (store.capabilities.ranges) {
+          await expectArtifactError(store.getStream(refs[0]!.id, { range: { start: 0, end: 0 } }), 'invalid_range');
+        }
+        expect((await store.list()).items.map((r) => r.id)).toEqual([refs[0]!.id]);
       });
 
       it('a filename with control characters is bad_request', async () => {

@@ -109,6 +109,16 @@ describe('in-memory store specifics', () => {
     expect((await store.putBytes(new Uint8Array(10).fill(1))).sizeBytes).toBe(10);
   });
 
+  it('ttl "never" needs allowNoExpiry, as on the service; allowed, the ref has no expiry and outlives time', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    expect((await rejection(createInMemoryArtifactStore().putText('x', { ttl: 'never' }))).code).toBe('bad_request');
+    const store = createInMemoryArtifactStore({ allowNoExpiry: true, now: () => now });
+    const ref = await store.putText('kept', { ttl: 'never' });
+    expect(ref.expiresAt).toBeUndefined();
+    now += 100 * 365 * 24 * 3600 * 1000;
+    expect(await store.getRef(ref.id)).toMatchObject({ id: ref.id });
+  });
+
   it('a ttl over the maximum is bad_request', async () => {
     const store = createInMemoryArtifactStore({ maxTtlSeconds: 100 });
     expect((await rejection(store.putText('x', { ttl: 101 }))).code).toBe('bad_request');

@@ -41,14 +41,14 @@ describe('policy changes', () => {
       const entries = await server.repo.listAudit({ action: 'policy.change', limit: 100 });
       return { server, entries };
     };
-    const first = await start({ acme: { maxSessionBytes: 1000 }, beta: { cleanupStrategy: 'none' } });
+    const first = await start({ acme: { maxSessionBytes: 1000 }, beta: { cleanupStrategy: 'reject' } });
     expect(first.entries.map((e) => e.tenantId).sort()).toEqual(['', 'acme', 'beta']);
     expect(first.entries.find((e) => e.tenantId === 'acme')!.details).toEqual({ overrides: { maxSessionBytes: 1000 } });
     expect(first.entries.every((e) => e.role === 'host' && e.actorKind === 'config')).toBe(true);
     await first.server.close();
 
     // The same policies, keys in another order: nothing new.
-    const same = await start({ beta: { cleanupStrategy: 'none' }, acme: { maxSessionBytes: 1000 } });
+    const same = await start({ beta: { cleanupStrategy: 'reject' }, acme: { maxSessionBytes: 1000 } });
     expect(same.entries).toHaveLength(3);
     await same.server.close();
 

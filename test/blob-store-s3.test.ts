@@ -181,7 +181,10 @@ describeS3('S3 blob store', () => {
         store.put(bytesStream(randomBytes(1000)), { expectedSha256: sha256Of(randomBytes(8)) }),
         'checksum_mismatch',
       );
-      await expectArtifactError(store.put(bytesStream(new Uint8Array(0)), { rejectEmpty: true }), 'bad_request');
+      await expectArtifactError(
+        store.put(bytesStream(new Uint8Array(0)), { expectedSha256: sha256Of(randomBytes(8)) }),
+        'checksum_mismatch',
+      );
       await expect(
         store.put(failingStream([randomBytes(3 * MiB), randomBytes(3 * MiB)], new Error('client went away'))),
       ).rejects.toThrow('client went away');

@@ -79,10 +79,21 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       expect(Buffer.from(await readAll((await store.get(info.sha256))!)).equals(expected)).toBe(true);
     });
 
-    it('stores an empty body when rejectEmpty is not set', async () => {
+    it('stores an empty body, declared or not, and reads it back empty', async () => {
+      const empty = sha256Of(new Uint8Array(0));
       const info = await store.put(bytesStream(new Uint8Array(0)));
-      expect(info).toEqual({ sha256: sha256Of(new Uint8Array(0)), sizeBytes: 0 });
+      expect(info).toEqual({ sha256: empty, sizeBytes: 0 });
       expect((await readAll((await store.get(info.sha256))!)).byteLength).toBe(0);
+      // Chunks with no bytes in them are an empty body too; a declared hash is checked as usual.
+      const again = await store.put(iteratorStream([new Uint8Array(0), new Uint8Array(0)][Symbol.iterator]()), {
+        expectedSha256: empty,
+      });
+      expect(again).toEqual({ sha256: empty, sizeBytes: 0 });
+      await expectArtifactError(
+        store.put(bytesStream(new Uint8Array(0)), { expectedSha256: sha256Of(new Uint8Array([7])) }),
+        'checksum_mismatch',
+      );
+      expect(await store.exists(empty)).toBe(true);
     });
 
     it('serves ranges with inclusive ends: first byte, last byte, middle, across read chunks, whole', async () => {
@@ -246,18 +257,6 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       expect(pulled).toBe(pulledAtReject);
       // The body was cancelled, so its producer could release what it held.
       expect(finished).toBe(true);
-    });
-
-    it('rejectEmpty: an empty body is bad_request and nothing is stored', async () => {
-      const empty = sha256Of(new Uint8Array(0));
-      await expectArtifactError(store.put(bytesStream(new Uint8Array(0)), { rejectEmpty: true }), 'bad_request');
-      await expectArtifactError(
-        store.put(iteratorStream([new Uint8Array(0), new Uint8Array(0)][Symbol.iterator]()), { rejectEmpty: true }),
-        'bad_request',
-      );
-      expect(await store.exists(empty)).toBe(false);
-      // One byte is enough.
-      expect((await store.put(bytesStream(new Uint8Array([7])), { rejectEmpty: true })).sizeBytes).toBe(1);
     });
 
     it('a body that errors mid-way rejects the put and leaves nothing', async () => {

@@ -128,8 +128,11 @@ describe('fs blob store: layout and staging', () => {
     expect(await listFiles(join(root, 'sha256'))).toEqual([]);
   });
 
-  it('leaves nothing in {root}/tmp after a rejected empty body', async () => {
-    await expectArtifactError(store.put(bytesStream(new Uint8Array(0)), { rejectEmpty: true }), 'bad_request');
+  it('leaves nothing in {root}/tmp after an empty body that does not match its declared hash', async () => {
+    await expectArtifactError(
+      store.put(bytesStream(new Uint8Array(0)), { expectedSha256: '0'.repeat(64) }),
+      'checksum_mismatch',
+    );
     expect(await tmpFiles()).toEqual([]);
     expect(await listFiles(join(root, 'sha256'))).toEqual([]);
   });

@@ -250,7 +250,7 @@ describe('D1 repository', () => {
     expect(pin).toBe(1);
     // A session-less reference in trace x1 (35 bytes): the tenant now holds 115.
     await repo.commitPut(putOf('e', 35, 2, { scope: { tenantId: 'acme', traceId: 'x1' } }));
-    const none: QuotaLimits = { strategy: 'none', maxSessionCount: 2, maxTraceBytes: 50 };
+    const none: QuotaLimits = { strategy: 'reject', maxSessionCount: 2, maxTraceBytes: 50 };
     const refusals: [string, CommitPutInput, string, Record<string, unknown> | undefined][] = [
       // lru plans to evict a (40) for c (65): the tenant would hold 115 - 40 + 65 = 140 > 100, so
       // nothing happens at all, the eviction included.
@@ -403,7 +403,7 @@ describe('D1 repository', () => {
       byTenant: { acme: { refs: 1, bytes: 10 } },
     });
     expect(
-      await repo.enforceScope('acme', 'session', 's2', { strategy: 'none', maxSessionCount: 1 }, T0 + 101),
+      await repo.enforceScope('acme', 'session', 's2', { strategy: 'reject', maxSessionCount: 1 }, T0 + 101),
     ).toEqual([]);
     expect(await repo.enforceScope('acme', 'trace', 'x1', { strategy: 'fifo', maxSessionCount: 1 }, T0 + 101)).toEqual(
       [],

@@ -44,7 +44,7 @@ export function generateWorkload(seed: number, length: number): Op[] {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
   const hex = (n: number) => Array.from({ length: n }, () => '0123456789abcdef'[int(0, 15)]).join('');
-  const strategy = (['lru', 'fifo', 'none'] as const)[seed % 3]!;
+  const strategy = (['lru', 'fifo', 'reject', 'never'] as const)[seed % 4]!;
   const quota: QuotaLimits = {
     strategy,
     maxSessionBytes: pick([0, 30, 45, 60, 100]),
@@ -128,7 +128,7 @@ export function generateWorkload(seed: number, length: number): Op[] {
     } else if (k < 0.79) {
       const kind = pick(['session', 'trace'] as const);
       const q: QuotaLimits = {
-        strategy: pick(['lru', 'fifo', 'none'] as const),
+        strategy: pick(['lru', 'fifo', 'reject', 'never'] as const),
         maxSessionBytes: pick([0, 30]),
         maxSessionCount: pick([0, 1, 2]),
         maxTraceBytes: pick([0, 20, 60]),

@@ -47,6 +47,21 @@ describeArtifactStoreContract('HTTP client ↔ real service (session-bound token
   };
 });
 
+// One tenant-wide token for both stores: each names its session on puts, listings and reads, so when
+// both hold the same bytes each reads, links and deletes its own reference.
+describeArtifactStoreContract(
+  'HTTP client ↔ real service (one tenant-wide token, stores scoped by session)',
+  async () => {
+    const { server } = await realServer();
+    const token = await server.mintToken({ tenant: 'acme-wide', sub: 'host', perms: ['read', 'write'] });
+    return {
+      store: createHttpArtifactStore({ baseUrl: server.url, token, scope: { sessionId: freshSession() } }),
+      otherSession: createHttpArtifactStore({ baseUrl: server.url, token, scope: { sessionId: freshSession() } }),
+      cleanup: async () => {},
+    };
+  },
+);
+
 describe('HTTP client ↔ real service: tokens and scope', () => {
   it('a tenant-wide token names the scope of puts and listings with options.scope', async () => {
     const { server } = await realServer();

@@ -43,6 +43,37 @@ it(`runs on ${RUNTIME === 'workerd' ? 'D1 and R2 in workerd' : 'SQLite and fs on
 });
 
 describe('retention over HTTP', () => {
+  it('ttl "never" is refused unless the operator allows it; allowed, the reference outlives every run', async () => {
+    const closed = await setup({});
+    const refused = await putArtifact(closed.app.app, closed.writer, 'keep me', { 'X-Artifact-Ttl': 'never' });
+    expect(refused.res.status).toBe(400);
+    expect(refused.json.message).toContain('ARTIFACT_STORE_ALLOW_NO_EXPIRY');
+    await closed.app.cleanup();
+
+    const h = await setup({ allowNoExpiry: true });
+    const kept = await putArtifact(h.app.app, h.writer, 'keep me', {
+      'X-Artifact-Ttl': 'never',
+      'X-Artifact-Session': 's1',
+    });
+    expect(kept.res.status).toBe(201);
+    expect(kept.json.expiresAt).toBeUndefined();
+    const dated = await putArtifact(h.app.app, h.writer, 'an hour', { 'X-Artifact-Session': 's1' });
+    expect(dated.json.expiresAt).toBeDefined();
+    h.advance(400 * 24 * HOUR);
+    const report = await h.retention();
+    expect(report.expired.refs).toBe(1);
+    const meta = await h.get(kept.json.id);
+    expect(meta.status).toBe(200);
+    expect((await meta.json()).expiresAt).toBeUndefined();
+    // A link to it lasts what links last, not forever.
+    const link = await h.app.app.request(`/v1/artifacts/${kept.json.id}/url`, {
+      method: 'POST',
+      headers: bearer(h.writer),
+    });
+    const { urlExpiresAt } = (await link.json()) as { urlExpiresAt: string };
+    expect(Date.parse(urlExpiresAt)).toBeLessThanOrEqual(Date.UTC(2026, 10, 1) + 400 * 24 * HOUR + 24 * HOUR);
+  });
+
   it('POST /v1/admin/retention expires references past their TTL and collects bytes no artifact holds', async () => {
     const h = await setup({});
     const short = await putArtifact(h.app.app, h.writer, 'gone within the hour', {
@@ -104,7 +135,7 @@ describe('retention over HTTP', () => {
   });
 
   it("refuses a put into a full session with 409 quota_exceeded when the strategy is none, keeping what's there", async () => {
-    const h = await setup({ maxSessionBytes: 10, cleanupStrategy: 'none' });
+    const h = await setup({ maxSessionBytes: 10, cleanupStrategy: 'reject' });
     const first = await putArtifact(h.app.app, h.writer, '12345678', { 'X-Artifact-Session': 's1' });
     expect(first.res.status).toBe(201);
     const refused = await putArtifact(h.app.app, h.writer, 'abcdef', { 'X-Artifact-Session': 's1' });
@@ -133,7 +164,7 @@ describe('retention over HTTP', () => {
   });
 
   it('a re-put of bytes the session already holds is never refused and stores them once', async () => {
-    const h = await setup({ maxArtifactsPerSession: 1, cleanupStrategy: 'none' });
+    const h = await setup({ maxArtifactsPerSession: 1, cleanupStrategy: 'reject' });
     const a = await putArtifact(h.app.app, h.writer, 'same bytes', { 'X-Artifact-Session': 's1' });
     const b = await putArtifact(h.app.app, h.writer, 'same bytes', { 'X-Artifact-Session': 's1' });
     expect([a.res.status, b.res.status]).toEqual([201, 200]);

@@ -304,3 +304,123 @@ describe('naming a scope with headers (tenant-wide tokens)', () => {
     expect(await listAll(t.app, wide)).toHaveLength(0);
   });
 });
+
+describe('reads narrowed to a scope (tenant-wide tokens)', () => {
+  /** The same bytes stored by sessions A and B (and under a user in each), A first. */
+  async function sharedBytes() {
+    const wide = await t.token({ tenant: 'acme', sub: 'host', perms: ['read', 'write'] });
+    const bytes = bytesOf(400, 21);
+    const a = await putArtifact(t.app, wide, bytes, {
+      'X-Artifact-Session': 'A',
+      'X-Artifact-User': 'ann',
+      'X-Artifact-Filename': 'a.pdf',
+      'Content-Type': 'application/pdf',
+    });
+    const b = await putArtifact(t.app, wide, bytes, {
+      'X-Artifact-Session': 'B',
+      'X-Artifact-User': 'bob',
+      'X-Artifact-Filename': 'b.pdf',
+      'Content-Type': 'application/pdf',
+    });
+    expect(b.json.id).toBe(a.json.id);
+    return { wide, bytes, id: a.json.id as string };
+  }
+
+  it("GET, HEAD, meta and links answer the named session's reference, by header or query", async () => {
+    const { wide, bytes, id } = await sharedBytes();
+    for (const [session, user, filename] of [
+      ['A', 'ann', 'a.pdf'],
+      ['B', 'bob', 'b.pdf'],
+    ] as const) {
+      const byHeader = await t.app.request(`/v1/artifacts/${id}/meta`, {
+        headers: { ...bearer(wide), 'X-Artifact-Session': session },
+      });
+      expect(await byHeader.json()).toMatchObject({ filename, scope: { sessionId: session, userId: user } });
+      const byQuery = await t.app.request(`/v1/artifacts/${id}/meta?session=${session}`, { headers: bearer(wide) });
+      expect(await byQuery.json()).toMatchObject({ filename, scope: { sessionId: session } });
+      const byUser = await t.app.request(`/v1/artifacts/${id}/meta?user=${user}`, { headers: bearer(wide) });
+      expect(await byUser.json()).toMatchObject({ filename, scope: { userId: user } });
+      const get = await t.app.request(`/v1/artifacts/${id}`, {
+        headers: { ...bearer(wide), 'X-Artifact-Session': session },
+      });
+      expect(get.headers.get('content-disposition')).toBe(`inline; filename="${filename}"`);
+      expect(new Uint8Array(await get.arrayBuffer())).toEqual(bytes);
+      const head = await t.app.request(`/v1/artifacts/${id}?session=${session}`, {
+        method: 'HEAD',
+        headers: bearer(wide),
+      });
+      expect(head.headers.get('content-disposition')).toBe(`inline; filename="${filename}"`);
+      const link = await t.app.request(`/v1/artifacts/${id}/url`, {
+        method: 'POST',
+        headers: { ...bearer(wide), 'X-Artifact-Session': session },
+      });
+      expect(link.status).toBe(200);
+    }
+  });
+
+  it('a session, trace or user that does not hold it reads as missing, the same 404 as an unknown id', async () => {
+    const { wide, id } = await sharedBytes();
+    const scopes: Record<string, string>[] = [
+      { 'X-Artifact-Session': 'C' },
+      { 'X-Artifact-User': 'carl' },
+      { 'X-Artifact-Trace': 't9' },
+    ];
+    for (const named of scopes) {
+      for (const [method, suffix] of [
+        ['GET', ''],
+        ['GET', '/meta'],
+        ['HEAD', ''],
+        ['POST', '/url'],
+        ['DELETE', ''],
+      ] as const) {
+        const res = await t.app.request(`/v1/artifacts/${id}${suffix}`, {
+          method,
+          headers: { ...bearer(wide), ...named },
+        });
+        expect(res.status, `${method} ${suffix} ${JSON.stringify(named)}`).toBe(404);
+        if (method !== 'HEAD') {
+          const unknown = await t.app.request(`/v1/artifacts/${NEVER}${suffix}`, {
+            method,
+            headers: { ...bearer(wide), ...named },
+          });
+          expect(await notFoundShape(res, id)).toEqual(await notFoundShape(unknown, NEVER));
+        }
+      }
+    }
+    expect(await listAll(t.app, wide)).toHaveLength(2);
+  });
+
+  it("a DELETE narrowed to one session removes that session's reference only", async () => {
+    const { wide, bytes, id } = await sharedBytes();
+    const del = await t.app.request(`/v1/artifacts/${id}?session=A`, { method: 'DELETE', headers: bearer(wide) });
+    expect(del.status).toBe(204);
+    expect((await listAll(t.app, wide)).map((r) => r.scope.sessionId)).toEqual(['B']);
+    const b = await t.app.request(`/v1/artifacts/${id}`, { headers: { ...bearer(wide), 'X-Artifact-Session': 'B' } });
+    expect(new Uint8Array(await b.arrayBuffer())).toEqual(bytes);
+  });
+
+  it('a bound token may repeat its own session but not name another (403), and bad values are 400', async () => {
+    const { wide, id } = await sharedBytes();
+    const a = await t.token({ tenant: 'acme', session: 'A', perms: ['read', 'write'] });
+    const own = await t.app.request(`/v1/artifacts/${id}/meta`, {
+      headers: { ...bearer(a), 'X-Artifact-Session': 'A' },
+    });
+    expect(await own.json()).toMatchObject({ filename: 'a.pdf' });
+    for (const [method, suffix] of [
+      ['GET', ''],
+      ['GET', '/meta'],
+      ['POST', '/url'],
+      ['DELETE', ''],
+    ] as const) {
+      const other = await t.app.request(`/v1/artifacts/${id}${suffix}?session=B`, { method, headers: bearer(a) });
+      expect(other.status, `${method} ${suffix}`).toBe(403);
+      expect((await other.json()).code).toBe('forbidden');
+      const long = await t.app.request(`/v1/artifacts/${id}${suffix}`, {
+        method,
+        headers: { ...bearer(wide), 'X-Artifact-Session': 'x'.repeat(300) },
+      });
+      expect(long.status, `${method} ${suffix}`).toBe(400);
+    }
+    expect(await listAll(t.app, wide)).toHaveLength(2);
+  });
+});

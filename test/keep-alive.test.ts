@@ -90,7 +90,7 @@ describe.concurrent('keep-alive after early refusals (fs driver)', () => {
   let server: RunningServer;
   let token: string;
   beforeAll(async () => {
-    server = await serve({ maxArtifactBytes: 8192 * KiB, maxSessionBytes: 600 * KiB, cleanupStrategy: 'none' });
+    server = await serve({ maxArtifactBytes: 8192 * KiB, maxSessionBytes: 600 * KiB, cleanupStrategy: 'reject' });
     token = await server.mintToken({ tenant: 'acme', session: 's1', perms: ['read', 'write'] });
   });
   afterAll(() => server.close());

@@ -11,6 +11,7 @@ import { createPolicies, type Policy, type TenantPolicies } from '../src/core/po
 import type { ArtifactScope } from '../src/core/schemas.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService, type Access, type ArtifactService } from '../src/service/artifact-service.js';
+import { type RetentionReport, runRetention } from '../src/service/retention.js';
 import { expectArtifactError } from './helpers/artifact-errors.js';
 import { TEST_POLICY } from './helpers/policy.js';
 
@@ -26,6 +27,8 @@ interface Harness {
   /** Advances the clock by 1 s, so every step has its own time. */
   tick(): void;
   events(type?: string): { type: string; artifactId: string; scope: Record<string, string> }[];
+  /** One retention run over the same database and blobs, at the harness's clock. */
+  retention(): Promise<RetentionReport>;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -61,6 +64,7 @@ async function harness(policy: Partial<Policy> = {}, overrides: TenantPolicies =
     tick: () => {
       clock.t += 1000;
     },
+    retention: () => runRetention({ repo, blobs, policies, now: () => clock.t, graceMs: 1000 }, 'test'),
     events: (type) =>
       (
         reader.prepare('SELECT type, artifact_id AS artifactId, scope FROM outbox ORDER BY seq').all() as {
@@ -98,7 +102,7 @@ async function touch(h: Harness, access: Access, id: string) {
   await h.service.flush();
 }
 
-describe('session limits: lru, fifo, none', () => {
+describe('session limits: lru, fifo, reject, never', () => {
   it('lru evicts the least recently accessed references, and says so with artifact.evicted', async () => {
     const h = await harness({ maxArtifactsPerSession: 3 });
     const [a, b, c] = await putMany(h, session('s1'), 3);
@@ -121,8 +125,8 @@ describe('session limits: lru, fifo, none', () => {
     expect(h.events('artifact.evicted').map((e) => e.artifactId)).toEqual([a]);
   });
 
-  it('none refuses with quota_exceeded naming the limit and the usage, and stores nothing', async () => {
-    const h = await harness({ maxArtifactsPerSession: 2, cleanupStrategy: 'none' });
+  it('reject refuses with quota_exceeded naming the limit and the usage, and stores nothing', async () => {
+    const h = await harness({ maxArtifactsPerSession: 2, cleanupStrategy: 'reject' });
     const before = await putMany(h, session('s1'), 2);
     const err = await expectArtifactError(h.service.putText(session('s1'), 'one too many'), 'quota_exceeded');
     expect(err.message).toMatch(/maxArtifactsPerSession/);
@@ -139,6 +143,34 @@ describe('session limits: lru, fifo, none', () => {
     // A re-put of what the session already holds is no new use: it is not refused.
     h.tick();
     expect((await h.service.putText(session('s2'), 'x')).created).toBe(true);
+  });
+
+  it("never evicts nothing and refuses nothing: puts go past session and trace limits (penguiflow's none)", async () => {
+    const h = await harness({
+      maxArtifactsPerSession: 2,
+      maxSessionBytes: 4 * KiB,
+      maxArtifactsPerTrace: 2,
+      cleanupStrategy: 'never',
+    });
+    const scope = { tenantId: 'acme', sessionId: 's1', traceId: 't1' };
+    const stored = await putMany(h, scope, 5, 2 * KiB);
+    // Bigger than the whole session limit, too.
+    h.tick();
+    const big = await h.service.putBytes(scope, randomBytes(8 * KiB));
+    expect(big.created).toBe(true);
+    expect(await ids(h.service, sessionAccess('s1'))).toEqual([...stored, big.ref.id].sort());
+    expect(h.events('artifact.evicted')).toEqual([]);
+    // A retention run keeps them too, and counts the scopes it left over their limits.
+    const report = await h.retention();
+    expect(report.evicted.refs).toBe(0);
+    expect(report.overLimitKept.scopes).toBe(2); // the session and the trace
+  });
+
+  it('the tenant quota refuses whatever the strategy, never included', async () => {
+    const h = await harness({ maxTenantBytes: 5 * KiB, cleanupStrategy: 'never' });
+    await putMany(h, session('s1'), 2, 2 * KiB);
+    const err = await expectArtifactError(h.service.putBytes(session('s2'), randomBytes(2 * KiB)), 'quota_exceeded');
+    expect(err.details).toMatchObject({ scope: 'tenant', limit: 'maxTenantBytes' });
   });
 
   it('byte limits evict until the new artifact fits, counting sizes', async () => {
@@ -182,7 +214,7 @@ describe('session limits: lru, fifo, none', () => {
 
 describe('limits count references per scope', () => {
   it('one artifact held by two sessions counts against each of them', async () => {
-    const h = await harness({ maxSessionBytes: 5 * KiB, cleanupStrategy: 'none' });
+    const h = await harness({ maxSessionBytes: 5 * KiB, cleanupStrategy: 'reject' });
     const shared = randomBytes(4 * KiB);
     h.tick();
     await h.service.putBytes(session('s1'), shared);
@@ -229,7 +261,7 @@ describe('limits count references per scope', () => {
   });
 
   it('expired references use nothing', async () => {
-    const h = await harness({ maxArtifactsPerSession: 2, cleanupStrategy: 'none' });
+    const h = await harness({ maxArtifactsPerSession: 2, cleanupStrategy: 'reject' });
     h.tick();
     await h.service.putText(session('s1'), 'short', { ttl: 5 });
     await putMany(h, session('s1'), 1);
@@ -239,7 +271,7 @@ describe('limits count references per scope', () => {
 
   it('per-tenant overrides replace the base policy for that tenant only', async () => {
     const h = await harness(
-      { maxArtifactsPerSession: 1, cleanupStrategy: 'none' },
+      { maxArtifactsPerSession: 1, cleanupStrategy: 'reject' },
       { roomy: { maxArtifactsPerSession: 3 } },
     );
     await putMany(h, session('s1', 'roomy'), 3);
@@ -262,6 +294,7 @@ describe('policy configuration', () => {
       maxArtifactsPerTrace: 100,
       maxTenantBytes: 0,
       cleanupStrategy: 'lru',
+      allowNoExpiry: false,
       // Rate limits are off outside production unless set.
       tenantRequestsPerSecond: 0,
       tenantRequestBurst: 0,
@@ -275,12 +308,12 @@ describe('policy configuration', () => {
   it('reads per-tenant overrides from ARTIFACT_STORE_TENANT_POLICIES', () => {
     const p = policiesOf(
       loadConfig({
-        ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"maxSessionBytes": 1048576, "cleanupStrategy": "none"}}',
+        ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"maxSessionBytes": 1048576, "cleanupStrategy": "reject"}}',
       }),
     );
     expect(p('acme')).toMatchObject({
       maxSessionBytes: 1048576,
-      cleanupStrategy: 'none',
+      cleanupStrategy: 'reject',
       maxArtifactsPerSession: 1000,
     });
     expect(p('other').maxSessionBytes).toBe(500 * 1024 * 1024);
@@ -310,5 +343,24 @@ describe('policy configuration', () => {
     ],
   ])('refuses to start on %j, naming %s', (env, key) => {
     expect(() => loadConfig(env)).toThrow(key);
+  });
+
+  it.each([
+    [{ ARTIFACT_STORE_CLEANUP_STRATEGY: 'none' }, 'ARTIFACT_STORE_CLEANUP_STRATEGY'],
+    [{ ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"cleanupStrategy": "none"}}' }, 'acme'],
+  ])('refuses the strategy "none" on %j, naming both meanings, so no limits change silently', (env, where) => {
+    expect(() => loadConfig(env)).toThrow(where);
+    expect(() => loadConfig(env)).toThrow(/"reject".*"never"/s);
+  });
+
+  it('takes reject and never, here and per tenant', () => {
+    const p = policiesOf(
+      loadConfig({
+        ARTIFACT_STORE_CLEANUP_STRATEGY: 'never',
+        ARTIFACT_STORE_TENANT_POLICIES: '{"acme": {"cleanupStrategy": "reject"}}',
+      }),
+    );
+    expect(p('acme').cleanupStrategy).toBe('reject');
+    expect(p('other').cleanupStrategy).toBe('never');
   });
 });

@@ -206,7 +206,9 @@ describe('over HTTP', () => {
     const server = await serve({
       ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '5',
       ARTIFACT_STORE_TENANT_REQUEST_BURST: '5',
-      ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ vip: { tenantRequestsPerSecond: 1000, tenantRequestBurst: 1000 } }),
+      ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({
+        vip: { tenantRequestsPerSecond: 1000, tenantRequestBurst: 1000 },
+      }),
     });
     const noisy = await server.mintToken({ tenant: 'noisy', perms: ['read', 'write'] });
     const quiet = await server.mintToken({ tenant: 'quiet', perms: ['read', 'write'] });

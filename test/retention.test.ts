@@ -154,7 +154,7 @@ describe('retention run', () => {
     expect((await h.service.getRef({ tenantId: 'acme', filter: { sessionId: 'long' } }, ref.id))?.id).toBe(ref.id);
   });
 
-  it('brings sessions and traces over lowered limits back within them: lru evicts, none keeps and reports', async () => {
+  it('brings sessions and traces over lowered limits back within them: lru evicts, reject keeps and reports', async () => {
     const h = await harness();
     const s1 = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 5);
     const t1 = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's2', traceId: 't1' }, 4);
@@ -165,10 +165,14 @@ describe('retention run', () => {
     ).arrayBuffer();
     await h.service.flush();
 
-    const kept = await h.retention({ maxArtifactsPerSession: 100, maxArtifactsPerTrace: 100, cleanupStrategy: 'none' });
+    const kept = await h.retention({
+      maxArtifactsPerSession: 100,
+      maxArtifactsPerTrace: 100,
+      cleanupStrategy: 'reject',
+    });
     expect(kept.evicted.refs).toBe(0);
     expect(kept.overLimitKept.scopes).toBe(0);
-    const none = await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3, cleanupStrategy: 'none' });
+    const none = await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3, cleanupStrategy: 'reject' });
     expect(none.evicted.refs).toBe(0);
     // s1 (5 > 2), s2 (4 > 2) and t1 (4 > 3) are over, and kept.
     expect(none.overLimitKept.scopes).toBe(3);

@@ -250,7 +250,7 @@ describe('ArtifactService: put', () => {
     expect(await tmpFiles(h.blobRoot)).toEqual([]);
   });
 
-  it('checksum mismatch, oversize and empty bodies store nothing', async () => {
+  it('checksum mismatch and oversize bodies store nothing; an empty body is a zero-byte artifact', async () => {
     const bytes = randomBytes(1000);
     await expectArtifactError(
       h.service.putBytes({ tenantId: 'acme' }, bytes, { sha256: sha256Of(randomBytes(5)) }),
@@ -260,11 +260,13 @@ describe('ArtifactService: put', () => {
       h.service.putBytes({ tenantId: 'acme' }, randomBytes(LIMITS.maxArtifactBytes + 1)),
       'payload_too_large',
     );
-    await expectArtifactError(h.service.putBytes({ tenantId: 'acme' }, new Uint8Array(0)), 'bad_request');
     expect(await listAll(h.service, tenant('acme'))).toEqual([]);
     expect(await blobFiles(h.blobRoot)).toEqual([]);
     const ok = await h.service.putBytes({ tenantId: 'acme' }, bytes, { sha256: sha256Of(bytes) });
     expect(ok.ref.sha256).toBe(sha256Of(bytes));
+    const empty = await h.service.putBytes({ tenantId: 'acme' }, new Uint8Array(0));
+    expect(empty.ref).toMatchObject({ sizeBytes: 0, sha256: sha256Of(new Uint8Array(0)) });
+    expect(await blobFiles(h.blobRoot)).toHaveLength(2);
   });
 
   it('refuses bad options with bad_request before reading the body', async () => {

@@ -51,6 +51,8 @@ const traceName = (t: number, k: number) => (k === 3 ? COMMON_TRACE : traceOf(t,
 const namespaceOf = (t: number, k: number) => ['art', `${WORDS[t]}.tool`, 'shared.ns'][k % 3]!;
 const MIMES = ['text/plain', 'application/json', 'application/octet-stream', 'image/png'] as const;
 const NEVER_ID = `art_${'0f'.repeat(12)}`;
+/** `path` with `query` (a=b) added, whether or not it has a query already. */
+const withQuery = (path: string, query: string) => (query ? `${path}${path.includes('?') ? '&' : '?'}${query}` : path);
 
 type Kind = 'session' | 'tenant' | 'admin' | 'operator';
 
@@ -173,6 +175,12 @@ function foreignScopeFields(value: unknown, viewer: { tenant: number; session?: 
 type Who = { kind: Kind; tenant: number; session: number };
 type Target = { from: 'own' | 'foreign' | 'shared' | 'never'; pick: number };
 type TenantParam = 'none' | 'own' | 'foreign';
+/** The scope a read names (X-Artifact-* header or query parameter): whose name, for which part. */
+type Narrow = {
+  part: 'none' | 'session' | 'trace' | 'user';
+  whose: 'own' | 'other' | 'foreign' | 'common';
+  header: boolean;
+};
 type Cmd =
   | {
       op: 'put';
@@ -193,9 +201,9 @@ type Cmd =
       wrongSession: boolean;
       ttl: boolean;
     }
-  | { op: 'get'; who: Who; target: Target; range: number; conditional: boolean; disposition: number }
-  | { op: 'head'; who: Who; target: Target }
-  | { op: 'meta'; who: Who; target: Target; link: boolean }
+  | { op: 'get'; who: Who; target: Target; range: number; conditional: boolean; disposition: number; narrow: Narrow }
+  | { op: 'head'; who: Who; target: Target; narrow: Narrow }
+  | { op: 'meta'; who: Who; target: Target; link: boolean; narrow: Narrow }
   | {
       op: 'list';
       who: Who;
@@ -208,8 +216,8 @@ type Cmd =
       link: boolean;
       header: boolean;
     }
-  | { op: 'delete'; who: Who; target: Target }
-  | { op: 'url'; who: Who; target: Target; body: number; tamper: number }
+  | { op: 'delete'; who: Who; target: Target; narrow: Narrow }
+  | { op: 'url'; who: Who; target: Target; body: number; tamper: number; narrow: Narrow }
   | { op: 'upload'; who: Who; complete: boolean }
   | { op: 'usage'; who: Who; tenant: TenantParam; top: number }
   | { op: 'admin'; who: Who; action: 'retention' | 'fsck' | 'purge' | 'audit'; tenant: TenantParam; target: Target }
@@ -272,6 +280,16 @@ const targetArb: fc.Arbitrary<Target> = fc.record({
   pick: fc.nat(),
 });
 const tenantParamArb: fc.Arbitrary<TenantParam> = fc.constantFrom('none', 'own', 'foreign');
+const narrowArb: fc.Arbitrary<Narrow> = fc.record({
+  part: fc.oneof(
+    w(4, fc.constant('none' as const)),
+    w(2, fc.constant('session' as const)),
+    w(1, fc.constant('trace' as const)),
+    w(1, fc.constant('user' as const)),
+  ),
+  whose: fc.constantFrom('own' as const, 'other' as const, 'foreign' as const, 'common' as const),
+  header: fc.boolean(),
+});
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null });
 
 const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
@@ -306,10 +324,20 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       range: fc.nat({ max: 4 }),
       conditional: fc.boolean(),
       disposition: fc.nat({ max: 2 }),
+      narrow: narrowArb,
     }),
   ),
-  w(5, fc.record({ op: fc.constant('head' as const), who: artifactWho, target: targetArb })),
-  w(7, fc.record({ op: fc.constant('meta' as const), who: artifactWho, target: targetArb, link: fc.boolean() })),
+  w(5, fc.record({ op: fc.constant('head' as const), who: artifactWho, target: targetArb, narrow: narrowArb })),
+  w(
+    7,
+    fc.record({
+      op: fc.constant('meta' as const),
+      who: artifactWho,
+      target: targetArb,
+      link: fc.boolean(),
+      narrow: narrowArb,
+    }),
+  ),
   w(
     9,
     fc.record({
@@ -331,7 +359,7 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       header: fc.boolean(),
     }),
   ),
-  w(3, fc.record({ op: fc.constant('delete' as const), who: artifactWho, target: targetArb })),
+  w(3, fc.record({ op: fc.constant('delete' as const), who: artifactWho, target: targetArb, narrow: narrowArb })),
   w(
     7,
     fc.record({
@@ -340,6 +368,7 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       target: targetArb,
       body: fc.nat({ max: 2 }),
       tamper: fc.nat({ max: 3 }),
+      narrow: narrowArb,
     }),
   ),
   w(2, fc.record({ op: fc.constant('upload' as const), who: artifactWho, complete: fc.boolean() })),
@@ -705,6 +734,49 @@ class Workload {
       this.idsBySession[t]![session]!.push(ref.id);
   }
 
+  /**
+   * The scope a read names, and what it must then answer whatever the id: a bound token naming
+   * another session is refused (403); a name of another tenant's scope finds nothing (404).
+   */
+  private narrowing(cred: Cred, n: Narrow): { headers: Record<string, string>; query: string; want?: number } {
+    if (n.part === 'none' || cred.tenant < 0) return { headers: {}, query: '' };
+    const t = cred.tenant;
+    const own = cred.session ?? 0;
+    const names = {
+      session: [sessionOf(t, own), sessionOf(t, (own + 1) % 3), sessionOf((t + 1) % 3, own), COMMON_SESSION],
+      trace: [traceOf(t, own), traceOf(t, (own + 1) % 3), traceOf((t + 1) % 3, own), COMMON_TRACE],
+      user: [userOf(t, 0), userOf(t, 1), userOf((t + 1) % 3, 0), userOf(t, 1)],
+    }[n.part];
+    const name = names[['own', 'other', 'foreign', 'common'].indexOf(n.whose)]!;
+    const label = `${n.part[0]!.toUpperCase()}${n.part.slice(1)}`;
+    const named = n.header
+      ? { headers: { [`X-Artifact-${label}`]: name }, query: '' }
+      : { headers: {}, query: `${n.part}=${encodeURIComponent(name)}` };
+    if (cred.kind === 'session' && n.part === 'session' && name !== sessionOf(t, own)) return { ...named, want: 403 };
+    if (n.whose === 'foreign') return { ...named, want: 404 };
+    return named;
+  }
+
+  /** A narrowed read: the id's own checks, unless the naming decides the answer by itself. */
+  private async narrowedRead(
+    kind: string,
+    cred: Cred,
+    narrowed: { want?: number },
+    target: { id: string; foreign: boolean },
+    send: (id: string) => Promise<Answer>,
+  ): Promise<Answer> {
+    const a = await send(target.id);
+    if (narrowed.want === 403 && a.status === 403) this.saw('narrowed reads refused (another session)');
+    if (narrowed.want === undefined && a.status === 200 && /[?&](session|trace|user)=|X-Artifact-/.test(a.request))
+      this.saw('narrowed reads answered');
+    if (narrowed.want === 403)
+      this.expectStatus(a, [403], 'a bound token naming another session on a read', kind, cred);
+    else if (target.foreign) await this.expectMissing(a, target.id, kind, cred, send);
+    else if (narrowed.want === 404)
+      this.expectStatus(a, [404], "a read narrowed to another tenant's scope", kind, cred);
+    return a;
+  }
+
   // --- commands
 
   async run(cmd: Cmd) {
@@ -716,10 +788,11 @@ class Workload {
       case 'head': {
         const cred = this.cred(cmd.who);
         const { id, foreign } = this.target(cred, cmd.target);
-        const head = (x: string) => this.send('artifacts.head', cred, 'HEAD', `/v1/artifacts/${x}`);
-        const a = await head(id);
-        if (foreign) {
-          await this.expectMissing(a, id, 'artifacts.head', cred, head);
+        const n = this.narrowing(cred, cmd.narrow);
+        const head = (x: string) =>
+          this.send('artifacts.head', cred, 'HEAD', withQuery(`/v1/artifacts/${x}`, n.query), { headers: n.headers });
+        const a = await this.narrowedRead('artifacts.head', cred, n, { id, foreign }, head);
+        if (foreign && n.want !== 403) {
           const missing = await head(NEVER_ID);
           const shown = (x: Answer) =>
             JSON.stringify([...x.headers].filter(([k]) => k !== 'x-request-id' && k !== 'content-length'));
@@ -737,11 +810,17 @@ class Workload {
       }
       case 'meta': {
         const cred = this.cred(cmd.who);
-        const { id, foreign } = this.target(cred, cmd.target);
+        const target = this.target(cred, cmd.target);
+        const n = this.narrowing(cred, cmd.narrow);
         const meta = (x: string) =>
-          this.send('artifacts.meta', cred, 'GET', `/v1/artifacts/${x}/meta${cmd.link ? '?url=proxy' : ''}`);
-        const a = await meta(id);
-        if (foreign) await this.expectMissing(a, id, 'artifacts.meta', cred, meta);
+          this.send(
+            'artifacts.meta',
+            cred,
+            'GET',
+            withQuery(`/v1/artifacts/${x}/meta${cmd.link ? '?url=proxy' : ''}`, n.query),
+            { headers: n.headers },
+          );
+        const a = await this.narrowedRead('artifacts.meta', cred, n, target, meta);
         if (a.status === 200 && a.json?.url) await this.download('download', cred, a.json.url as string, {});
         return;
       }
@@ -749,10 +828,12 @@ class Workload {
         return this.list(cmd);
       case 'delete': {
         const cred = this.cred(cmd.who);
-        const { id, foreign } = this.target(cred, cmd.target);
-        const del = (x: string) => this.send('artifacts.delete', cred, 'DELETE', `/v1/artifacts/${x}`);
-        const a = await del(id);
-        if (foreign) await this.expectMissing(a, id, 'artifacts.delete', cred, del);
+        const n = this.narrowing(cred, cmd.narrow);
+        const del = (x: string) =>
+          this.send('artifacts.delete', cred, 'DELETE', withQuery(`/v1/artifacts/${x}`, n.query), {
+            headers: n.headers,
+          });
+        await this.narrowedRead('artifacts.delete', cred, n, this.target(cred, cmd.target), del);
         return;
       }
       case 'url':
@@ -847,9 +928,12 @@ class Workload {
       headers['If-None-Match'] = `"${hex}${'0'.repeat(40)}"`;
     }
     const disposition = ['', '?disposition=inline', '?disposition=attachment'][cmd.disposition];
-    const get = (x: string) => this.send('artifacts.get', cred, 'GET', `/v1/artifacts/${x}${disposition}`, { headers });
-    const a = await get(id);
-    if (foreign) await this.expectMissing(a, id, 'artifacts.get', cred, get);
+    const n = this.narrowing(cred, cmd.narrow);
+    const get = (x: string) =>
+      this.send('artifacts.get', cred, 'GET', withQuery(`/v1/artifacts/${x}${disposition}`, n.query), {
+        headers: { ...headers, ...n.headers },
+      });
+    await this.narrowedRead('artifacts.get', cred, n, { id, foreign }, get);
   }
 
   private async list(cmd: Extract<Cmd, { op: 'list' }>) {
@@ -906,16 +990,18 @@ class Workload {
     const { id, foreign } = this.target(cred, cmd.target);
     const bodies = [undefined, '{}', JSON.stringify({ mode: 'proxy', disposition: 'inline' })];
     const body = bodies[cmd.body];
+    const n = this.narrowing(cred, cmd.narrow);
     const url = (x: string) =>
       this.send(
         'artifacts.url',
         cred,
         'POST',
-        `/v1/artifacts/${x}/url`,
-        body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body },
+        withQuery(`/v1/artifacts/${x}/url`, n.query),
+        body === undefined
+          ? { headers: n.headers }
+          : { headers: { ...n.headers, 'Content-Type': 'application/json' }, body },
       );
-    const a = await url(id);
-    if (foreign) await this.expectMissing(a, id, 'artifacts.url', cred, url);
+    const a = await this.narrowedRead('artifacts.url', cred, n, { id, foreign }, url);
     if (a.status !== 200) return;
     await this.download('download', cred, a.json.url as string, {}, cmd.tamper);
   }
@@ -1590,6 +1676,8 @@ describe('tenant isolation', () => {
           ['mcp.resources/list with resources', 10],
           ['mcp.resources/read with contents', 10],
           ['mcp.tools/call with structured content', 10],
+          ['narrowed reads answered', 20],
+          ['narrowed reads refused (another session)', 5],
         ];
         const short = [
           ...wanted

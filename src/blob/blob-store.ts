@@ -11,8 +11,6 @@ export interface BlobPutOptions {
   maxBytes?: number;
   /** Fail with checksum_mismatch (and keep nothing) when the bytes hash to something else. */
   expectedSha256?: string;
-  /** Fail with bad_request (and keep nothing) when the body has no bytes at all. */
-  rejectEmpty?: boolean;
   /**
    * Called once the hash is known and before the bytes are committed under it (or found already
    * there): the service pins the blob here, so garbage collection cannot remove those bytes between

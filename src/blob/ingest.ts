@@ -51,9 +51,6 @@ export async function ingest(
   } finally {
     reader.releaseLock();
   }
-  if (size === 0 && options.rejectEmpty) {
-    throw errors.emptyBody();
-  }
   const sha256 = await hasher.digest();
   if (options.expectedSha256 && options.expectedSha256 !== sha256)
     throw errors.checksumMismatch(options.expectedSha256, sha256);

@@ -245,7 +245,6 @@ export function createS3BlobStore(
                 throw err;
               }
               if (next.done) {
-                if (size === 0 && putOptions.rejectEmpty) throw refuse(errors.emptyBody());
                 digest = await hasher.digest();
                 if (putOptions.expectedSha256 && putOptions.expectedSha256 !== digest)
                   throw refuse(errors.checksumMismatch(putOptions.expectedSha256, digest));

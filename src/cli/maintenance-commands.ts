@@ -61,7 +61,7 @@ function formatReport(r: RetentionReport): string {
       'evicted references',
       `${r.evicted.refs} (${r.evicted.bytes} bytes) from ${r.evicted.scopes} scopes over their limits`,
     ],
-    ['over-limit scopes kept', `${r.overLimitKept.scopes} (strategy none)`],
+    ['over-limit scopes kept', `${r.overLimitKept.scopes} (strategy reject or never)`],
     ['unreferenced artifacts', String(r.unreferencedArtifacts)],
     [
       'unfinished uploads reaped',

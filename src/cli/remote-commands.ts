@@ -80,7 +80,7 @@ Stores a file (or stdin, with -) and prints its ArtifactRef as JSON.
   --name NAME        filename to record (default: the file's name)
   --type MIME        media type (default: from the name's extension, else sniffed by the service)
   --namespace NS     e.g. the tool that produced it ("tableau.download_workbook")
-  --ttl DURATION     how long to keep it: 3600, 30m, 1h, 7d
+  --ttl DURATION     how long to keep it: 3600, 30m, 1h, 7d, or never (where the service allows it)
   --session S        the session to store it in (tenant-wide tokens)
   --quiet, -q        print only the id
 
@@ -120,7 +120,9 @@ Examples:
         ...(name ? { filename: name } : {}),
         ...(type ? { mimeType: type } : {}),
         ...(values.namespace ? { namespace: values.namespace as string } : {}),
-        ...(values.ttl ? { ttl: parseDuration(values.ttl as string, '--ttl') } : {}),
+        ...(values.ttl
+          ? { ttl: values.ttl === 'never' ? ('never' as const) : parseDuration(values.ttl as string, '--ttl') }
+          : {}),
       };
       const source = Readable.toWeb(fromStdin ? process.stdin : createReadStream(path)) as ReadableStream<Uint8Array>;
       const bar = progress(`put ${name ?? 'stdin'}`, size);

@@ -7,7 +7,7 @@ import { errors } from '../core/errors.js';
 import { encodeExtValue } from '../core/filename.js';
 import type { PutOptions } from '../core/schemas.js';
 
-/** The scope a tenant-wide token names for its puts and listings. */
+/** The scope a tenant-wide token names for its puts, listings and reads. */
 export interface ScopeNames {
   sessionId?: string;
   traceId?: string;
@@ -35,6 +35,18 @@ export function putHeaders(o: PutOptions, scope: ScopeNames, defaultMime: string
   if (session !== undefined) h['X-Artifact-Session'] = asciiHeader('sessionId', session);
   if (trace !== undefined) h['X-Artifact-Trace'] = asciiHeader('traceId', trace);
   if (user !== undefined) h['X-Artifact-User'] = asciiHeader('userId', user);
+  return h;
+}
+
+/**
+ * The scope a read names (GET, HEAD, meta, DELETE, links): the store's session and trace, as a token
+ * bound to them would read and as the in-process stores read. When several scopes hold the same
+ * bytes, this picks the store's own reference.
+ */
+export function readHeaders(scope: ScopeNames): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (scope.sessionId !== undefined) h['X-Artifact-Session'] = asciiHeader('sessionId', scope.sessionId);
+  if (scope.traceId !== undefined) h['X-Artifact-Trace'] = asciiHeader('traceId', scope.traceId);
   return h;
 }
 

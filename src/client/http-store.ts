@@ -21,7 +21,7 @@ import { LINK_ANSWER, LIST_ANSWER, readAnswer, REF_ANSWER } from './http-answers
 import { createDirectUploads, putSpooled } from './http-direct-upload.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
-import { putHeaders, type ScopeNames } from './http-headers.js';
+import { putHeaders, readHeaders, type ScopeNames } from './http-headers.js';
 import { retryPolicyOf } from './http-retry.js';
 import { emptyStream, sliceStream } from './http-streams.js';
 import { createHttpTransport, type Call, type RequestBody } from './http-transport.js';
@@ -47,7 +47,8 @@ export interface HttpArtifactStoreOptions {
   headers?: Record<string, string>;
   /**
    * The scope puts and listings name, for tenant-wide tokens (sent as X-Artifact-Session / -Trace /
-   * -User). A session-bound token's scope comes from the token and cannot be widened.
+   * -User); reads name its session and trace, so they see this scope's reference. A session-bound
+   * token's scope comes from the token and cannot be widened.
    */
   scope?: ScopeNames;
   /**
@@ -98,6 +99,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   });
   const { request } = transport;
   const scope = options.scope ?? {};
+  const reading = readHeaders(scope);
   const streamUploads = options.streamUploads ?? !isBrowser();
   const capabilities: ArtifactStoreCapabilities = { persistent: true, ranges: true, signedUrls: true, events: true };
   const directAbove = options.directUploadAboveBytes ?? 8 * 1024 * 1024;
@@ -118,7 +120,9 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
 
   async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
     if (!isArtifactId(id)) return null;
-    const headers: Record<string, string> = getOptions.range ? { Range: rangeHeaderOf(getOptions.range) } : {};
+    const headers: Record<string, string> = getOptions.range
+      ? { ...reading, Range: rangeHeaderOf(getOptions.range) }
+      : reading;
     const res = await nullWhenNotFound(() => request({ method: 'GET', path: artifactPath(id), headers }));
     if (!res) return null;
     const body = res.body ?? emptyStream();
@@ -160,26 +164,26 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     events: (o) => artifactEvents(transport, scope, o),
     async getRef(id: string) {
       if (!isArtifactId(id)) return null;
-      const call: Call = { method: 'GET', path: `${artifactPath(id)}/meta` };
+      const call: Call = { method: 'GET', path: `${artifactPath(id)}/meta`, headers: reading };
       const res = await nullWhenNotFound(() => request(call));
       return res ? readAnswer(res, REF_ANSWER, call) : null;
     },
     async url(id: string, o: UrlOptions = {}): Promise<DownloadLink> {
       const asked = { mode: o.mode, expiresIn: o.expiresIn, disposition: o.disposition };
       const body = new TextEncoder().encode(JSON.stringify(asked));
-      const headers = { 'Content-Type': 'application/json' };
+      const headers = { ...reading, 'Content-Type': 'application/json' };
       const call: Call = { method: 'POST', path: `${artifactPath(id)}/url`, headers, body };
       return readAnswer(await request(call), LINK_ANSWER, call);
     },
     async exists(id: string) {
       if (!isArtifactId(id)) return false;
-      const res = await nullWhenNotFound(() => request({ method: 'HEAD', path: artifactPath(id) }));
+      const res = await nullWhenNotFound(() => request({ method: 'HEAD', path: artifactPath(id), headers: reading }));
       await res?.body?.cancel();
       return res !== null;
     },
     async delete(id: string) {
       if (!isArtifactId(id)) return false;
-      const res = await nullWhenNotFound(() => request({ method: 'DELETE', path: artifactPath(id) }));
+      const res = await nullWhenNotFound(() => request({ method: 'DELETE', path: artifactPath(id), headers: reading }));
       await res?.body?.cancel();
       return res !== null;
     },

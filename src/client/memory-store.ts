@@ -3,7 +3,7 @@ import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
-import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
+import { DEFAULT_MIME, expiryOf, NEVER_EXPIRES_AT, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import {
   ListQuerySchema,
   type ArtifactRef,
@@ -25,6 +25,8 @@ export interface InMemoryArtifactStoreOptions {
   defaultTtlSeconds?: number;
   /** Default 7 days, as the service. */
   maxTtlSeconds?: number;
+  /** Puts may ask for `ttl: 'never'`. Default false, as the service. */
+  allowNoExpiry?: boolean;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
 }
@@ -88,12 +90,19 @@ export function createInMemoryArtifactStore(options: InMemoryArtifactStoreOption
     maxArtifactBytes: options.maxArtifactBytes ?? Number.POSITIVE_INFINITY,
     defaultTtlSeconds: options.defaultTtlSeconds ?? 3600,
     maxTtlSeconds: options.maxTtlSeconds ?? 7 * 24 * 3600,
+    allowNoExpiry: options.allowNoExpiry ?? false,
     now: options.now ?? Date.now,
   };
   return scopedView(state, settings, options.scope ?? { tenantId: 'local' });
 }
 
-type Settings = { maxArtifactBytes: number; defaultTtlSeconds: number; maxTtlSeconds: number; now: () => number };
+type Settings = {
+  maxArtifactBytes: number;
+  defaultTtlSeconds: number;
+  maxTtlSeconds: number;
+  allowNoExpiry: boolean;
+  now: () => number;
+};
 
 function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope): InMemoryArtifactStore {
   const { now } = settings;
@@ -132,8 +141,8 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
       scope: scopeOf(ref),
       createdAt: new Date(ref.createdAt).toISOString(),
       lastAccessedAt: new Date(ref.lastAccessedAt).toISOString(),
-      expiresAt: new Date(ref.expiresAt).toISOString(),
     };
+    if (ref.expiresAt < NEVER_EXPIRES_AT) out.expiresAt = new Date(ref.expiresAt).toISOString();
     if (ref.filename !== undefined) out.filename = ref.filename;
     if (ref.source !== undefined) out.source = structuredClone(ref.source);
     if (ref.meta !== undefined) out.meta = structuredClone(ref.meta);
@@ -148,9 +157,6 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
   async function commit(bytes: Uint8Array, raw: PutOptions): Promise<ArtifactRef> {
     const o = checkPutOptions(raw);
     if (bytes.byteLength > settings.maxArtifactBytes) throw errors.payloadTooLarge(settings.maxArtifactBytes);
-    if (bytes.byteLength === 0) {
-      throw errors.emptyBody();
-    }
     const sha256 = await sha256Hex(bytes);
     if (o.sha256 && o.sha256 !== sha256) throw errors.checksumMismatch(o.sha256, sha256);
     const namespace = o.namespace ?? DEFAULT_NAMESPACE;
@@ -183,7 +189,7 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
       // A re-put refreshes expiry; an expired reference not swept yet counts as new.
       createdAt: live ? prior.createdAt : at,
       lastAccessedAt: at,
-      expiresAt: at + (o.ttl ?? settings.defaultTtlSeconds) * 1000,
+      expiresAt: expiryOf(at, o.ttl ?? settings.defaultTtlSeconds),
     };
     state.refs.set(rKey, ref);
     return toRef(ref, artifact);

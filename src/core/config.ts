@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import {
-  CLEANUP_STRATEGIES,
+  CleanupStrategySchema,
   createPolicies,
   NO_RATE_LIMITS,
   policyProblems,
@@ -75,7 +75,12 @@ export const ConfigSchema = z.object({
   maxArtifactsPerTrace: positiveFromEnv(100),
   /** Bytes of live references per tenant; 0 = no tenant quota. */
   maxTenantBytes: intFromEnv(0),
-  cleanupStrategy: z.enum(CLEANUP_STRATEGIES).default('lru'),
+  cleanupStrategy: CleanupStrategySchema.default('lru'),
+  /** Puts may ask for references that never expire (ttl "never"); they still count against every limit. */
+  allowNoExpiry: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /**
    * Rate limits per tenant and per token, in each process (0 = off). Unset: on in production with
    * PRODUCTION_RATE_LIMITS, off in development and tests.
@@ -190,6 +195,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   maxArtifactsPerTrace: 'ARTIFACT_STORE_MAX_ARTIFACTS_PER_TRACE',
   maxTenantBytes: 'ARTIFACT_STORE_MAX_TENANT_BYTES',
   cleanupStrategy: 'ARTIFACT_STORE_CLEANUP_STRATEGY',
+  allowNoExpiry: 'ARTIFACT_STORE_ALLOW_NO_EXPIRY',
   tenantPolicies: 'ARTIFACT_STORE_TENANT_POLICIES',
   tenantRequestsPerSecond: 'ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND',
   tenantRequestBurst: 'ARTIFACT_STORE_TENANT_REQUEST_BURST',
@@ -217,6 +223,7 @@ export function basePolicy(c: Config): Policy {
     maxArtifactsPerTrace: c.maxArtifactsPerTrace,
     maxTenantBytes: c.maxTenantBytes,
     cleanupStrategy: c.cleanupStrategy,
+    allowNoExpiry: c.allowNoExpiry,
     ...rateLimitsOf(c),
   };
 }
@@ -231,7 +238,7 @@ function rateLimitsOf(c: Config): RateLimitPolicy {
 
 /**
  * ARTIFACT_STORE_TENANT_POLICIES: a JSON object from tenant id to overrides, e.g.
- * {"acme": {"maxSessionBytes": 1073741824, "cleanupStrategy": "none"}}.
+ * {"acme": {"maxSessionBytes": 1073741824, "cleanupStrategy": "reject"}}.
  */
 export function readTenantPolicies(value: string | undefined): TenantPolicies {
   if (!value) return {};

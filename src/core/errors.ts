@@ -98,11 +98,6 @@ export const errors = {
       'hash_collision',
       `Artifact id ${id} already names different bytes in this tenant (24-hex prefix collision). Nothing was stored; put the bytes under another namespace.`,
     ),
-  emptyBody: () =>
-    new ArtifactError(
-      'bad_request',
-      'The body is empty. An artifact needs at least one byte: send the content, or do not store nothing.',
-    ),
   backendUnavailable: (message: string, options?: ArtifactErrorOptions) =>
     new ArtifactError('backend_unavailable', message, { retryAfter: 1, ...options }),
 };

@@ -1,17 +1,21 @@
 import { errors } from './errors.js';
 
-/** Namespaces are lower-case and filesystem / URL safe. */
-export const NAMESPACE_PATTERN = /^[a-z0-9._-]{1,64}$/;
+/**
+ * Namespaces are URL safe: letters of either case (penguiflow's `observation.{ToolName}` is a
+ * namespace as it stands), digits, '.', '_' and '-'. Case counts: `Tools` and `tools` are two.
+ */
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+export const MAX_NAMESPACE_CHARS = 128;
 export const DEFAULT_NAMESPACE = 'art';
 const ID_HEX_CHARS = 24;
 /** `{namespace}_{24 hex}`; the namespace may itself contain `_`, so the hex part is matched from the end. */
-export const ARTIFACT_ID_PATTERN = /^[a-z0-9._-]{1,64}_[0-9a-f]{24}$/;
+export const ARTIFACT_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}_[0-9a-f]{24}$/;
 export const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 
 export function assertNamespace(namespace: string): string {
   if (!NAMESPACE_PATTERN.test(namespace)) {
     throw errors.badRequest(
-      `Invalid namespace ${JSON.stringify(namespace)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'.`,
+      `Invalid namespace ${JSON.stringify(namespace)}: use 1-${MAX_NAMESPACE_CHARS} characters of A-Z, a-z, 0-9, '.', '_' or '-'.`,
     );
   }
   return namespace;

@@ -1,7 +1,35 @@
 import { z } from 'zod';
 
-export const CLEANUP_STRATEGIES = ['lru', 'fifo', 'none'] as const;
+/**
+ * What a put does when it would take a session or trace past its limits:
+ * - `lru` / `fifo`: evict that scope's least-recently-accessed / oldest references to make room;
+ * - `reject`: refuse the put (409 quota_exceeded), evict nothing;
+ * - `never`: evict nothing and refuse nothing: session and trace limits are not applied (penguiflow's
+ *   `none`). The tenant quota, where one is set, refuses whatever the strategy.
+ */
+export const CLEANUP_STRATEGIES = ['lru', 'fifo', 'reject', 'never'] as const;
 export type CleanupStrategy = (typeof CLEANUP_STRATEGIES)[number];
+
+/** Strategies that make room by evicting (the others evict nothing). */
+export const evicts = (strategy: CleanupStrategy): strategy is 'lru' | 'fifo' =>
+  strategy === 'lru' || strategy === 'fifo';
+
+/**
+ * The strategy named `none` meant `reject` here and means `never` in penguiflow: taken silently either
+ * way, somebody's limits would change. It is refused with both names.
+ */
+export const AMBIGUOUS_NONE =
+  'cleanup strategy "none" is no longer accepted, since it reads two ways: use "reject" to refuse puts ' +
+  'over a session or trace limit (what "none" did here), or "never" to evict nothing and let puts go ' +
+  'past those limits (what "none" means in penguiflow)';
+
+/** A cleanup strategy from configuration: one of CLEANUP_STRATEGIES, with `none` refused by both names. */
+export const CleanupStrategySchema = z.enum(CLEANUP_STRATEGIES, {
+  error: (issue) =>
+    issue.input === 'none'
+      ? AMBIGUOUS_NONE
+      : `must be one of ${CLEANUP_STRATEGIES.map((s) => `"${s}"`).join(', ')} (got ${JSON.stringify(issue.input)})`,
+});
 
 /**
  * What one tenant may store. Limits count references: a 1 MiB artifact held by two sessions counts
@@ -17,8 +45,14 @@ export interface Policy {
   maxArtifactsPerSession: number;
   maxArtifactsPerTrace: number;
   maxTenantBytes: number;
-  /** What a put does to a full session or trace: evict least-recently-accessed, oldest-created, or refuse. */
+  /** What a put does to a full session or trace (see CLEANUP_STRATEGIES). */
   cleanupStrategy: CleanupStrategy;
+  /**
+   * Whether a put may ask for a reference that never expires (`ttl: 'never'`). Such references still
+   * count against every limit and may still be evicted from a full session or trace; only time does
+   * not remove them.
+   */
+  allowNoExpiry: boolean;
   /**
    * Rate limits (0 = off), in each process: the tenant's requests per second, its burst above that
    * (0 = twice the rate) and the request-body bytes it may send at once; the same for each token.
@@ -78,6 +112,7 @@ export const DEFAULT_POLICY: Policy = {
   maxArtifactsPerTrace: 100,
   maxTenantBytes: 0,
   cleanupStrategy: 'lru',
+  allowNoExpiry: false,
   ...NO_RATE_LIMITS,
 };
 
@@ -94,7 +129,8 @@ export const PolicyOverrideSchema = z
     maxArtifactsPerSession: positive,
     maxArtifactsPerTrace: positive,
     maxTenantBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-    cleanupStrategy: z.enum(CLEANUP_STRATEGIES),
+    cleanupStrategy: CleanupStrategySchema,
+    allowNoExpiry: z.boolean(),
     tenantRequestsPerSecond: z.number().nonnegative().max(1e9),
     tenantRequestBurst: z.number().int().nonnegative().max(1e9),
     tenantBytesInFlight: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),

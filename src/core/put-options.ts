@@ -9,10 +9,21 @@ export const DEFAULT_MIME = 'application/octet-stream';
 export const TEXT_MIME = 'text/plain; charset=utf-8';
 
 /**
+ * The expiry stored for a reference that never expires: the last millisecond of year 9999, a date
+ * every runtime and SQLite's date functions still handle. Refs show no expiresAt for it.
+ */
+export const NEVER_EXPIRES_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** When a reference put at `at` with this ttl expires (ms since the epoch). */
+export function expiryOf(at: number, ttl: number | 'never'): number {
+  return ttl === 'never' ? NEVER_EXPIRES_AT : at + ttl * 1000;
+}
+
+/**
  * Validates the options of a put the same way in every store: schema, mime syntax, TTL bound, meta
  * and source size, and the filename reduced to a safe display name. Throws bad_request.
  */
-export function validatePutOptions(raw: PutOptions, limits: { maxTtlSeconds: number }) {
+export function validatePutOptions(raw: PutOptions, limits: { maxTtlSeconds: number; allowNoExpiry?: boolean }) {
   const parsed = PutOptionsSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -27,7 +38,14 @@ export function validatePutOptions(raw: PutOptions, limits: { maxTtlSeconds: num
       `Invalid mime type ${JSON.stringify(options.mimeType)}: use type/subtype, for example application/pdf.`,
     );
   }
-  if (options.ttl !== undefined && options.ttl > limits.maxTtlSeconds) {
+  if (options.ttl === 'never' && !limits.allowNoExpiry) {
+    throw errors.badRequest(
+      'ttl "never" is not allowed here: references expire, after at most ' +
+        `${limits.maxTtlSeconds}s. Ask for seconds, or ask the operator to set ARTIFACT_STORE_ALLOW_NO_EXPIRY=true ` +
+        "(or allowNoExpiry in your tenant's policy).",
+    );
+  }
+  if (typeof options.ttl === 'number' && options.ttl > limits.maxTtlSeconds) {
     throw errors.badRequest(
       `ttl ${options.ttl}s is over the maximum of ${limits.maxTtlSeconds}s. Ask for less, or raise ARTIFACT_STORE_MAX_TTL_SECONDS.`,
     );

@@ -47,8 +47,11 @@ export const PutOptionsSchema = z.object({
   meta: MetaSchema.optional(),
   /** Where the bytes came from (tool name, server, ...); shown to the model in the ref. */
   source: MetaSchema.optional(),
-  /** Seconds until this reference expires. */
-  ttl: z.number().int().positive().optional(),
+  /**
+   * Seconds until this reference expires, or `'never'` where the operator allows references that
+   * never expire (ARTIFACT_STORE_ALLOW_NO_EXPIRY).
+   */
+  ttl: z.union([z.number().int().positive(), z.literal('never')]).optional(),
   /** The expected lowercase hex sha256; the put fails with checksum_mismatch when the bytes differ. */
   sha256: z.string().regex(SHA256_PATTERN).optional(),
 });

@@ -45,6 +45,44 @@ export function narrowScope(caller: ArtifactScope, asked: Partial<ArtifactScope>
   return parsed.data;
 }
 
+/** The scope parts a read can be narrowed by (the tenant never changes). */
+export interface ReadFilter {
+  userId?: string;
+  sessionId?: string;
+  traceId?: string;
+}
+
+const READ_PARTS = [
+  ['sessionId', 'session'],
+  ['traceId', 'trace'],
+  ['userId', 'user'],
+] as const;
+
+/**
+ * A read narrowed further by the scope it names: a tenant-wide caller picks the session / trace / user
+ * whose reference it means (when several scopes hold the same bytes, each has its own); a bound part
+ * may be named again but never changed (403). Values are checked like a put's (1-256 characters).
+ */
+export function narrowFilter(bound: ReadFilter, asked: ReadFilter): ReadFilter {
+  if (asked.sessionId === undefined && asked.traceId === undefined && asked.userId === undefined) return bound;
+  const out: ReadFilter = { ...bound };
+  for (const [part, label] of READ_PARTS) {
+    const value = asked[part];
+    if (value === undefined) continue;
+    if (value.length < 1 || value.length > 256) {
+      throw errors.badRequest(`Invalid ${label} ${JSON.stringify(value)}: use 1-256 characters.`);
+    }
+    const held = bound[part];
+    if (held !== undefined && held !== value) {
+      throw errors.forbidden(
+        `Your token is bound to ${label} ${JSON.stringify(held)}; it cannot read ${label} ${JSON.stringify(value)}.`,
+      );
+    }
+    out[part] = value;
+  }
+  return out;
+}
+
 /** What a caller bound to `scope` may read: its tenant, narrowed to its session and trace. */
 export function readFilterOf(scope: Partial<ArtifactScope>): { sessionId?: string; traceId?: string } {
   const filter: { sessionId?: string; traceId?: string } = {};

@@ -7,10 +7,12 @@ import { createRemoteJWKSet } from 'jose/jwks/remote';
 import { jwtVerify, type JWTVerifyGetKey } from 'jose/jwt/verify';
 import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
-import { readFilterOf } from '../core/scope.js';
+import type { Context } from 'hono';
+import { narrowFilter, type ReadFilter, readFilterOf } from '../core/scope.js';
 import type { Access } from '../service/artifact-service.js';
 import type { ServiceOperations } from '../service/operations.js';
 import { PERMS, type Perm } from '../core/perms.js';
+import { header } from './fast-header.js';
 import { TokenClaimsSchema } from './tokens.js';
 
 /**
@@ -57,6 +59,25 @@ export interface Authenticator {
 /** What a caller may read: its tenant, narrowed to the session / trace its token is bound to. */
 export function accessOf(caller: Caller): Access {
   return { tenantId: caller.tenantId, filter: readFilterOf(caller) };
+}
+
+/** The scope a request names, as a put names it: X-Artifact-Session / -Trace / -User, else ?session / ?trace / ?user. */
+function namedScope(c: Context): ReadFilter {
+  // Small GETs are the hot path: the query is parsed only when there is one.
+  const query = c.req.url.includes('?');
+  const named = (part: 'session' | 'trace' | 'user') =>
+    header(c, `x-artifact-${part}`) ?? (query ? c.req.query(part) : undefined);
+  return { sessionId: named('session'), traceId: named('trace'), userId: named('user') };
+}
+
+/**
+ * What a read (GET, HEAD, meta, DELETE, a link) may see: the caller's access narrowed by the scope the
+ * request names. A tenant-wide token uses it to mean one scope's reference when several hold the same
+ * bytes; a bound token may repeat its own session or trace, never another (403).
+ */
+export function readAccessOf(c: Context, caller: Caller): Access {
+  const access = accessOf(caller);
+  return { tenantId: access.tenantId, filter: narrowFilter(access.filter, namedScope(c)) };
 }
 
 /** A tenant's admin: `admin` in a tenant-wide token of that tenant (never an operator). */

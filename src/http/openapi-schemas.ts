@@ -29,6 +29,18 @@ export const ArtifactIdParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: 'art_3f1c0a9be2d4c6f8a0b1c2d3' }),
 });
 
+const READ_SCOPE_HELP =
+  'reference a read means when several scopes hold the same bytes (tenant-wide tokens; a bound token may only repeat its own). Also the X-Artifact-Session / X-Artifact-Trace / X-Artifact-User header.';
+
+/** The scope parts a read may be narrowed by, as OpenAPI parameters (headers win over the query). */
+export const readScopeParameters = (['session', 'trace', 'user'] as const).map((name) => ({
+  name,
+  in: 'query' as const,
+  required: false,
+  schema: { type: 'string' as const },
+  description: `Only this ${name}'s reference: names the ${READ_SCOPE_HELP}`,
+}));
+
 /** Standard error responses for a route: each status with the shared error body. */
 export function errorResponses(...statuses: number[]) {
   const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorDoc } } }> = {};

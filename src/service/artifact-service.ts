@@ -3,7 +3,7 @@ import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
 import { contentDisposition } from '../core/filename.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
-import { DEFAULT_MIME, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
+import { DEFAULT_MIME, expiryOf, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
 import {
   ListQuerySchema,
@@ -37,6 +37,7 @@ import type {
   RangeResolver,
   GetResult,
   ArtifactService,
+  PutPolicy,
 } from './types.js';
 /** The service's shapes live in types.ts; importers of this module see them here too. */
 export type * from './types.js';
@@ -85,8 +86,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
   const touches = createTouchBatcher((ids, at) => repo.touch(ids, at), limits.touchFlushMs, now);
 
   /** TTLs and the size cap of a tenant: its policy when there is one. */
-  const limitsOf = (tenantId: string): Pick<Policy, 'maxArtifactBytes' | 'defaultTtlSeconds' | 'maxTtlSeconds'> =>
-    deps.policies?.(tenantId) ?? limits;
+  const limitsOf = (tenantId: string): PutPolicy => deps.policies?.(tenantId) ?? limits;
   const checkPutOptions = (tenantId: string, raw: PutOptions) => validatePutOptions(raw, limitsOf(tenantId));
 
   function quotaOf(tenantId: string): QuotaLimits | undefined {
@@ -98,9 +98,11 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
   function checkFitsScopes(scope: ArtifactScope, sizeBytes: number): void {
     const p = deps.policies?.(scope.tenantId);
     if (!p) return;
+    // Under `never` session and trace limits do not apply at all; the tenant quota always does.
+    const scoped = p.cleanupStrategy !== 'never';
     const limitsInPlay: [string, string | undefined, number, string][] = [
-      ['session', scope.sessionId, p.maxSessionBytes, 'maxSessionBytes'],
-      ['trace', scope.traceId, p.maxTraceBytes, 'maxTraceBytes'],
+      ['session', scoped ? scope.sessionId : undefined, p.maxSessionBytes, 'maxSessionBytes'],
+      ['trace', scoped ? scope.traceId : undefined, p.maxTraceBytes, 'maxTraceBytes'],
       ['tenant', scope.tenantId, p.maxTenantBytes, 'maxTenantBytes'],
     ];
     for (const [kind, id, max, limit] of limitsInPlay) {
@@ -137,7 +139,6 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       const blob = await blobs.put(body, {
         maxBytes: limitsOf(putScope.tenantId).maxArtifactBytes,
         expectedSha256: options.sha256,
-        rejectEmpty: true,
         beforeCommit,
       });
       await deps.faults?.('put:after-blob-commit');
@@ -172,7 +173,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       meta: options.meta,
       source: options.source,
       now: at,
-      expiresAt: at + ttl * 1000,
+      expiresAt: expiryOf(at, ttl),
       quota: quotaOf(putScope.tenantId),
       clock: now,
       pinId,
@@ -278,7 +279,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
      */
     async getStream(access: Access, id: string, resolveRange?: RangeResolver): Promise<GetResult> {
       const found = await open(access, id, resolveRange);
-      const body = await blobs.get(found.row.sha256, found.range ?? { start: 0, end: found.row.sizeBytes - 1 });
+      const body =
+        found.row.sizeBytes === 0
+          ? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() })
+          : await blobs.get(found.row.sha256, found.range ?? { start: 0, end: found.row.sizeBytes - 1 });
       if (!body) throw missingBytes(id);
       touches.add(found.row.refId);
       deps.observer?.served(found.range ? found.range.end - found.range.start + 1 : found.row.sizeBytes);
@@ -305,7 +309,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       const { row, range } = await open(access, id, resolveRange);
       const span = range ?? { start: 0, end: row.sizeBytes - 1 };
       let body: ReadableStream<Uint8Array> | Uint8Array | null;
-      if (row.sizeBytes <= smallBytes) {
+      if (row.sizeBytes === 0) {
+        // Nothing to read (and no range can be asked of it: invalid_range before here).
+        body = new Uint8Array(0);
+      } else if (row.sizeBytes <= smallBytes) {
         // Small: from the cache (a copy of the range), else the whole blob in one read, then cached.
         body = smallBlobs.get(row.sha256, span.start, span.end) ?? null;
         if (!body) {
@@ -326,7 +333,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         if (!body) throw missingBytes(id);
       }
       touches.add(row.refId);
-      deps.observer?.served(span.end - span.start + 1);
+      deps.observer?.served(row.sizeBytes === 0 ? 0 : span.end - span.start + 1);
       return { entity: row, range, body };
     },
 

@@ -4,14 +4,13 @@
  */
 import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import { SHA256_PATTERN } from '../core/ids.js';
-import type { Policy } from '../core/policy.js';
 import type { validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
 import type { ArtifactScope, PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { PutPin } from './put-pin.js';
-import type { Access, ArtifactService, PutResult, ServiceLimits, UploadTicket } from './types.js';
+import type { Access, ArtifactService, PutPolicy, PutResult, ServiceLimits, UploadTicket } from './types.js';
 
 type CheckedPutOptions = ReturnType<typeof validatePutOptions>;
 
@@ -22,7 +21,7 @@ export interface DirectUploadContext {
   limits: ServiceLimits;
   now: () => number;
   checkPutOptions(tenantId: string, raw: PutOptions): CheckedPutOptions;
-  limitsOf(tenantId: string): Pick<Policy, 'maxArtifactBytes' | 'defaultTtlSeconds' | 'maxTtlSeconds'>;
+  limitsOf(tenantId: string): PutPolicy;
   checkFitsScopes(scope: ArtifactScope, sizeBytes: number): void;
   pinForPut(): PutPin;
   commitMetadata(

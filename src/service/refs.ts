@@ -1,3 +1,4 @@
+import { NEVER_EXPIRES_AT } from '../core/put-options.js';
 import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
 import type { RefRow } from '../db/repository.js';
 
@@ -23,8 +24,9 @@ export function rowToRef(row: RefRow): ArtifactRef {
     scope: rowScope(row),
     createdAt: iso(row.createdAt),
     lastAccessedAt: iso(row.lastAccessedAt),
-    expiresAt: iso(row.expiresAt),
   };
+  // A reference that never expires shows no expiry.
+  if (row.expiresAt < NEVER_EXPIRES_AT) ref.expiresAt = iso(row.expiresAt);
   if (row.filename) ref.filename = row.filename;
   if (row.source) ref.source = row.source;
   if (row.meta) ref.meta = row.meta;

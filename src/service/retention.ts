@@ -1,5 +1,5 @@
 import type { BlobStore } from '../blob/blob-store.js';
-import type { Policy } from '../core/policy.js';
+import { evicts, type Policy } from '../core/policy.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import { quotaLimitsOf } from './artifact-service.js';
 import { STALE_COLLECTION_MS } from './put-pin.js';
@@ -130,7 +130,7 @@ export async function runRetention(
             ? [policy.maxArtifactsPerSession, policy.maxSessionBytes]
             : [policy.maxArtifactsPerTrace, policy.maxTraceBytes];
         if (scope.count <= maxCount && scope.bytes <= maxBytes) continue;
-        if (policy.cleanupStrategy === 'none') {
+        if (!evicts(policy.cleanupStrategy)) {
           report.overLimitKept.scopes++;
           continue;
         }

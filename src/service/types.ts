@@ -1,4 +1,5 @@
 /** The service's public shapes: its interface, what it takes and what it answers. */
+import type { Policy } from '../core/policy.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import type {
   ArtifactRef,
@@ -10,6 +11,10 @@ import type {
   PutOptions,
 } from '../core/schemas.js';
 import type { ScopeFilter } from '../db/repository.js';
+
+/** What a put is checked against: a tenant's policy, or the service's limits without policies. */
+export type PutPolicy = Pick<Policy, 'maxArtifactBytes' | 'defaultTtlSeconds' | 'maxTtlSeconds'> &
+  Partial<Pick<Policy, 'allowNoExpiry'>>;
 
 /** The limits the service enforces on every put. */
 export interface ServiceLimits {

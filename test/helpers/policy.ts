@@ -13,5 +13,6 @@ export const TEST_POLICY: Policy = {
   maxArtifactsPerTrace: 100,
   maxTenantBytes: 0,
   cleanupStrategy: 'lru',
+  allowNoExpiry: false,
   ...NO_RATE_LIMITS,
 };

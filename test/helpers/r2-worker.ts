@@ -26,9 +26,7 @@ export default {
       }
       if (request.method === 'PUT' && url.pathname === '/blob') {
         const expected = request.headers.get('x-sha256');
-        return Response.json(
-          await store.put(request.body!, { ...(expected ? { expectedSha256: expected } : {}), rejectEmpty: true }),
-        );
+        return Response.json(await store.put(request.body!, { ...(expected ? { expectedSha256: expected } : {}) }));
       }
       if (request.method === 'GET' && url.pathname.startsWith('/blob/')) {
         const m = /^bytes=(\d+)-(\d+)$/.exec(request.headers.get('range') ?? '');

@@ -56,6 +56,7 @@ const POLICY_VARS = [
   'maxArtifactsPerTrace',
   'maxTenantBytes',
   'cleanupStrategy',
+  'allowNoExpiry',
   'tenantRequestsPerSecond',
   'tenantRequestBurst',
   'tenantBytesInFlight',

@@ -3,7 +3,7 @@
  * the reports of past runs. Each multi-statement write is one batch (see plans/removal.ts).
  */
 import { enforcePlan, expirePlan } from '../plans/removal.js';
-import { SCOPE } from '../plans/sql.js';
+import { SCOPE, scopeEviction } from '../plans/sql.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
 import { tallyByTenant } from '../usage-sql.js';
 import type { D1Context } from './binding.js';
@@ -32,13 +32,10 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
     },
 
     async enforceScope(tenantId, kind, value, quota, now) {
-      if (quota.strategy === 'none') return [];
-      const [maxBytes, maxCount] =
-        kind === 'session'
-          ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0]
-          : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
-      if (maxBytes === 0 && maxCount === 0) return [];
-      const plan = enforcePlan(tenantId, kind, value, quota.strategy, maxBytes, maxCount, now);
+      const eviction = scopeEviction(kind, quota);
+      if (!eviction) return [];
+      const { strategy, maxBytes, maxCount } = eviction;
+      const plan = enforcePlan(tenantId, kind, value, strategy, maxBytes, maxCount, now);
       return (await batch(plan.stmts))[plan.removedAt] as EvictedRef[];
     },
 

@@ -8,6 +8,7 @@
  * can be read and tested on their own.
  */
 import { errors } from '../../core/errors.js';
+import { type CleanupStrategy, evicts } from '../../core/policy.js';
 import { artifactTooBigForScope, pinLost, scopeFull, tenantFull } from '../put-errors.js';
 import type { CommitPutInput } from '../repository.js';
 import { removePlanned } from './removal.js';
@@ -44,7 +45,7 @@ export interface PutVerdict {
 
 /** The limits that apply to one put (a 0 is no limit). */
 export interface PutLimits {
-  strategy: 'lru' | 'fifo' | 'none';
+  strategy: CleanupStrategy;
   session: { value: string; maxBytes: number; maxCount: number; limited: boolean; tooBig: boolean };
   trace: { value: string; maxBytes: number; maxCount: number; limited: boolean; tooBig: boolean };
   maxTenantBytes: number;
@@ -53,8 +54,8 @@ export interface PutLimits {
 export function putLimits(input: CommitPutInput): PutLimits {
   const q = input.quota;
   const scope = (value: string, maxBytes = 0, maxCount = 0) => {
-    // A scope part that is absent, or has no limit, is not checked at all.
-    const limited = q !== undefined && value !== '' && (maxBytes > 0 || maxCount > 0);
+    // A scope part that is absent, or has no limit, is not checked at all; nor is any under `never`.
+    const limited = q !== undefined && q.strategy !== 'never' && value !== '' && (maxBytes > 0 || maxCount > 0);
     return {
       value,
       maxBytes: limited ? maxBytes : 0,
@@ -64,7 +65,7 @@ export function putLimits(input: CommitPutInput): PutLimits {
     };
   };
   return {
-    strategy: q?.strategy ?? 'none',
+    strategy: q?.strategy ?? 'reject',
     session: scope(input.scope.sessionId ?? '', q?.maxSessionBytes, q?.maxSessionCount),
     trace: scope(input.scope.traceId ?? '', q?.maxTraceBytes, q?.maxTraceCount),
     maxTenantBytes: q?.maxTenantBytes ?? 0,
@@ -144,7 +145,8 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
       ${usage('trace', 'count(*)')}, ${usage('trace', 'total(size_bytes)')}
     FROM t`);
 
-  const planned = (['session', 'trace'] as const).filter((kind) => strategy !== 'none' && limits[kind].limited);
+  const evicting = evicts(strategy) ? strategy : undefined;
+  const planned = evicting ? (['session', 'trace'] as const).filter((kind) => limits[kind].limited) : [];
   for (const kind of planned) {
     const { column, param, limit, pass } = SCOPE[kind];
     add(`INSERT INTO evict_plan (ref_id, pass, size_bytes, tenant_id, artifact_id)
@@ -154,7 +156,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
         FROM artifact_refs r
         WHERE r.tenant_id = @tenantId AND r.${column} = @${param} AND r.expires_at > ${NOW}
           AND NOT (${KEY}) AND r.ref_id NOT IN (SELECT ref_id FROM evict_plan)
-        WINDOW w AS (ORDER BY r.${recencyOf(strategy)} DESC, r.ref_id DESC ROWS UNBOUNDED PRECEDING))
+        WINDOW w AS (ORDER BY r.${recencyOf(evicting!)} DESC, r.ref_id DESC ROWS UNBOUNDED PRECEDING))
       WHERE (@max${limit}Bytes > 0 AND running > @max${limit}Bytes)
          OR (@max${limit}Count > 0 AND position > @max${limit}Count)`);
   }
@@ -166,11 +168,11 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
         ${planned.length > 0 ? '- (SELECT total(size_bytes) FROM evict_plan)' : ''}`);
   }
 
-  /** The scope's checks: too big for it whatever the strategy; full, under `none`, for a new reference. */
+  /** The scope's checks: too big for it whatever the strategy; full, under `reject`, for a new reference. */
   const scopeChecks = (kind: ScopeKind) => {
     const { n, bytes, limit } = SCOPE[kind];
     if (limits[kind].tooBig) return `WHEN 1 THEN '${kind}_big'`;
-    if (strategy !== 'none' || !limits[kind].limited) return '';
+    if (strategy !== 'reject' || !limits[kind].limited) return '';
     return `WHEN NOT live AND ((@max${limit}Bytes > 0 AND ${bytes} + @sizeBytes > @max${limit}Bytes)
       OR (@max${limit}Count > 0 AND ${n} + 1 > @max${limit}Count)) THEN '${kind}'`;
   };

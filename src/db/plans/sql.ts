@@ -2,7 +2,7 @@
  * SQL text the statement plans share (and the D1 repository's reads): statements as values, the
  * reference join, event payloads built in SQL, and scope conditions.
  */
-import type { ScopeFilter } from '../repository.js';
+import type { QuotaLimits, ScopeFilter } from '../repository.js';
 
 export type Params = Record<string, unknown>;
 /** One statement: SQL with `@name` placeholders and their values (one object may serve many statements). */
@@ -45,8 +45,24 @@ export const SCOPE = {
   trace: { column: 'trace_id', param: 'traceId', limit: 'Trace', pass: 2, n: 'trace_n', bytes: 'trace_bytes' },
 } as const;
 /** The column eviction ranks by: last access (lru) or creation (fifo). */
-export const recencyOf = (strategy: 'lru' | 'fifo' | 'none') =>
-  strategy === 'fifo' ? 'created_at' : 'last_accessed_at';
+export const recencyOf = (strategy: 'lru' | 'fifo') => (strategy === 'fifo' ? 'created_at' : 'last_accessed_at');
+
+/**
+ * One scope's limits under a quota, for bringing it back within them: undefined when nothing is to
+ * be evicted there (a strategy that evicts nothing, or no limit at all).
+ */
+export function scopeEviction(
+  kind: ScopeKind,
+  quota: QuotaLimits,
+): { strategy: 'lru' | 'fifo'; maxBytes: number; maxCount: number } | undefined {
+  const { strategy } = quota;
+  if (strategy !== 'lru' && strategy !== 'fifo') return undefined;
+  const [maxBytes, maxCount] =
+    kind === 'session'
+      ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0]
+      : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
+  return maxBytes === 0 && maxCount === 0 ? undefined : { strategy, maxBytes, maxCount };
+}
 
 /** The scope parts a filter sets, as conditions on `alias`'s columns (params userId, sessionId, traceId). */
 export function scopeWhere(filter: ScopeFilter, alias: string): string {

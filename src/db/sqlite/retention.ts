@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { desc } from 'drizzle-orm';
+import { scopeEviction } from '../plans/sql.js';
 import type { RetentionRepository, ScopeUsage } from '../repository.js';
 import { retentionRuns } from '../schema.js';
 import { tallyByTenant } from '../usage-sql.js';
@@ -94,13 +95,9 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
     },
 
     async enforceScope(tenantId, kind, value, quota, now) {
-      if (quota.strategy === 'none') return [];
-      const [maxBytes, maxCount] =
-        kind === 'session'
-          ? [quota.maxSessionBytes ?? 0, quota.maxSessionCount ?? 0]
-          : [quota.maxTraceBytes ?? 0, quota.maxTraceCount ?? 0];
-      if (maxBytes === 0 && maxCount === 0) return [];
-      const strategy = quota.strategy;
+      const eviction = scopeEviction(kind, quota);
+      if (!eviction) return [];
+      const { strategy, maxBytes, maxCount } = eviction;
       return writing(() =>
         sqlite
           .transaction(() => {

@@ -21,7 +21,7 @@ export function auditActorOf(caller: Caller, requestId: string): AuditActor {
 
 const Report = z.record(z.string(), z.unknown()).openapi('RetentionReport', {
   description:
-    'Counts per category: expired, evicted, over-limit scopes kept (strategy none), unreferenced artifacts, reaped uploads, collected blobs; and what each tenant freed.',
+    'Counts per category: expired, evicted, over-limit scopes kept (strategy reject or never), unreferenced artifacts, reaped uploads, collected blobs; and what each tenant freed.',
 });
 
 const route = createRoute({

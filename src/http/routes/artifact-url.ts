@@ -3,9 +3,9 @@ import type { Context } from 'hono';
 import { errors } from '../../core/errors.js';
 import type { ArtifactRef } from '../../core/schemas.js';
 import type { Access, ArtifactService } from '../../service/artifact-service.js';
-import { accessOf, requirePerm } from '../auth.js';
+import { readAccessOf, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
-import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
+import { ArtifactIdParam, errorResponses, readScopeParameters } from '../openapi-schemas.js';
 
 export const UrlRequestDoc = z
   .object({
@@ -38,6 +38,7 @@ const route = createRoute({
   path: '/v1/artifacts/{id}/url',
   tags: ['artifacts'],
   summary: 'A download link for browsers (no token needed)',
+  parameters: readScopeParameters,
   description:
     'Returns a signed URL a browser can GET (and Range) without an Authorization header, until urlExpiresAt.',
   request: {
@@ -89,7 +90,7 @@ export function registerArtifactUrl(app: OpenAPIHono<AppEnv>, service: ArtifactS
     requirePerm(caller, 'read');
     // An empty body is allowed: every field has a default.
     const body = c.req.header('content-length') === '0' || !c.req.header('content-type') ? {} : c.req.valid('json');
-    const link = await service.downloadUrl(accessOf(caller), c.req.valid('param').id, {
+    const link = await service.downloadUrl(readAccessOf(c, caller), c.req.valid('param').id, {
       ...body,
       baseUrl: publicBaseUrl(publicUrl, c.req.url),
     });

@@ -1,15 +1,16 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ArtifactService } from '../../service/artifact-service.js';
-import { accessOf, requirePerm } from '../auth.js';
+import { readAccessOf, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { withLinks } from './artifact-url.js';
-import { ArtifactIdParam, ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
+import { ArtifactIdParam, ArtifactRefDoc, errorResponses, readScopeParameters } from '../openapi-schemas.js';
 
 const route = createRoute({
   method: 'get',
   path: '/v1/artifacts/{id}/meta',
   tags: ['artifacts'],
   summary: 'The ArtifactRef of an artifact',
+  parameters: readScopeParameters,
   request: {
     params: ArtifactIdParam,
     query: z.object({
@@ -32,7 +33,7 @@ export function registerGetArtifactMeta(app: OpenAPIHono<AppEnv>, service: Artif
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
-    const access = accessOf(caller);
+    const access = readAccessOf(c, caller);
     const ref = await service.getRef(access, c.req.valid('param').id);
     c.header('Cache-Control', c.req.valid('query').url ? 'no-store' : 'private, no-cache');
     const [answer] = await withLinks(c, service, access, [ref], publicUrl);

@@ -5,7 +5,7 @@ import type { ArtifactService } from '../../service/artifact-service.js';
 import type { Context } from 'hono';
 import type { UrlSigner } from '../../core/url-signing.js';
 import type { Access } from '../../service/artifact-service.js';
-import { accessOf, requirePerm } from '../auth.js';
+import { readAccessOf, requirePerm } from '../auth.js';
 import { respondsWithRequestId, type AppEnv } from '../context.js';
 import {
   downloadHeaders,
@@ -15,7 +15,7 @@ import {
   signedLinkCacheControl,
 } from '../download-headers.js';
 import { header } from '../fast-header.js';
-import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
+import { ArtifactIdParam, errorResponses, readScopeParameters } from '../openapi-schemas.js';
 
 // Query and header parameters are documented here but parsed by hand: a zod validator per part
 // costs more than the rest of a small GET.
@@ -67,7 +67,7 @@ const getRoute = createRoute({
   description:
     'Streams the bytes. Range gives 206; ETag is the sha256; If-None-Match answers 304. Missing and out-of-scope ids answer the same 404.',
   request: { params: ArtifactIdParam },
-  parameters,
+  parameters: [...parameters, ...readScopeParameters],
   responses: {
     200: { description: 'The bytes', content: binary },
     206: { description: 'A range of the bytes', content: binary },
@@ -118,7 +118,7 @@ const headRoute = createRoute({
   tags: ['artifacts'],
   summary: 'Download headers only',
   request: { params: ArtifactIdParam },
-  parameters,
+  parameters: [...parameters, ...readScopeParameters],
   responses: {
     200: { description: 'Headers of the download' },
     304: { description: 'Not modified' },
@@ -145,7 +145,13 @@ export function registerGetArtifact(
   app.get('/v1/artifacts/:id', async function getArtifact(c) {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
-    return serveArtifact(c, service, accessOf(caller), c.req.param('id'), dispositionOf(c.req.query('disposition')));
+    return serveArtifact(
+      c,
+      service,
+      readAccessOf(c, caller),
+      c.req.param('id'),
+      dispositionOf(c.req.query('disposition')),
+    );
   });
 
   app.openAPIRegistry.registerPath(signedGetRoute);

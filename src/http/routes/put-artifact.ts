@@ -18,17 +18,19 @@ const route = createRoute({
   tags: ['artifacts'],
   summary: 'Store an artifact (raw body, streamed)',
   description:
-    'The body is the raw bytes (not multipart), streamed and hashed on the way in. The same bytes, namespace and tenant always give the same id, so a put is idempotent and safe to retry. 201 when the reference is new for this scope, 200 when the scope already held it (its expiry is refreshed). Every X-Artifact-* header may instead be sent as a query parameter of the same name without the prefix (filename, namespace, meta, ttl, sha256, source, session, trace, user). An empty body is refused (400). With ?url=proxy|direct the answer carries a download link (url, fetchMode, urlExpiresAt).',
+    'The body is the raw bytes (not multipart), streamed and hashed on the way in. The same bytes, namespace and tenant always give the same id, so a put is idempotent and safe to retry. 201 when the reference is new for this scope, 200 when the scope already held it (its expiry is refreshed). Every X-Artifact-* header may instead be sent as a query parameter of the same name without the prefix (filename, namespace, meta, ttl, sha256, source, session, trace, user). An empty body stores a zero-byte artifact. With ?url=proxy|direct the answer carries a download link (url, fetchMode, urlExpiresAt).',
   request: {
     headers: z.object({
       'content-type': header('The mime type of the bytes (default application/octet-stream).'),
       'x-artifact-filename': header(
         "Display name; directories are stripped, control characters refused. Non-ASCII as RFC 8187 UTF-8''<percent-encoded>.",
       ),
-      'x-artifact-namespace': header('[a-z0-9._-]{1,64}, default "art". Becomes the id prefix.'),
+      'x-artifact-namespace': header('[A-Za-z0-9._-]{1,128}, default "art". Becomes the id prefix.'),
       'x-artifact-meta': header("JSON object, at most 8 KiB, kept with this scope's reference."),
       'x-artifact-source': header('JSON object describing where the bytes came from (tool, server).'),
-      'x-artifact-ttl': header('Seconds until this reference expires.'),
+      'x-artifact-ttl': header(
+        'Seconds until this reference expires, or "never" where the operator allows it (ARTIFACT_STORE_ALLOW_NO_EXPIRY).',
+      ),
       'x-artifact-sha256': header(
         'Expected lowercase hex sha256; a mismatch is refused with 422 and nothing is stored.',
       ),
@@ -86,8 +88,8 @@ export function registerPutArtifact(
         throw errors.requestTooLarge(maxRequestBodyBytes);
     }
     const ttlRaw = wire(c, 'ttl');
-    if (ttlRaw !== undefined && !/^[1-9]\d{0,9}$/.test(ttlRaw))
-      throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds.');
+    if (ttlRaw !== undefined && ttlRaw !== 'never' && !/^[1-9]\d{0,9}$/.test(ttlRaw))
+      throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds, or "never".');
     const sha = wire(c, 'sha256');
     if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha))
       throw errors.badRequest('X-Artifact-Sha256 must be 64 hex characters.');
@@ -97,7 +99,7 @@ export function registerPutArtifact(
       ...(mime ? { mimeType: mime } : {}),
       ...(filename !== undefined ? { filename: decodeExtValue(headerUtf8(filename)) } : {}),
       ...(wire(c, 'namespace') !== undefined ? { namespace: wire(c, 'namespace') } : {}),
-      ...(ttlRaw !== undefined ? { ttl: Number(ttlRaw) } : {}),
+      ...(ttlRaw !== undefined ? { ttl: ttlRaw === 'never' ? ('never' as const) : Number(ttlRaw) } : {}),
       ...(sha !== undefined ? { sha256: sha.toLowerCase() } : {}),
     };
     const meta = parseJsonObject('Meta', wire(c, 'meta'));
@@ -109,8 +111,8 @@ export function registerPutArtifact(
       { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') },
     );
     linkModeOf(c); // refused before any byte is stored
-    const body = c.req.raw.body;
-    if (!body) throw errors.emptyBody();
+    // No body at all is a zero-byte artifact: an empty tool output is a valid output.
+    const body = c.req.raw.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     const { ref, created } = await service.putStream(scope, body, options);
     c.header('Location', `/v1/artifacts/${encodeURIComponent(ref.id)}`);
     const [answer] = await withLinks(c, service, accessOf(caller), [ref], publicUrl);

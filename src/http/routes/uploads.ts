@@ -15,7 +15,7 @@ const BeginDoc = z
     namespace: z.string().optional(),
     meta: z.record(z.string(), z.unknown()).optional(),
     source: z.record(z.string(), z.unknown()).optional(),
-    ttl: z.number().int().positive().optional(),
+    ttl: z.union([z.number().int().positive(), z.literal('never')]).optional(),
   })
   .openapi('UploadRequest');
 
