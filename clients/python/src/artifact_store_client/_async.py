@@ -1,0 +1,385 @@
+"""AsyncArtifactStoreClient: the client over httpx.AsyncClient, with the surface of ArtifactStoreClient."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager, nullcontext
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from ._bodies import PutData
+from ._core import (
+    CONNECTION_ERRORS,
+    DEFAULT_TIMEOUT,
+    DIRECT_UPLOAD_ABOVE_BYTES,
+    Answer,
+    Call,
+    ClientCore,
+    HashBody,
+    Op,
+    Step,
+    bearer,
+    file_put_names,
+    unreachable,
+)
+from ._events import RECONNECT_ERRORS, EventFeed
+from ._ranges import ByteRange, acut_range
+from ._retry import RetryPolicy, retry_after_seconds
+from .errors import ArtifactStoreError, error_for
+from .models import ArtifactEvent, ArtifactRef, DownloadLink, Page, Scope, UploadTicket
+
+T = TypeVar("T")
+
+
+class AsyncArtifactStoreClient:
+    """The artifact store over HTTP, for asyncio.
+
+    `base_url`, `token` and the default session come from ARTIFACT_STORE_URL, ARTIFACT_STORE_TOKEN
+    and ARTIFACT_STORE_SESSION when not given. `token` may be a callable (returning a string or an
+    awaitable of one), asked before every request so it can refresh. `scope` names the session,
+    trace and user that a tenant-wide token puts into, lists and reads. Requests whose body can be
+    sent again are retried after 429, 503 and connection errors, honouring Retry-After; a put from
+    an iterator is sent once.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        token: str | Callable[[], str | Awaitable[str]] | None = None,
+        *,
+        scope: Scope | Mapping[str, str] | None = None,
+        retries: int = 3,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        direct_upload_above_bytes: float = DIRECT_UPLOAD_ABOVE_BYTES,
+        retry_base_delay: float = 0.25,
+        retry_max_delay: float = 10.0,
+    ) -> None:
+        retry = RetryPolicy(max(0, retries), retry_base_delay, retry_max_delay)
+        self._core = ClientCore(base_url, token, scope, retry, direct_upload_above_bytes)
+        self._headers = dict(headers or {})
+        self._http = httpx.AsyncClient(base_url=self._core.base_url, timeout=timeout, transport=transport)
+
+    @property
+    def base_url(self) -> str:
+        return self._core.base_url
+
+    @property
+    def scope(self) -> Scope:
+        return self._core.scope
+
+    @property
+    def direct_uploads_offered(self) -> bool | None:
+        """None until a put tried a direct upload; then whether the service offers them."""
+        return self._core.direct_uploads_offered
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncArtifactStoreClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # Puts
+
+    async def put(
+        self,
+        data: PutData,
+        *,
+        mime_type: str | None = None,
+        filename: str | None = None,
+        namespace: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | None = None,
+        ttl: int | str | None = None,
+        sha256: str | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> ArtifactRef:
+        """Stores bytes, text (UTF-8, text/plain by default), a file (a path or a binary file object)
+        or an iterator of bytes, and returns its reference. `ttl` is in seconds, or "never".
+
+        A body of known size above `direct_upload_above_bytes` goes straight to the blob store when
+        the service offers direct uploads.
+        """
+        scope = self._core.scope_for(session, trace, user)
+        return await self._run(
+            self._core.put(
+                data,
+                mime_type=mime_type,
+                filename=filename,
+                namespace=namespace,
+                meta=meta,
+                source=source,
+                ttl=ttl,
+                sha256=sha256,
+                scope=scope,
+            )
+        )
+
+    async def put_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        mime_type: str | None = None,
+        filename: str | None = None,
+        **options: Any,
+    ) -> ArtifactRef:
+        """Stores a file, named after it and typed by its extension unless told otherwise."""
+        filename, mime_type = file_put_names(path, filename, mime_type)
+        return await self.put(Path(path), mime_type=mime_type, filename=filename, **options)
+
+    async def begin_upload(
+        self,
+        *,
+        size_bytes: int,
+        sha256: str,
+        mime_type: str | None = None,
+        filename: str | None = None,
+        namespace: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | None = None,
+        ttl: int | str | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> UploadTicket:
+        """Asks for a direct upload: PUT the bytes to the ticket's url with its headers, then complete it."""
+        return await self._run(
+            self._core.begin_upload(
+                size_bytes=size_bytes,
+                sha256=sha256,
+                mime_type=mime_type,
+                filename=filename,
+                namespace=namespace,
+                meta=meta,
+                source=source,
+                ttl=ttl,
+                scope=self._core.scope_for(session, trace, user),
+            )
+        )
+
+    async def complete_upload(self, upload_id: str) -> ArtifactRef:
+        return await self._run(self._core.complete_upload(upload_id))
+
+    # Reads
+
+    async def get(
+        self,
+        artifact_id: str,
+        *,
+        range: ByteRange | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> bytes | None:
+        """The bytes, held in memory (`stream` does not), or None when missing or out of scope.
+
+        `range` is (start, end), both inclusive as in HTTP, or (start, None) for the rest.
+        """
+        return await self._run(self._core.get(artifact_id, range, self._core.scope_for(session, trace, user)))
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        artifact_id: str,
+        *,
+        range: ByteRange | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """The bytes as they arrive: `async with client.stream(id) as chunks: async for chunk in chunks: ...`.
+
+        Raises NotFoundError when the artifact is missing or out of scope.
+        """
+        call = self._core.download_call(artifact_id, range, self._core.scope_for(session, trace, user))
+        response = await self._open(call)
+        try:
+            chunks = response.aiter_bytes()
+            yield acut_range(chunks, range) if range is not None and response.status_code == 200 else chunks
+        finally:
+            await response.aclose()
+
+    async def meta(
+        self, artifact_id: str, *, session: str | None = None, trace: str | None = None, user: str | None = None
+    ) -> ArtifactRef | None:
+        """The reference, or None when missing or out of scope."""
+        return await self._run(self._core.meta(artifact_id, self._core.scope_for(session, trace, user)))
+
+    async def exists(
+        self, artifact_id: str, *, session: str | None = None, trace: str | None = None, user: str | None = None
+    ) -> bool:
+        """Whether the artifact is there for this scope (a HEAD: no bytes move)."""
+        return await self._run(self._core.exists(artifact_id, self._core.scope_for(session, trace, user)))
+
+    async def delete(
+        self, artifact_id: str, *, session: str | None = None, trace: str | None = None, user: str | None = None
+    ) -> bool:
+        """Removes the caller's references; False when there was none to remove."""
+        return await self._run(self._core.delete(artifact_id, self._core.scope_for(session, trace, user)))
+
+    async def url(
+        self,
+        artifact_id: str,
+        *,
+        mode: str | None = None,
+        expires_in: int | None = None,
+        disposition: str | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> DownloadLink:
+        """A link that serves the bytes without a token (for a browser), until it expires."""
+        scope = self._core.scope_for(session, trace, user)
+        return await self._run(
+            self._core.url(artifact_id, mode=mode, expires_in=expires_in, disposition=disposition, scope=scope)
+        )
+
+    async def events(
+        self, *, last_event_id: str | None = None, session: str | None = None, trace: str | None = None
+    ) -> AsyncIterator[ArtifactEvent]:
+        """Changes to references as they happen, without end; reconnects where it left off.
+
+        `last_event_id` (an event's id) resumes right after that event. Leaving the loop early:
+        close the generator (`contextlib.aclosing`) to end the connection at once.
+        """
+        feed = EventFeed(last_event_id, self._core.scope_for(session, trace, None))
+        policy = self._core.retry
+        attempt = 0
+        while True:
+            try:
+                response = await self._open(feed.connect(), retry=False)
+            except RECONNECT_ERRORS as err:
+                await asyncio.sleep(policy.wait_after(err.retry_after, attempt))
+                attempt += 1
+                continue
+            try:
+                async for chunk in response.aiter_bytes():
+                    attempt = 0
+                    for event in feed.feed(chunk):
+                        yield event
+            except CONNECTION_ERRORS:
+                pass
+            finally:
+                await response.aclose()
+            await asyncio.sleep(policy.backoff(attempt))
+            attempt += 1
+
+    async def usage(self, **params: Any) -> dict[str, Any]:
+        """Live bytes and counts against the limits (GET /v1/usage; `top`, `tenant`)."""
+        return await self._run(self._core.usage(params))
+
+    async def iter_list(self, **filters: Any) -> AsyncIterator[ArtifactRef]:
+        """Every reference `list` would give, page after page."""
+        cursor = filters.pop("cursor", None)
+        while True:
+            page = await self.list(cursor=cursor, **filters)
+            for ref in page.items:
+                yield ref
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    async def list(
+        self,
+        *,
+        namespace: str | None = None,
+        mime_prefix: str | None = None,
+        created_after: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> Page:
+        """One page of references, newest first."""
+        return await self._run(
+            self._core.list_page(
+                namespace=namespace,
+                mime_prefix=mime_prefix,
+                created_after=created_after,
+                created_before=created_before,
+                cursor=cursor,
+                limit=limit,
+                scope=self._core.scope_for(session, trace, user),
+            )
+        )
+
+    # I/O
+
+    async def _run(self, op: Op[T]) -> T:
+        try:
+            step = next(op)
+            while True:
+                try:
+                    result = await self._perform(step)
+                except ArtifactStoreError as err:
+                    step = op.throw(err)
+                else:
+                    step = op.send(result)
+        except StopIteration as done:
+            value: T = done.value
+            return value
+        finally:
+            op.close()
+
+    async def _perform(self, step: Step) -> Any:
+        if isinstance(step, HashBody):
+            return await asyncio.to_thread(step.body.sha256)
+        response = await self._open(step)
+        try:
+            return Answer(step, response.status_code, response.headers, await response.aread())
+        finally:
+            await response.aclose()
+
+    async def _open(self, call: Call, *, retry: bool = True) -> httpx.Response:
+        """A successful answer with its body unread; a failed one raises its ArtifactStoreError."""
+        policy = self._core.retry
+        attempts = policy.retries + 1 if retry and call.replayable else 1
+        for attempt in range(attempts):
+            last = attempt + 1 == attempts
+            content = call.body.acontent() if call.body is not None else nullcontext(None)
+            async with content as body:
+                headers = await self._headers_for(call)
+                request = self._http.build_request(
+                    call.method, call.url, params=call.params or None, headers=headers, content=body
+                )
+                try:
+                    response = await self._http.send(request, stream=True)
+                except CONNECTION_ERRORS as err:
+                    if last:
+                        raise unreachable(call.target(self.base_url), attempts, err) from err
+                    await asyncio.sleep(policy.backoff(attempt))
+                    continue
+            if response.is_success:
+                return response
+            if call.retryable(response.status_code) and not last:
+                await response.aclose()
+                retry_after = retry_after_seconds(response.headers.get("retry-after"))
+                await asyncio.sleep(policy.wait_after(retry_after, attempt))
+                continue
+            try:
+                raise error_for(response.status_code, await response.aread(), response.headers, request=call.describe())
+            finally:
+                await response.aclose()
+        raise AssertionError("unreachable")
+
+    async def _headers_for(self, call: Call) -> dict[str, str]:
+        if call.external:
+            return call.request_headers()
+        token = self._core.token() if callable(self._core.token) else self._core.token
+        if inspect.isawaitable(token):
+            token = await token
+        return {**self._headers, **bearer(token), **call.request_headers()}

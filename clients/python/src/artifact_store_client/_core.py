@@ -1,0 +1,366 @@
+"""What the two clients share: settings, and every operation written once, without I/O.
+
+An operation is a generator. It yields a `Call` when it needs the service (or `HashBody` when it
+needs a body's sha256), and the client sends back the successful `Answer`, or throws the
+ArtifactStoreError the request ended in. The sync client drives these with httpx.Client, the async
+one with httpx.AsyncClient, so the two differ only where I/O is awaited.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import os
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from ._bodies import Body, BytesBody, PutData, body_of
+from ._headers import OCTET_STREAM, put_headers, scope_headers
+from ._ranges import ByteRange, range_header
+from ._retry import RETRYABLE_STATUSES, RetryPolicy
+from .errors import ArtifactStoreError, BackendUnavailableError, NotFoundError
+from .models import ArtifactRef, DownloadLink, Page, Scope, UploadTicket
+
+T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:8787"
+DIRECT_UPLOAD_ABOVE_BYTES = 8 * 1024 * 1024
+DEFAULT_TIMEOUT = 60.0
+
+
+
+@dataclass
+class Call:
+    method: str
+    # A path under the base URL; an absolute URL when `external`.
+    url: str
+    params: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Body | None = None
+    # A presigned URL: it carries its own authority, so no token and no client headers go with it.
+    external: bool = False
+
+    @property
+    def replayable(self) -> bool:
+        return self.body is None or self.body.replayable
+
+    def retryable(self, status: int) -> bool:
+        # A blob store's 500 is worth another try; the service says 503 when it means that.
+        return status in RETRYABLE_STATUSES or (self.external and status >= 500)
+
+    def request_headers(self) -> dict[str, str]:
+        headers = dict(self.headers)
+        if self.body is not None and self.body.size is not None:
+            headers["Content-Length"] = str(self.body.size)
+        return headers
+
+    def target(self, base_url: str) -> str:
+        """Who answers, as messages name it."""
+        if not self.external:
+            return f"the artifact store at {base_url}"
+        url = httpx.URL(self.url)
+        return f"the blob store at {url.scheme}://{url.netloc.decode()}"
+
+    def describe(self) -> str:
+        return f"{self.method} {self.url.split('?')[0]}"
+
+
+def json_call(method: str, path: str, value: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Call:
+    content = json.dumps({k: v for k, v in value.items() if v is not None}).encode()
+    return Call(method, path, headers={**(headers or {}), "Content-Type": "application/json"}, body=BytesBody(content))
+
+
+@dataclass(frozen=True)
+class HashBody:
+    body: Body
+
+
+@dataclass(frozen=True)
+class Answer:
+    call: Call
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+    def parse(self, read: Callable[[Any], T], name: str) -> T:
+        """The answer's JSON as `read` makes it; anything else means the URL is not artifact-store."""
+        try:
+            return read(json.loads(self.content))
+        except ValueError as err:
+            raise BackendUnavailableError(
+                f"The service's answer to {self.call.describe()} did not match {name}: {err}. "
+                "Is base_url pointing at artifact-store?",
+                status=self.status,
+            ) from err
+
+
+Step = Call | HashBody
+Op = Generator[Step, Any, T]
+
+
+def artifact_path(artifact_id: str) -> str:
+    return f"/v1/artifacts/{quote(artifact_id, safe='')}"
+
+
+def query_time(value: datetime | str) -> str:
+    if isinstance(value, str):
+        return value
+    utc = value.astimezone(timezone.utc)
+    return utc.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ClientCore:
+    """Settings and operations of one client."""
+
+    def __init__(
+        self,
+        base_url: str | None,
+        token: object,
+        scope: Scope | Mapping[str, str] | None,
+        retry: RetryPolicy,
+        direct_upload_above_bytes: float,
+    ) -> None:
+        self.base_url = (base_url or os.environ.get("ARTIFACT_STORE_URL") or DEFAULT_URL).rstrip("/")
+        if not self.base_url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"base_url {self.base_url!r} must be an http(s) URL.")
+        self.token = token if token is not None else os.environ.get("ARTIFACT_STORE_TOKEN")
+        if scope is None:
+            scope = Scope(session=os.environ.get("ARTIFACT_STORE_SESSION") or None)
+        self.scope = scope if isinstance(scope, Scope) else Scope(**scope)
+        self.retry = retry
+        self.direct_upload_above_bytes = direct_upload_above_bytes
+        # Learnt from the first direct upload tried: False once the service said it has none.
+        self.direct_uploads_offered: bool | None = None
+
+    def scope_for(self, session: str | None, trace: str | None, user: str | None) -> Scope:
+        return Scope(
+            session=session if session is not None else self.scope.session,
+            trace=trace if trace is not None else self.scope.trace,
+            user=user if user is not None else self.scope.user,
+        )
+
+    # Puts
+
+    def put(
+        self,
+        data: PutData,
+        *,
+        mime_type: str | None,
+        filename: str | None,
+        namespace: str | None,
+        meta: Mapping[str, Any] | None,
+        source: Mapping[str, Any] | None,
+        ttl: int | str | None,
+        sha256: str | None,
+        scope: Scope,
+    ) -> Op[ArtifactRef]:
+        body = body_of(data)
+        headers = put_headers(
+            mime_type=mime_type or body.default_mime or OCTET_STREAM,
+            filename=filename,
+            namespace=namespace,
+            meta=meta,
+            source=source,
+            ttl=ttl,
+            sha256=sha256,
+            scope=scope,
+        )
+        if (
+            body.size is not None
+            and body.size > self.direct_upload_above_bytes
+            and self.direct_uploads_offered is not False
+        ):
+            ticket_of = self.begin_upload(
+                size_bytes=body.size,
+                sha256=sha256 or (yield HashBody(body)),
+                mime_type=headers["Content-Type"],
+                filename=filename,
+                namespace=namespace,
+                meta=meta,
+                source=source,
+                ttl=ttl,
+                scope=scope,
+            )
+            ref = yield from self._put_direct(body, ticket_of)
+            if ref is not None:
+                return ref
+        answer: Answer = yield Call("POST", "/v1/artifacts", headers=headers, body=body)
+        return answer.parse(ArtifactRef.from_json, "ArtifactRef")
+
+    def _put_direct(self, body: Body, ticket_of: Op[UploadTicket]) -> Op[ArtifactRef | None]:
+        """begin → PUT to the blob store → complete; None when the service offers no direct uploads."""
+        try:
+            ticket = yield from ticket_of
+        except ArtifactStoreError as err:
+            no_route = isinstance(err, NotFoundError) and "No route" in err.message
+            if err.details.get("reason") != "direct_uploads_unavailable" and not no_route:
+                raise
+            self.direct_uploads_offered = False
+            return None
+        self.direct_uploads_offered = True
+        try:
+            yield Call(ticket.method, ticket.url, headers=dict(ticket.headers), body=body, external=True)
+        except ArtifactStoreError as err:
+            raise BackendUnavailableError(
+                f"The blob store refused the direct upload: {err.message}", status=err.status
+            ) from err
+        return (yield from self.complete_upload(ticket.upload_id))
+
+    def begin_upload(
+        self,
+        *,
+        size_bytes: int,
+        sha256: str,
+        mime_type: str | None,
+        filename: str | None,
+        namespace: str | None,
+        meta: Mapping[str, Any] | None,
+        source: Mapping[str, Any] | None,
+        ttl: int | str | None,
+        scope: Scope,
+    ) -> Op[UploadTicket]:
+        declared = {
+            "sizeBytes": size_bytes,
+            "sha256": sha256,
+            "mimeType": mime_type,
+            "filename": filename,
+            "namespace": namespace,
+            "meta": meta,
+            "source": source,
+            "ttl": ttl,
+        }
+        answer: Answer = yield json_call("POST", "/v1/uploads", declared, scope_headers(scope))
+        return answer.parse(UploadTicket.from_json, "UploadTicket")
+
+    def complete_upload(self, upload_id: str) -> Op[ArtifactRef]:
+        answer: Answer = yield Call("POST", f"/v1/uploads/{quote(upload_id, safe='')}/complete")
+        return answer.parse(ArtifactRef.from_json, "ArtifactRef")
+
+    # Reads
+
+    def download_call(self, artifact_id: str, byte_range: ByteRange | None, scope: Scope) -> Call:
+        headers = scope_headers(scope)
+        if byte_range is not None:
+            headers["Range"] = range_header(byte_range)
+        return Call("GET", artifact_path(artifact_id), headers=headers)
+
+    def get(self, artifact_id: str, byte_range: ByteRange | None, scope: Scope) -> Op[bytes | None]:
+        try:
+            answer: Answer = yield self.download_call(artifact_id, byte_range, scope)
+        except NotFoundError:
+            return None
+        if byte_range is not None and answer.status == 200:
+            # Something between us and the service ignored Range and sent the whole body.
+            start, end = byte_range
+            return answer.content[start : None if end is None else end + 1]
+        return answer.content
+
+    def meta(self, artifact_id: str, scope: Scope) -> Op[ArtifactRef | None]:
+        try:
+            answer: Answer = yield Call("GET", f"{artifact_path(artifact_id)}/meta", headers=scope_headers(scope))
+        except NotFoundError:
+            return None
+        return answer.parse(ArtifactRef.from_json, "ArtifactRef")
+
+    def exists(self, artifact_id: str, scope: Scope) -> Op[bool]:
+        try:
+            yield Call("HEAD", artifact_path(artifact_id), headers=scope_headers(scope))
+        except NotFoundError:
+            return False
+        return True
+
+    def delete(self, artifact_id: str, scope: Scope) -> Op[bool]:
+        try:
+            yield Call("DELETE", artifact_path(artifact_id), headers=scope_headers(scope))
+        except NotFoundError:
+            return False
+        return True
+
+    def url(
+        self,
+        artifact_id: str,
+        *,
+        mode: str | None,
+        expires_in: int | None,
+        disposition: str | None,
+        scope: Scope,
+    ) -> Op[DownloadLink]:
+        asked = {"mode": mode, "expiresIn": expires_in, "disposition": disposition}
+        answer: Answer = yield json_call("POST", f"{artifact_path(artifact_id)}/url", asked, scope_headers(scope))
+        return answer.parse(DownloadLink.from_json, "DownloadUrl")
+
+    def list_page(
+        self,
+        *,
+        namespace: str | None,
+        mime_prefix: str | None,
+        created_after: datetime | str | None,
+        created_before: datetime | str | None,
+        cursor: str | None,
+        limit: int | None,
+        scope: Scope,
+    ) -> Op[Page]:
+        named = {
+            "session": scope.session,
+            "trace": scope.trace,
+            "user": scope.user,
+            "namespace": namespace,
+            "mimePrefix": mime_prefix,
+            "createdAfter": None if created_after is None else query_time(created_after),
+            "createdBefore": None if created_before is None else query_time(created_before),
+            "cursor": cursor,
+            "limit": None if limit is None else str(limit),
+        }
+        params = {name: value for name, value in named.items() if value is not None}
+        answer: Answer = yield Call("GET", "/v1/artifacts", params=params)
+        return answer.parse(Page.from_json, "ArtifactList")
+
+    def usage(self, params: Mapping[str, Any]) -> Op[dict[str, Any]]:
+        query = {name: str(value) for name, value in params.items() if value is not None}
+        answer: Answer = yield Call("GET", "/v1/usage", params=query)
+        return answer.parse(_json_object, "UsageReport")
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError("the answer: expected an object")
+    return value
+
+
+# Failures after which no answer came back: the request may be sent again.
+CONNECTION_ERRORS = (httpx.NetworkError, httpx.TimeoutException, httpx.RemoteProtocolError)
+
+
+def unreachable(target: str, attempts: int, err: Exception) -> BackendUnavailableError:
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if isinstance(err, httpx.WriteError):
+        # The service closes the connection when it refuses a put before reading all of it; an httpx
+        # whose httpcore predates 0.17.3 cannot read the refusal it sent first.
+        return BackendUnavailableError(
+            f"The connection to {target} closed before the whole body was sent{tries} "
+            f"({type(err).__name__}: {err}): the service may have refused the put "
+            "(too large, over a quota, not allowed), or the connection broke."
+        )
+    return BackendUnavailableError(
+        f"Could not reach {target}{tries} ({type(err).__name__}: {err}). "
+        "Check the URL and that the service is running, then retry."
+    )
+
+
+def bearer(token: object) -> dict[str, str]:
+    if token is None or token == "":
+        return {}
+    if not isinstance(token, str):
+        raise TypeError(f"The token must be a string, not {type(token).__name__}.")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def file_put_names(path: os.PathLike[str] | str, filename: str | None, mime_type: str | None) -> tuple[str, str | None]:
+    """A file's put is named after the file, and typed by its extension, unless told otherwise."""
+    name = os.path.basename(os.fspath(path))
+    return (filename if filename is not None else name), (mime_type or mimetypes.guess_type(name)[0])
