@@ -6,7 +6,8 @@
  *   <!-- run: test/docs.test.ts#cli-walkthrough --> that test looks the block up by its id and runs it
  *   <!-- not run: output of npm start -->           it cannot run here, for the reason given
  *
- * Example files mark regions with `// #region name` and `// #endregion` on lines of their own. After
+ * Example files mark regions with `// #region name` and `// #endregion` on lines of their own (`# #region`
+ * and `# #endregion` in Python). After
  * changing an example (or formatting it), `npx tsx test/doc-blocks.ts --write` copies every region
  * back into the blocks that show it.
  */
@@ -88,22 +89,27 @@ export function runBlock(doc: string, id: string): string {
   return found[0]!.body;
 }
 
+/** How an example file comments a region marker: `//` in TypeScript, `#` in Python. */
+export const commentOf = (file: string) => (file.endsWith('.py') ? '#' : '//');
+
 /** A whole example file, or the lines between `// #region <name>` and `// #endregion`. */
 export function exampleText(file: string, region?: string): string {
   const text = readFileSync(join(ROOT, file), 'utf8');
   if (!region) return text.replace(/\n$/, '');
+  const c = commentOf(file);
   const lines = text.split('\n');
-  const start = lines.findIndex((l) => l.trim() === `// #region ${region}`);
-  if (start < 0) throw new Error(`${file} has no "// #region ${region}"`);
-  const end = lines.findIndex((l, i) => i > start && l.trim() === '// #endregion');
-  if (end < 0) throw new Error(`${file}: region ${region} has no "// #endregion"`);
+  const start = lines.findIndex((l) => l.trim() === `${c} #region ${region}`);
+  if (start < 0) throw new Error(`${file} has no "${c} #region ${region}"`);
+  const end = lines.findIndex((l, i) => i > start && l.trim() === `${c} #endregion`);
+  if (end < 0) throw new Error(`${file}: region ${region} has no "${c} #endregion"`);
   return lines.slice(start + 1, end).join('\n');
 }
 
 /** Region names of an example file, in order. */
 export function regionsOf(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
-  return [...text.matchAll(/^\s*\/\/ #region (\S+)\s*$/gm)].map((m) => m[1]!);
+  const c = commentOf(file) === '#' ? '#' : '\\/\\/';
+  return [...text.matchAll(new RegExp(`^\\s*${c} #region (\\S+)\\s*$`, 'gm'))].map((m) => m[1]!);
 }
 
 /**
