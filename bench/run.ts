@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,s3,retention,mcp,limits,footprint (sections to run; default all),
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,limits,footprint (sections to run; default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak).
  */
 import { randomBytes } from 'node:crypto';
@@ -20,6 +20,7 @@ import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
 import { rateLimitRows } from './rate-limits.js';
 import { footprintRows } from './footprint.js';
+import { pythonRows } from './python.js';
 import { s3Rows } from './s3.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
@@ -306,6 +307,22 @@ async function main() {
   const uncachedGets = smallGetFigures();
   if (settings.only.has('transfers')) await bigTransfers(up, upRss, down, downRss);
   if (settings.only.has('small')) await smallGets(gets, uncachedGets);
+  let pythonTable: Row[] = [];
+  if (settings.only.has('python')) {
+    progress('python: the Python client against curl, both through the service');
+    if (service) {
+      const r = await pythonRows({
+        service: service.info,
+        input,
+        size,
+        runs: settings.runs,
+        timeoutMs: transferTimeoutMs,
+        progress,
+      });
+      serviceProblems.push(...r.problems);
+      pythonTable = r.rows;
+    }
+  }
   await service?.stop();
   let s3Table: Row[] = [];
   if (settings.only.has('s3')) {
@@ -381,7 +398,7 @@ async function main() {
       infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
     );
   }
-  rows.push(...s3Table, ...retentionTable, ...mcpTable, ...limitsTable, ...footprintTable);
+  rows.push(...pythonTable, ...s3Table, ...retentionTable, ...mcpTable, ...limitsTable, ...footprintTable);
 
   const out = [
     '## artifact-store bench',
