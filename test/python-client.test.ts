@@ -8,8 +8,9 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ROOT } from './helpers/cli-server.js';
+import { createTestBucket } from './helpers/s3.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -29,10 +30,12 @@ const missing = missingPython();
 const skipped = missing !== undefined && !CI;
 
 let pytest: ChildProcessByStdio<null, Readable, Readable> | undefined;
+let bucketCleanup: (() => Promise<void>) | undefined;
 
 // A run stopped early (its timeout) still lets pytest tear down the services it started.
 afterAll(async () => {
   if (pytest) await stopProcess(pytest, { graceMs: 20_000 });
+  await bucketCleanup?.();
 });
 
 describe.skipIf(skipped)(`Python client${skipped ? ` (skipped: ${missing})` : ''}`, () => {
@@ -41,6 +44,14 @@ describe.skipIf(skipped)(`Python client${skipped ? ` (skipped: ${missing})` : ''
       throw new Error(`${missing}: CI needs apt-get install python3-pytest python3-pytest-asyncio python3-httpx`);
     }
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
+    // The run's S3 server, in a bucket of its own, for the direct-upload tests (they skip without it).
+    const s3 = inject('s3');
+    if (!s3 && CI) throw new Error(`CI must run the Python S3 tests, but there is ${inject('s3Unavailable')}`);
+    if (s3) {
+      const created = await createTestBucket(s3, 'python-client');
+      bucketCleanup = created.cleanup;
+      env.PYTHON_TESTS_S3 = JSON.stringify({ ...s3, bucket: created.bucket });
+    }
     pytest = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
       PYTHON,
       ['-m', 'pytest', 'clients/python/tests', '-q', '-p', 'no:cacheprovider'],
@@ -55,6 +66,8 @@ describe.skipIf(skipped)(`Python client${skipped ? ` (skipped: ${missing})` : ''
     pytest.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
     const code = await new Promise<number | null>((resolve) => pytest!.on('close', (c) => resolve(c)));
     expect(code, `pytest exited ${code}:\n${output.slice(-20_000)}`).toBe(0);
+    // With an S3 server here, nothing may skip (the direct-upload tests skip only without one).
+    if (s3) expect(output, output.slice(-2000)).not.toMatch(/\d+ skipped/);
   }, 600_000);
 
   it("installs with Debian's pip and setuptools (no build isolation: PyPI is out of reach), typed", () => {
