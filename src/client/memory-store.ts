@@ -15,6 +15,7 @@ import {
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
+import { narrowFilter } from '../core/scope.js';
 
 export interface InMemoryArtifactStoreOptions {
   /** Who this store acts for; default `{ tenantId: 'local' }`. */
@@ -281,14 +282,7 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
         throw errors.badRequest(`Invalid list filter ${issue.path.join('.')}: ${issue.message}.`);
       }
       const q = parsed.data;
-      for (const part of ['sessionId', 'traceId'] as const) {
-        const bound = access.filter[part];
-        if (bound !== undefined && q[part] !== undefined && q[part] !== bound) {
-          throw errors.forbidden(
-            `This store is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`,
-          );
-        }
-      }
+      narrowFilter(access.filter, q); // naming another of the bound parts is refused
       const after = q.cursor ? decodeCursor(q.cursor) : undefined;
       const createdAfter = q.createdAfter ? Date.parse(q.createdAfter) : undefined;
       const createdBefore = q.createdBefore ? Date.parse(q.createdBefore) : undefined;

@@ -59,7 +59,7 @@ const READ_PARTS = [
 ] as const;
 
 /**
- * A read narrowed further by the scope it names: a tenant-wide caller picks the session / trace / user
+ * A read or a listing narrowed further by the scope it names: a tenant-wide caller picks the session / trace / user
  * whose reference it means (when several scopes hold the same bytes, each has its own); a bound part
  * may be named again but never changed (403). Values are checked like a put's (1-256 characters).
  */
@@ -75,7 +75,7 @@ export function narrowFilter(bound: ReadFilter, asked: ReadFilter): ReadFilter {
     const held = bound[part];
     if (held !== undefined && held !== value) {
       throw errors.forbidden(
-        `Your token is bound to ${label} ${JSON.stringify(held)}; it cannot read ${label} ${JSON.stringify(value)}.`,
+        `You are bound to ${label} ${JSON.stringify(held)}; you cannot name ${label} ${JSON.stringify(value)}.`,
       );
     }
     out[part] = value;

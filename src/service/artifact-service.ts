@@ -4,7 +4,7 @@ import { errors } from '../core/errors.js';
 import { contentDisposition } from '../core/filename.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
 import { DEFAULT_MIME, expiryOf, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
-import { narrowScope } from '../core/scope.js';
+import { narrowFilter, narrowScope } from '../core/scope.js';
 import {
   ListQuerySchema,
   type ArtifactRef,
@@ -393,19 +393,12 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         throw errors.badRequest(`Invalid list filter ${issue.path.join('.')}: ${issue.message}.`);
       }
       const q = parsed.data;
-      for (const part of ['sessionId', 'traceId', 'userId'] as const) {
-        const bound = access.filter[part];
-        if (bound !== undefined && q[part] !== undefined && q[part] !== bound) {
-          throw errors.forbidden(
-            `Your token is bound to ${part} ${JSON.stringify(bound)}; it cannot list ${JSON.stringify(q[part])}.`,
-          );
-        }
-      }
+      const filter = narrowFilter(access.filter, q);
       const limit = q.limit ?? 100;
       const rows = await repo.list(access.tenantId, {
-        userId: access.filter.userId ?? q.userId,
-        sessionId: access.filter.sessionId ?? q.sessionId,
-        traceId: access.filter.traceId ?? q.traceId,
+        userId: filter.userId,
+        sessionId: filter.sessionId,
+        traceId: filter.traceId,
         namespace: q.namespace,
         mimePrefix: q.mimePrefix,
         createdAfter: q.createdAfter ? Date.parse(q.createdAfter) : undefined,
