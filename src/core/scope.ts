@@ -59,9 +59,10 @@ const READ_PARTS = [
 ] as const;
 
 /**
- * A read or a listing narrowed further by the scope it names: a tenant-wide caller picks the session / trace / user
- * whose reference it means (when several scopes hold the same bytes, each has its own); a bound part
- * may be named again but never changed (403). Values are checked like a put's (1-256 characters).
+ * A read or a listing narrowed further by the scope it names: a tenant-wide caller picks the
+ * session / trace / user whose reference it means (when several scopes hold the same bytes, each has
+ * its own); a bound part may be named again but never changed (403). Values are checked like a put's
+ * (1-256 characters).
  */
 export function narrowFilter(bound: ReadFilter, asked: ReadFilter): ReadFilter {
   if (asked.sessionId === undefined && asked.traceId === undefined && asked.userId === undefined) return bound;

@@ -62,7 +62,7 @@ export function accessOf(caller: Caller): Access {
 }
 
 /** The scope a request names, as a put names it: X-Artifact-Session / -Trace / -User, else ?session / ?trace / ?user. */
-function namedScope(c: Context): ReadFilter {
+export function namedScope(c: Context): ReadFilter {
   // Small GETs are the hot path: the query is parsed only when there is one.
   const query = c.req.url.includes('?');
   const named = (part: 'session' | 'trace' | 'user') =>

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ArtifactService } from '../../service/artifact-service.js';
-import { accessOf, requirePerm } from '../auth.js';
+import { accessOf, namedScope, requirePerm } from '../auth.js';
 import { withLinks } from './artifact-url.js';
 import type { AppEnv } from '../context.js';
 import { errorResponses, ListPageDoc } from '../openapi-schemas.js';
@@ -50,9 +50,7 @@ export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: Artifac
     // The scope of a listing may be named like a put's: X-Artifact-* headers, else query parameters.
     const access = accessOf(caller);
     const page = await service.list(access, {
-      sessionId: c.req.header('x-artifact-session') ?? q.session,
-      traceId: c.req.header('x-artifact-trace') ?? q.trace,
-      userId: c.req.header('x-artifact-user') ?? q.user,
+      ...namedScope(c),
       namespace: q.namespace,
       mimePrefix: q.mimePrefix,
       createdAfter: q.createdAfter,
