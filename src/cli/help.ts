@@ -19,6 +19,7 @@ Usage:
   artifact-store backup DIR [--data-dir DIR]
   artifact-store audit [--tenant T] [--action A] [--since 7d] [--limit N] [--data-dir DIR] [--json]
   artifact-store mcp [--url URL] [--session S]   (an MCP server on stdio; token from ARTIFACT_STORE_TOKEN)
+  artifact-store gateway --config mcp.json [--embedded]   (the MCP gateway on stdio; see --help)
 
 \`artifact-store <command> --help\` shows a command's options and examples. The client commands take
 --url / --token, else ARTIFACT_STORE_URL / ARTIFACT_STORE_TOKEN, else a config file. Every setting of

@@ -117,6 +117,7 @@ async function main() {
   if (command !== undefined && (REMOTE_COMMANDS as readonly string[]).includes(command))
     return (await import('./remote-commands.js')).runRemoteCommand(command as RemoteCommand, rest);
   if (command === 'token') return (await import('./token-command.js')).runTokenCommand(rest);
+  if (command === 'gateway') return (await import('./gateway-command.js')).runGatewayCommand(rest);
   if (command !== undefined && OPS_HELP[command] && (rest.includes('--help') || rest.includes('-h'))) {
     process.stdout.write(`${OPS_HELP[command]}\n`);
     return;

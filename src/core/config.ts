@@ -112,6 +112,8 @@ export const ConfigSchema = z.object({
   jwtSecrets: list,
   /** A JWKS document (file path) with public keys (RS256, ES256, EdDSA) selected by `kid`. */
   jwksFile: z.string().optional(),
+  /** An MCP gateway config ("mcpServers" JSON): mounts the gateway at /mcp/gateway and /v1/mcp/servers. */
+  gatewayConfig: z.string().min(1).optional(),
   /** A JWKS URL, fetched and cached. */
   jwksUrl: z.url().optional(),
   jwtIssuer: z.string().optional(),
@@ -180,6 +182,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   jwtAudience: 'ARTIFACT_STORE_JWT_AUDIENCE',
   corsOrigins: 'ARTIFACT_STORE_CORS_ORIGINS',
   mcpAllowedHosts: 'ARTIFACT_STORE_MCP_ALLOWED_HOSTS',
+  gatewayConfig: 'ARTIFACT_STORE_GATEWAY_CONFIG',
   urlSigningKeys: 'ARTIFACT_STORE_URL_SIGNING_KEYS',
   publicUrl: 'ARTIFACT_STORE_PUBLIC_URL',
   urlDefaultTtlSeconds: 'ARTIFACT_STORE_URL_DEFAULT_TTL_SECONDS',

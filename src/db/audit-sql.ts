@@ -1,4 +1,4 @@
-import type { AuditEntry, AuditFilter } from './repository.js';
+import type { AuditEntry, AuditFilter, NewOutboxEvent } from './repository.js';
 
 /**
  * The audit trail's statements, the same text for SQLite and D1. An entry and its `audit.recorded`
@@ -14,6 +14,26 @@ export const INSERT_AUDIT_EVENT_SQL = `INSERT INTO outbox (tenant_id, type, arti
     json_object('seq', seq, 'at', at, 'tenantId', tenant_id, 'action', action, 'role', role, 'actorKind', actor_kind,
       'actorId', actor_id, 'target', target, 'details', json(details), 'requestId', request_id), at
   FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)`;
+
+/** An event about something other than an artifact (`resource.updated`): its payload is in `data`. */
+export const INSERT_EVENT_SQL = `INSERT INTO outbox (tenant_id, type, artifact_id, scope, ref, data, created_at)
+  VALUES (@tenantId, @type, @subject, @scope, NULL, @data, @at)`;
+
+/** The parameters of INSERT_EVENT_SQL. */
+export function eventParams(e: NewOutboxEvent): Record<string, string | number> {
+  return {
+    tenantId: e.tenantId,
+    type: e.type,
+    subject: e.subject,
+    scope: JSON.stringify({
+      userId: e.scope.userId ?? '',
+      sessionId: e.scope.sessionId ?? '',
+      traceId: e.scope.traceId ?? '',
+    }),
+    data: JSON.stringify(e.data),
+    at: e.at,
+  };
+}
 
 export const TRIM_AUDIT_SQL =
   'DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE at < @before ORDER BY seq LIMIT @limit)';

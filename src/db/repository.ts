@@ -100,6 +100,18 @@ export interface OutboxEvent {
   createdAt: number;
 }
 
+/** An event that is not about an artifact, as it is appended (`resource.updated`). */
+export interface NewOutboxEvent {
+  tenantId: string;
+  type: string;
+  /** What it is about (kept in artifact_id): the resource uri, say. */
+  subject: string;
+  /** Who may see it: empty parts are tenant-wide. */
+  scope: { userId?: string; sessionId?: string; traceId?: string };
+  data: Record<string, unknown>;
+  at: number;
+}
+
 /** Who acted: a tenant's admin, an operator (operator key), the CLI on the host, or a scheduled run. */
 export type AuditRole = 'tenant_admin' | 'operator' | 'host' | 'scheduler';
 
@@ -365,6 +377,8 @@ export interface OutboxRepository {
   lastEventSeq(): Promise<number>;
   /** Drops up to `limit` events older than `before`; resuming from before then starts at the oldest kept. */
   trimEvents(before: number, limit: number): Promise<number>;
+  /** Appends an event that is not about an artifact. */
+  appendEvent(event: NewOutboxEvent): Promise<void>;
   /** Records an admin or operator action and appends its `audit.recorded` event, atomically. */
   recordAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry>;
   /** Audit entries, newest first. */

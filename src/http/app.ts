@@ -16,6 +16,7 @@ import type { AuditActor } from '../service/audit.js';
 import type { FsckReport } from '../service/fsck.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import { registerUsage } from './routes/usage.js';
+import type { GatewayMountDeps, registerGateway } from './routes/mcp-gateway.js';
 import type { McpMountSettings, registerMcp } from './routes/mcp.js';
 import { routePath } from 'hono/route';
 import type { Metrics } from './metrics.js';
@@ -64,6 +65,11 @@ export interface AppDeps {
    * Worker) carry no MCP SDK.
    */
   mcp?: (McpMountSettings & { mount: typeof registerMcp }) | false;
+  /**
+   * The MCP gateway at /mcp/gateway and its REST view at /v1/mcp/servers: `{ mount: registerGateway,
+   * gateway }` from ./routes/mcp-gateway.js, when the service has a gateway config (Node only).
+   */
+  gateway?: { mount: typeof registerGateway; gateway: GatewayMountDeps['gateway'] };
   /**
    * The largest request body the platform lets through (Workers: 100 MB on most plans); a bigger
    * put gets 413 pointing at direct uploads. 0 or unset: no limit beyond the artifact size.
@@ -286,6 +292,23 @@ export function createApp(deps: AppDeps): App {
     },
   );
 
+  const gatewayMount = deps.gateway?.mount(
+    app,
+    {
+      service: deps.service,
+      ops: deps.ops,
+      auth: deps.auth,
+      gateway: deps.gateway.gateway,
+      ...(limiter ? { rateLimiter: limiter } : {}),
+      ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
+    },
+    {
+      ...(deps.version ? { version: deps.version } : {}),
+      ...(deps.corsOrigins ? { allowedOrigins: deps.corsOrigins } : {}),
+      ...mcpSettings,
+    },
+  );
+
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
@@ -322,7 +345,12 @@ export function createApp(deps: AppDeps): App {
   });
 
   // Open MCP sessions hold SSE streams; shutdown closes them so the server can drain.
-  return Object.assign(app, { closeMcpSessions: async () => mcp?.closeAll() });
+  return Object.assign(app, {
+    closeMcpSessions: async () => {
+      await mcp?.closeAll();
+      await gatewayMount?.closeAll();
+    },
+  });
 }
 
 /** The service's HTTP app: Hono's fetch handler and routes, plus what shutdown needs. */

@@ -26,6 +26,7 @@ import { modelRef } from './summary.js';
 export const RESOURCE_NOT_FOUND = -32002;
 
 const ARTIFACT_URI = 'artifact://';
+const DEFAULT_MAX_READ_BYTES = 8 * 1024 * 1024;
 
 export interface ArtifactMcpServerOptions {
   /** Reported at initialize. Default "artifact-store". */
@@ -92,7 +93,8 @@ const UrlArgs = IdArgs.extend({
     .optional(),
 });
 
-const TOOLS = [
+/** The tools artifact_info and artifact_url, as tools/list shows them. */
+export const ARTIFACT_TOOLS = [
   {
     name: 'artifact_info',
     description:
@@ -139,7 +141,7 @@ export function createArtifactMcpServer(
   options: ArtifactMcpServerOptions = {},
 ): ArtifactMcpServer {
   const pageSize = options.pageSize ?? 50;
-  const maxReadBytes = options.maxReadBytes ?? 8 * 1024 * 1024;
+  const maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   const feedOf =
     options.events ??
     (store.capabilities.events && store.events ? (signal: AbortSignal) => store.events!({ signal }) : undefined);
@@ -178,28 +180,9 @@ export function createArtifactMcpServer(
     ],
   }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (req): Promise<ReadResourceResult> => {
-    const { uri } = req.params;
-    const id = idOf(uri);
-    const ref = await store.getRef(id);
-    if (!ref)
-      throw new McpError(
-        RESOURCE_NOT_FOUND,
-        `Resource not found: ${uri}. It may have expired or been deleted; list what is there with resources/list.`,
-      );
-    if (ref.sizeBytes > maxReadBytes) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
-        `${uri} is ${formatBytes(ref.sizeBytes)}, over the ${formatBytes(maxReadBytes)} this server returns inline. Call the artifact_url tool for a download link instead.`,
-      );
-    }
-    const bytes = await store.get(id);
-    if (!bytes) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It was removed while being read.`);
-    const content = isText(ref.mimeType)
-      ? { uri, mimeType: ref.mimeType, text: new TextDecoder().decode(bytes) }
-      : { uri, mimeType: ref.mimeType, blob: encodeBase64(bytes) };
-    return { contents: [content] };
-  });
+  server.setRequestHandler(ReadResourceRequestSchema, (req) =>
+    readArtifactResource(store, req.params.uri, maxReadBytes),
+  );
 
   server.setRequestHandler(SubscribeRequestSchema, async (req) => {
     if (!canWatch)
@@ -218,63 +201,11 @@ export function createArtifactMcpServer(
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: ARTIFACT_TOOLS }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
-    const fail = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
-    if (req.params.name === 'artifact_info') {
-      const args = IdArgs.safeParse(req.params.arguments ?? {});
-      if (!args.success) return fail('artifact_info needs { "id": "<artifact id>" }.');
-      const ref = await store.getRef(args.data.id);
-      if (!ref)
-        return fail(
-          `No artifact ${args.data.id} here. It may have expired or been deleted; list what is there with resources/list.`,
-        );
-      return {
-        content: [
-          {
-            type: 'text',
-            text: JSON.stringify({
-              ...modelRef(ref),
-              uri: uriOf(ref.id),
-              createdAt: ref.createdAt,
-              expiresAt: ref.expiresAt ?? null,
-            }),
-          },
-        ],
-        structuredContent: { artifact: ref },
-      };
-    }
-    if (req.params.name === 'artifact_url') {
-      const args = UrlArgs.safeParse(req.params.arguments ?? {});
-      if (!args.success)
-        return fail(
-          `artifact_url needs { "id": "<artifact id>" }, with optional "mode" (proxy | direct) and "expiresIn" (seconds, at most 604800): ${args.error.issues[0]?.message}.`,
-        );
-      if (!store.url || !store.capabilities.signedUrls)
-        return fail('This artifact store cannot sign download URLs (it has no public URL configured).');
-      try {
-        const link = await store.url(args.data.id, {
-          ...(args.data.mode ? { mode: args.data.mode } : {}),
-          ...(args.data.expiresIn ? { expiresIn: args.data.expiresIn } : {}),
-        });
-        return {
-          content: [
-            {
-              type: 'text',
-              text: `Download link for ${args.data.id} (${formatBytes(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}`,
-            },
-          ],
-          structuredContent: { ...link },
-        };
-      } catch (err) {
-        if (isArtifactError(err) && err.code === 'not_found')
-          return fail(`No artifact ${args.data.id} here. List what is there with resources/list.`);
-        // Tool failures belong in the result, where the model can read them.
-        if (isArtifactError(err)) return fail(`No download link for ${args.data.id}: ${err.message}`);
-        throw err;
-      }
-    }
+    const result = await callArtifactTool(store, req.params.name, req.params.arguments);
+    if (result) return result;
     throw new McpError(
       ErrorCode.InvalidParams,
       `Unknown tool ${req.params.name}. This server has artifact_info and artifact_url.`,
@@ -308,4 +239,94 @@ export function createArtifactMcpServer(
       await feed;
     },
   };
+}
+
+/** resources/read of `artifact://{id}`: text or base64 up to maxReadBytes; MCP errors otherwise. */
+export async function readArtifactResource(
+  store: ArtifactStore,
+  uri: string,
+  maxReadBytes = DEFAULT_MAX_READ_BYTES,
+): Promise<ReadResourceResult> {
+  const id = idOf(uri);
+  const ref = await store.getRef(id);
+  if (!ref)
+    throw new McpError(
+      RESOURCE_NOT_FOUND,
+      `Resource not found: ${uri}. It may have expired or been deleted; list what is there with resources/list.`,
+    );
+  if (ref.sizeBytes > maxReadBytes) {
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `${uri} is ${formatBytes(ref.sizeBytes)}, over the ${formatBytes(maxReadBytes)} this server returns inline. Call the artifact_url tool for a download link instead.`,
+    );
+  }
+  const bytes = await store.get(id);
+  if (!bytes) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}. It was removed while being read.`);
+  const content = isText(ref.mimeType)
+    ? { uri, mimeType: ref.mimeType, text: new TextDecoder().decode(bytes) }
+    : { uri, mimeType: ref.mimeType, blob: encodeBase64(bytes) };
+  return { contents: [content] };
+}
+
+/** artifact_info and artifact_url over a store; undefined for any other tool name. */
+export async function callArtifactTool(
+  store: ArtifactStore,
+  name: string,
+  input: Record<string, unknown> | undefined,
+): Promise<CallToolResult | undefined> {
+  const fail = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+  if (name === 'artifact_info') {
+    const args = IdArgs.safeParse(input ?? {});
+    if (!args.success) return fail('artifact_info needs { "id": "<artifact id>" }.');
+    const ref = await store.getRef(args.data.id);
+    if (!ref)
+      return fail(
+        `No artifact ${args.data.id} here. It may have expired or been deleted; list what is there with resources/list.`,
+      );
+    return {
+      content: [
+        {
+          type: 'text',
+          text: JSON.stringify({
+            ...modelRef(ref),
+            uri: uriOf(ref.id),
+            createdAt: ref.createdAt,
+            expiresAt: ref.expiresAt ?? null,
+          }),
+        },
+      ],
+      structuredContent: { artifact: ref },
+    };
+  }
+  if (name === 'artifact_url') {
+    const args = UrlArgs.safeParse(input ?? {});
+    if (!args.success)
+      return fail(
+        `artifact_url needs { "id": "<artifact id>" }, with optional "mode" (proxy | direct) and "expiresIn" (seconds, at most 604800): ${args.error.issues[0]?.message}.`,
+      );
+    if (!store.url || !store.capabilities.signedUrls)
+      return fail('This artifact store cannot sign download URLs (it has no public URL configured).');
+    try {
+      const link = await store.url(args.data.id, {
+        ...(args.data.mode ? { mode: args.data.mode } : {}),
+        ...(args.data.expiresIn ? { expiresIn: args.data.expiresIn } : {}),
+      });
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `Download link for ${args.data.id} (${formatBytes(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}`,
+          },
+        ],
+        structuredContent: { ...link },
+      };
+    } catch (err) {
+      if (isArtifactError(err) && err.code === 'not_found')
+        return fail(`No artifact ${args.data.id} here. List what is there with resources/list.`);
+      // Tool failures belong in the result, where the model can read them.
+      if (isArtifactError(err)) return fail(`No download link for ${args.data.id}: ${err.message}`);
+      throw err;
+    }
+  }
+  return undefined;
 }

@@ -52,7 +52,12 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     evicted: (n) => metrics?.observer.evicted(n),
   };
   let draining = false;
-  const drivers = await openNodeDrivers(config);
+  // A gateway config is checked and its servers started before anything opens: a bad file fails the start.
+  const gateway = config.gatewayConfig ? await startGateway(config.gatewayConfig, logger) : undefined;
+  const drivers = await openNodeDrivers(config).catch(async (err) => {
+    await gateway?.gateway.close();
+    throw err;
+  });
   let composed: Awaited<ReturnType<typeof composeApp>>;
   try {
     composed = await composeApp(config, drivers, {
@@ -76,12 +81,14 @@ export async function startServer(config: Config, options: { logger?: Logger } =
         isDraining: () => draining,
         metricsToken: config.metricsToken,
         mcp: { mount: registerMcpOnDemand, ...mcpHostsOf(config) },
+        ...(gateway ? { gateway } : {}),
       },
     });
     metrics = composed.metrics;
     // Policies come from configuration: a start with other ones than last time is a policy change.
     await composed.recordPolicies();
   } catch (err) {
+    await gateway?.gateway.close();
     await drivers.close();
     throw err;
   }
@@ -105,6 +112,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
     s.once('error', fail);
   }).catch(async (err) => {
+    await gateway?.gateway.close();
     await service.close();
     await drivers.close();
     throw err;
@@ -139,11 +147,30 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       clearInterval(sweep);
       clearTimeout(timer);
       await scheduledRun;
+      await gateway?.gateway.close();
       await service.close();
       await drivers.close();
     })());
 
   return { url, token, mintToken: mint, service, repo: drivers.repo, server, close, retention };
+}
+
+/** Loads the gateway (and the MCP SDK) only when a gateway config is set. */
+async function startGateway(path: string, logger: Logger) {
+  const [{ loadGatewayConfig, nodeUpstreamConnector }, { McpGateway }, { registerGateway }] = await Promise.all([
+    import('./gateway.js'),
+    import('../mcp/gateway/gateway.js'),
+    import('../http/routes/mcp-gateway.js'),
+  ]);
+  const gatewayConfig = loadGatewayConfig(path);
+  const log = (line: string) => logger.info('mcp gateway', { line });
+  const gateway = new McpGateway({
+    config: gatewayConfig,
+    connect: nodeUpstreamConnector({ baseDir: gatewayConfig.dir, log }),
+    log,
+  });
+  await gateway.start();
+  return { mount: registerGateway, gateway };
 }
 
 /**

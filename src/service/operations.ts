@@ -34,6 +34,13 @@ export interface ServiceOperations {
     scope: { tenantId: string; sessionId?: string | undefined; traceId?: string | undefined },
     options: OutboxFeedOptions,
   ): ReturnType<typeof tailOutbox>;
+  /** Tells the scope's event streams that an MCP resource it watches changed upstream (`resource.updated`). */
+  publishResourceUpdated(event: {
+    tenantId: string;
+    scope: { userId?: string; sessionId?: string; traceId?: string };
+    server: string;
+    uri: string;
+  }): Promise<void>;
   recordAction(actor: AuditActor, action: string, what?: Parameters<typeof recordAction>[3]): Promise<AuditEntry>;
   listAudit(filter: AuditFilter): Promise<AuditEntry[]>;
   /** An API key by its id (the part before the secret), with the hash of its secret. */
@@ -61,6 +68,8 @@ export function createServiceOperations(deps: {
     lastEventSeq: () => repo.lastEventSeq(),
     readEvents: (tenantId, afterSeq, limit) => repo.readEvents(tenantId, afterSeq, limit),
     tailEvents: (scope, options) => tailOutbox(repo, scope, options),
+    publishResourceUpdated: ({ tenantId, scope, server, uri }) =>
+      repo.appendEvent({ tenantId, type: 'resource.updated', subject: uri, scope, data: { server, uri }, at: now() }),
     recordAction: (actor, action, what) => recordAction(repo, actor, action, what),
     listAudit: (filter) => repo.listAudit(filter),
     findApiKey: (id) => repo.findApiKey(id),

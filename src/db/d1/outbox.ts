@@ -1,7 +1,9 @@
 /** The outbox (events every process writes and readers follow) and the audit trail, on D1. */
 import {
   auditParams,
+  eventParams,
   INSERT_AUDIT_EVENT_SQL,
+  INSERT_EVENT_SQL,
   INSERT_AUDIT_SQL,
   listAuditSql,
   toAuditEntry,
@@ -43,6 +45,10 @@ export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
       const sql =
         'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)';
       return run(sql, { before, limit });
+    },
+
+    async appendEvent(event) {
+      await run(INSERT_EVENT_SQL, eventParams(event));
     },
 
     async recordAudit(entry) {

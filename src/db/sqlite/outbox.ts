@@ -1,7 +1,9 @@
 /** The outbox (events every process writes and readers follow) and the audit trail, on SQLite. */
 import {
   auditParams,
+  eventParams,
   INSERT_AUDIT_EVENT_SQL,
+  INSERT_EVENT_SQL,
   INSERT_AUDIT_SQL,
   listAuditSql,
   toAuditEntry,
@@ -39,6 +41,7 @@ export function sqliteOutbox({ sqlite, writing }: SqliteContext): OutboxReposito
   const insertAudit = sqlite.prepare(INSERT_AUDIT_SQL);
   const insertAuditEvent = sqlite.prepare(INSERT_AUDIT_EVENT_SQL);
   const trimAuditStmt = sqlite.prepare(TRIM_AUDIT_SQL);
+  const insertEvent = sqlite.prepare(INSERT_EVENT_SQL);
 
   return {
     async readEvents(tenantId, afterSeq, limit) {
@@ -61,6 +64,10 @@ export function sqliteOutbox({ sqlite, writing }: SqliteContext): OutboxReposito
 
     async trimEvents(before, limit) {
       return writing(() => trimEventsStmt.run({ before, limit }).changes);
+    },
+
+    async appendEvent(event) {
+      writing(() => insertEvent.run(eventParams(event)));
     },
 
     async recordAudit(entry) {

@@ -26,9 +26,10 @@ const route = createRoute({
   method: 'get',
   path: '/v1/events',
   tags: ['events'],
-  summary: 'Server-Sent Events: artifact.stored, artifact.deleted, artifact.evicted, artifact.expired, audit.recorded',
+  summary:
+    'Server-Sent Events: artifact.stored, artifact.deleted, artifact.evicted, artifact.expired, resource.updated, audit.recorded',
   description:
-    "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one; an operator key gets every tenant's, or `tenant`'s). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes. With `audit=true` (operators, and a tenant's admins for their tenant), admin and operator actions come too, as `audit.recorded` with `{ type, audit, at }`. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
+    "Events of the caller's scope (its session or trace for a bound token, else the tenant; `session` / `trace` narrow a tenant-wide one; an operator key gets every tenant's, or `tenant`'s). Each event's id is its outbox position: send it back as Last-Event-ID (or ?lastEventId=) to resume. Data is `{ type, ref, at }` with the ArtifactRef as it was at the change, never bytes. With the MCP gateway mounted, a resource the scope read or subscribed to through it that changed upstream comes as `resource.updated` with `{ type, resource: { server, uri }, at }`. With `audit=true` (operators, and a tenant's admins for their tenant), admin and operator actions come too, as `audit.recorded` with `{ type, audit, at }`. Comment lines keep idle streams alive. Events come from the outbox every instance writes to, so changes made by another process (a CLI retention run, a second instance) arrive too.",
   request: {
     query: z.object({
       tenant: z
@@ -93,9 +94,11 @@ export function registerEvents(
     } else {
       after = await ops.lastEventSeq();
     }
+    const isResource = (e: OutboxEvent) => e.type === 'resource.updated' && e.data !== null;
     const visible = (e: OutboxEvent) =>
       !narrowedAway &&
       (e.ref !== null ||
+        isResource(e) ||
         (seesAudit && e.data !== null && filter.sessionId === undefined && filter.traceId === undefined)) &&
       (filter.sessionId === undefined || e.scope.sessionId === filter.sessionId) &&
       (filter.traceId === undefined || e.scope.traceId === filter.traceId);
@@ -121,7 +124,9 @@ export function registerEvents(
           const at = new Date(e.createdAt).toISOString();
           const data = e.ref
             ? { type: e.type, ref: rowToRef(e.ref), at }
-            : { type: e.type, audit: { ...e.data, at: new Date(e.data!.at as number).toISOString() }, at };
+            : isResource(e)
+              ? { type: e.type, resource: e.data, at }
+              : { type: e.type, audit: { ...e.data, at: new Date(e.data!.at as number).toISOString() }, at };
           await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(data) });
           quietSince = Date.now();
         }

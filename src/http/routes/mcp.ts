@@ -6,6 +6,10 @@ import type { ServiceOperations } from '../../service/operations.js';
 import { createArtifactMcpServer } from '../../mcp/server.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import { errors } from '../../core/errors.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { ArtifactStore } from '../../core/artifact-store.js';
+import type { Perm } from '../../core/perms.js';
+import type { ArtifactScope } from '../../core/schemas.js';
 import { accessOf, requirePerm, type Authenticator, type Caller } from '../auth.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { AppEnv } from '../context.js';
@@ -94,12 +98,39 @@ export interface McpDeps {
   rateLimiter?: RateLimiter;
 }
 
-/** The /mcp handler and its sessions, for registerMcp or a mount that loads this module on demand. */
-export function createMcpEndpoint(deps: McpDeps, settings: McpMountSettings = {}) {
+/** The MCP server one session of an endpoint talks to, for a caller and a store in the caller's scope. */
+export type McpSessionOpener = (caller: Caller, store: ArtifactStore) => { server: Server; close(): Promise<void> };
+
+/** A caller's whole scope, as its puts get it. */
+export const scopeOf = (caller: Caller): ArtifactScope => ({
+  tenantId: caller.tenantId,
+  ...(caller.userId ? { userId: caller.userId } : {}),
+  ...(caller.sessionId ? { sessionId: caller.sessionId } : {}),
+  ...(caller.traceId ? { traceId: caller.traceId } : {}),
+});
+
+/**
+ * The /mcp handler and its sessions, for registerMcp or a mount that loads this module on demand.
+ * `open` makes each session's server: by default the artifact MCP server; the gateway mount passes its own.
+ */
+export function createMcpEndpoint(
+  deps: McpDeps,
+  settings: McpMountSettings = {},
+  options: { open?: McpSessionOpener; perms?: Perm[] } = {},
+) {
   const pollMs = settings.pollMs ?? 250;
   const maxSessions = settings.maxSessions ?? 1000;
   const idleMs = settings.idleMs ?? 30 * 60_000;
   const sessions = new Map<string, Session>();
+  const open: McpSessionOpener =
+    options.open ??
+    ((caller, store) =>
+      createArtifactMcpServer(store, {
+        ...(settings.version ? { version: settings.version } : {}),
+        events: (signal) =>
+          deps.ops.tailEvents({ tenantId: caller.tenantId, ...accessOf(caller).filter }, { pollMs, signal }),
+      }));
+  const perms = options.perms ?? ['read'];
 
   /** Closes idle sessions, then the least recently used until a new one fits under the cap. */
   const reap = async (now: number) => {
@@ -125,7 +156,7 @@ export function createMcpEndpoint(deps: McpDeps, settings: McpMountSettings = {}
       throw errors.forbidden(
         'An operator key holds no artifacts, so it has no MCP server: connect with a tenant token.',
       );
-    requirePerm(caller, 'read');
+    for (const perm of perms) requirePerm(caller, perm);
     // MCP messages are small JSON: they count as requests, not as bytes in flight.
     await deps.rateLimiter?.check(caller.tenantId, authorization, 0);
     const owner = ownerOf(caller);
@@ -146,24 +177,15 @@ export function createMcpEndpoint(deps: McpDeps, settings: McpMountSettings = {}
       return session.transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== 'POST')
-      return c.json(rpcError(-32000, 'Open a session first: POST an initialize request to /mcp.'), 400);
+      return c.json(rpcError(-32000, `Open a session first: POST an initialize request to ${c.req.path}.`), 400);
 
     await reap(now);
     const store = createEmbeddedArtifactStore({
       service: deps.service,
-      scope: {
-        tenantId: caller.tenantId,
-        ...(caller.userId ? { userId: caller.userId } : {}),
-        ...(caller.sessionId ? { sessionId: caller.sessionId } : {}),
-        ...(caller.traceId ? { traceId: caller.traceId } : {}),
-      },
+      scope: scopeOf(caller),
       publicUrl: deps.publicUrl ?? new URL(c.req.url).origin,
     });
-    const mcp = createArtifactMcpServer(store, {
-      ...(settings.version ? { version: settings.version } : {}),
-      events: (signal) =>
-        deps.ops.tailEvents({ tenantId: caller.tenantId, ...accessOf(caller).filter }, { pollMs, signal }),
-    });
+    const mcp = open(caller, store);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
