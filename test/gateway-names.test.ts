@@ -37,6 +37,7 @@ describe('host names', () => {
 });
 
 describe('gateway config', () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the gateway config's own ${VAR} syntax
   it('fills ${VAR} and ${VAR:-default} from the environment, and skips disabled servers', () => {
     const config = parseGatewayConfig(
       {
@@ -44,9 +45,11 @@ describe('gateway config', () => {
           gh: {
             command: 'npx',
             args: ['-y', 'server-github'],
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: the gateway config's own ${VAR} syntax
             env: { TOKEN: '${GH_TOKEN}', LEVEL: '${LEVEL:-info}' },
             autoApprove: [],
           },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the gateway config's own ${VAR} syntax
           remote: { url: 'https://h.example/mcp', headers: { Authorization: 'Bearer ${REMOTE}' } },
           off: { command: 'x', disabled: true },
         },

@@ -386,6 +386,7 @@ describe('the gateway refuses a bad start', () => {
     ['a bad server name', { mcpServers: { 'a b': { command: 'x' } } }, /mcpServers\.a b: server names are/],
     [
       'an unset variable',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the gateway config's own ${VAR} syntax
       { mcpServers: { a: { command: 'x', env: { K: '${NO_SUCH_VAR_X}' } } } },
       /mcpServers\.a\.env\.K: \$\{NO_SUCH_VAR_X\} is not set/,
     ],

@@ -2,8 +2,9 @@
  * Tenant isolation under a seeded random workload. Three tenants, three sessions each, and four
  * kinds of credential (session-bound token, tenant-wide token, tenant admin, operator key) drive
  * every route in process: artifacts (put, get, HEAD, meta, list, delete, links and the signed
- * downloads they point at), direct uploads, usage, admin, events (SSE), /mcp (resources and tools)
- * and the calls the /ui page makes. At least 10,000 requests per run.
+ * downloads they point at), direct uploads, usage, admin, events (SSE), /mcp (resources and tools),
+ * the MCP gateway (/mcp/gateway and /v1/mcp/servers, with one gateway server per tenant group) and
+ * the calls the /ui page makes. At least 10,000 requests per run.
  *
  * Every string a tenant stores carries its tenant's marker word (payloads, filenames, sessions,
  * traces, users, namespaces, metadata, the tenant id itself), and every artifact id and sha256 is
@@ -12,7 +13,7 @@
  * request itself named it (an echo of the caller's own input). JSON answers are also checked by
  * structure: every tenantId / sessionId / traceId / userId in them is the caller's, and usage
  * figures match what the operator sees for the caller's tenant alone. The operator key may see
- * everything, and must be refused (403) on /v1/artifacts*, /v1/uploads* and /mcp.
+ * everything, and must be refused (403) on /v1/artifacts*, /v1/uploads*, /v1/mcp*, /mcp and /mcp/gateway.
  *
  * The workload is random and seeded: each run picks a new seed and names it in the test title;
  * ISOLATION_SEED=<seed> replays a run (ISOLATION_VERBOSE=1 prints requests per route and status).
@@ -20,8 +21,13 @@
  */
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GATEWAY_PATH } from '../src/http/routes/mcp-gateway.js';
+import { parseGatewayConfig } from '../src/mcp/gateway/config.js';
+import { McpGateway } from '../src/mcp/gateway/gateway.js';
+import { nodeUpstreamConnector } from '../src/node/gateway.js';
 import { bearer, createTestApp, sha256, type TestApp } from './helpers/app.js';
+import { ROOT } from './helpers/cli-server.js';
 
 const SEED = process.env.ISOLATION_SEED
   ? Number(process.env.ISOLATION_SEED)
@@ -52,6 +58,24 @@ const namespaceOf = (t: number, k: number) => ['art', `${WORDS[t]}.tool`, 'share
 const MIMES = ['text/plain', 'application/json', 'application/octet-stream', 'image/png'] as const;
 const NEVER_ID = `art_${'0f'.repeat(12)}`;
 /** `path` with `query` (a=b) added, whether or not it has a query already. */
+/** The gateway server each tenant may use: alpha and bravo share one, charlie has its own. */
+const GATEWAY_SERVER_OF = ['shared', 'shared', 'solo'] as const;
+const gatewayConfig = () =>
+  parseGatewayConfig({
+    mcpServers: Object.fromEntries(
+      (['shared', 'solo'] as const).map((name) => [
+        name,
+        {
+          command: process.execPath,
+          args: ['--import', 'tsx', 'test/helpers/scripted-mcp-server.ts'],
+          cwd: ROOT,
+          env: { SCRIPTED_NAME: name },
+          artifacts: { tenants: TENANTS.filter((t) => GATEWAY_SERVER_OF[t] === name).map(tenantId) },
+        },
+      ]),
+    ),
+  });
+let gateway: McpGateway;
 const withQuery = (path: string, query: string) => (query ? `${path}${path.includes('?') ? '&' : '?'}${query}` : path);
 
 type Kind = 'session' | 'tenant' | 'admin' | 'operator';
@@ -249,6 +273,11 @@ type Cmd =
       liveFor: number;
     }
   | {
+      op: 'gateway';
+      who: Who;
+      action: 'servers' | 'resources' | 'read' | 'foreign' | 'tools' | 'echo' | 'chart' | 'hijack';
+    }
+  | {
       op: 'ui';
       who: Who;
       allSessions: boolean;
@@ -439,6 +468,23 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
     }),
   ),
   w(
+    3,
+    fc.record({
+      op: fc.constant('gateway' as const),
+      who: artifactWho,
+      action: fc.oneof(
+        w(1, fc.constant('servers' as const)),
+        w(1, fc.constant('resources' as const)),
+        w(2, fc.constant('read' as const)),
+        w(1, fc.constant('foreign' as const)),
+        w(1, fc.constant('tools' as const)),
+        w(2, fc.constant('echo' as const)),
+        w(1, fc.constant('chart' as const)),
+        w(1, fc.constant('hijack' as const)),
+      ),
+    }),
+  ),
+  w(
     1,
     fc.record({
       op: fc.constant('ui' as const),
@@ -476,7 +522,7 @@ interface OpenStream {
 
 class IsolationBreach extends Error {}
 
-const ARTIFACT_ROUTES = /^\/(v1\/(artifacts|uploads)(\/|\?|$)|mcp(\?|$))/;
+const ARTIFACT_ROUTES = /^\/(v1\/(artifacts|uploads|mcp)(\/|\?|$)|mcp(\/gateway)?(\?|$))/;
 
 class Workload {
   readonly stats = new Map<string, Map<number, number>>();
@@ -871,6 +917,8 @@ class Workload {
         return this.events(cmd);
       case 'mcp':
         return this.mcp(cmd);
+      case 'gateway':
+        return this.gateway(cmd);
       case 'ui':
         return this.ui(cmd);
     }
@@ -1272,6 +1320,7 @@ class Workload {
     cred: Cred,
     sessionId: string | undefined,
     message: Record<string, unknown>,
+    path = '/mcp',
   ): Promise<Answer> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
@@ -1279,7 +1328,7 @@ class Workload {
     };
     if (sessionId)
       Object.assign(headers, { 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION });
-    const a = await this.send(kind, cred, 'POST', '/mcp', {
+    const a = await this.send(kind, cred, 'POST', path, {
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', ...message }),
     });
@@ -1293,7 +1342,7 @@ class Workload {
       this.inspect(
         kind,
         cred,
-        `POST /mcp\n${JSON.stringify(headers)}\n${JSON.stringify(message)}`,
+        `POST ${path}\n${JSON.stringify(headers)}\n${JSON.stringify(message)}`,
         a.status,
         new Headers(),
         '',
@@ -1465,6 +1514,154 @@ class Workload {
       await this.download('ui.preview', cred, link.json.url as string, { Range: `bytes=0-${256 * 1024 - 1}` });
   }
 
+  // --- /mcp/gateway and /v1/mcp/servers: each tenant sees only the gateway servers listed for it
+
+  private readonly gatewaySessions = new Map<string, { id: string; tenant: number }>();
+
+  private async gatewaySession(cred: Cred): Promise<string | undefined> {
+    const open = this.gatewaySessions.get(cred.label);
+    if (open) return open.id;
+    const init = await this.rpc(
+      'gateway.initialize',
+      cred,
+      undefined,
+      {
+        id: this.rpcId++,
+        method: 'initialize',
+        params: {
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: 'isolation', version: '1.0.0' },
+        },
+      },
+      GATEWAY_PATH,
+    );
+    if (cred.kind === 'operator') return undefined;
+    this.expectStatus(init, [200], 'gateway initialize', 'gateway.initialize', cred);
+    const id = init.headers.get('mcp-session-id')!;
+    await this.rpc('gateway.initialized', cred, id, { method: 'notifications/initialized' }, GATEWAY_PATH);
+    this.gatewaySessions.set(cred.label, { id, tenant: cred.tenant });
+    return id;
+  }
+
+  private async gateway(cmd: Extract<Cmd, { op: 'gateway' }>) {
+    const cred = this.cred(cmd.who);
+    if (cred.kind === 'operator') {
+      await this.send('gateway.servers', cred, 'GET', '/v1/mcp/servers');
+      await this.gatewaySession(cred);
+      return;
+    }
+    const own = GATEWAY_SERVER_OF[cred.tenant]!;
+    const foreign =
+      GATEWAY_SERVER_OF[(cred.tenant + 1) % 3] === own
+        ? GATEWAY_SERVER_OF[(cred.tenant + 2) % 3]!
+        : GATEWAY_SERVER_OF[(cred.tenant + 1) % 3]!;
+    const rpc = async (kind: string, method: string, params: Record<string, unknown>) => {
+      const session = await this.gatewaySession(cred);
+      return this.rpc(kind, cred, session, { id: this.rpcId++, method, params }, GATEWAY_PATH);
+    };
+    switch (cmd.action) {
+      case 'servers': {
+        const a = await this.send('gateway.servers', cred, 'GET', '/v1/mcp/servers');
+        this.expectStatus(a, [200], 'gateway servers', 'gateway.servers', cred);
+        const names = (a.json?.servers ?? []).map((x: { name: string }) => x.name);
+        if (JSON.stringify(names) !== JSON.stringify([own]))
+          this.breach(
+            `gateway servers listed ${JSON.stringify(names)}, want ["${own}"]`,
+            'gateway.servers',
+            cred,
+            a.request,
+            a.status,
+            a.text,
+          );
+        return;
+      }
+      case 'resources': {
+        const a = await this.send('gateway.resources', cred, 'GET', `/v1/mcp/servers/${own}/resources`);
+        this.expectStatus(a, [200], 'gateway resources', 'gateway.resources', cred);
+        if (a.json?.resources?.length > 0) this.saw('gateway.resources with resources');
+        return;
+      }
+      case 'read': {
+        const path = `/v1/mcp/servers/${own}/resources/read?uri=${encodeURIComponent('scripted://logo.png')}`;
+        const a = await this.send('gateway.read', cred, 'GET', path);
+        this.expectStatus(a, [200], 'gateway read', 'gateway.read', cred);
+        if (a.json?.artifacts?.length > 0) this.saw('gateway.read with artifacts');
+        return;
+      }
+      case 'foreign': {
+        for (const path of [
+          `/v1/mcp/servers/${foreign}/resources`,
+          `/v1/mcp/servers/${foreign}/resources/read?uri=${encodeURIComponent('scripted://counter')}`,
+        ]) {
+          const a = await this.send('gateway.foreign', cred, 'GET', path);
+          this.expectStatus(a, [404], 'a gateway server the tenant may not use', 'gateway.foreign', cred);
+        }
+        const a = await rpc('gateway.foreign-call', 'tools/call', {
+          name: `${foreign}__echo`,
+          arguments: { text: 'x' },
+        });
+        if (!a.json?.error)
+          this.breach(
+            "a call to another tenant's gateway server did not fail",
+            'gateway.foreign-call',
+            cred,
+            a.request,
+            a.status,
+            a.text,
+          );
+        return;
+      }
+      case 'tools': {
+        const a = await rpc('gateway.tools/list', 'tools/list', {});
+        const names: string[] = (a.json?.result?.tools ?? []).map((t: { name: string }) => t.name);
+        const stray = names.filter((n) => !n.startsWith(`${own}__`) && !n.startsWith('artifact_'));
+        if (stray.length > 0 || !names.includes(`${own}__echo`))
+          this.breach(
+            `gateway tools/list showed ${JSON.stringify(stray)} (own server ${own})`,
+            'gateway.tools/list',
+            cred,
+            a.request,
+            a.status,
+            a.text,
+          );
+        return;
+      }
+      case 'echo': {
+        const text = `${WORDS[cred.tenant]}-note-${this.counter++}`;
+        const a = await rpc('gateway.tools/call', 'tools/call', { name: `${own}__echo`, arguments: { text } });
+        if (a.json?.result?.content?.[0]?.text !== text)
+          this.breach(
+            'gateway echo did not answer the caller',
+            'gateway.tools/call',
+            cred,
+            a.request,
+            a.status,
+            a.text,
+          );
+        return;
+      }
+      case 'chart': {
+        const a = await rpc('gateway.tools/call', 'tools/call', { name: `${own}__chart`, arguments: {} });
+        if (a.json?.result?.structuredContent?.image?.artifact) this.saw('gateway.tools/call with a stored artifact');
+        return;
+      }
+      case 'hijack': {
+        const theirs = [...this.gatewaySessions.values()].find((x) => x.tenant !== cred.tenant);
+        if (!theirs) return;
+        const a = await this.rpc(
+          'gateway.hijack',
+          cred,
+          theirs.id,
+          { id: this.rpcId++, method: 'tools/list', params: {} },
+          GATEWAY_PATH,
+        );
+        this.expectStatus(a, [404], "another tenant's gateway session", 'gateway.hijack', cred);
+        return;
+      }
+    }
+  }
+
   async close() {
     for (const s of this.streams.splice(0)) await s.res.body?.cancel().catch(() => {});
     await this.t.app.closeMcpSessions();
@@ -1516,6 +1713,12 @@ async function readFor(res: Response, budgetMs: number): Promise<string> {
 // ---------------------------------------------------------------------------------------------
 
 describe('tenant isolation', () => {
+  beforeAll(async () => {
+    gateway = new McpGateway({ config: gatewayConfig(), connect: nodeUpstreamConnector() });
+    await gateway.start();
+  }, 60_000);
+  afterAll(() => gateway?.close());
+
   it('the leak detector flags foreign markers, ids and hashes, also encoded, and lets echoes and own data through', () => {
     const owners: Owners = new Map<string, number | 'shared'>([
       ['0123456789abcdef01234567', 1],
@@ -1587,7 +1790,7 @@ describe('tenant isolation', () => {
     let summary = '';
     await fc.assert(
       fc.asyncProperty(fc.infiniteStream(cmdArb, { noHistory: true }), async (commands) => {
-        const t = await createTestApp({ events: { pollMs: 10 } });
+        const t = await createTestApp({ events: { pollMs: 10 }, gateway });
         const run = new Workload(t);
         const started = Date.now();
         try {
@@ -1657,6 +1860,15 @@ describe('tenant isolation', () => {
           ['mcp.tools/list', ok, 1],
           ['mcp.tools/call', ok, 20],
           ['mcp.hijack', (s) => s === 404, 1],
+          ['gateway.initialize', ok, 5],
+          ['gateway.initialize', (s) => s === 403, 1],
+          ['gateway.servers', ok, 5],
+          ['gateway.servers', (s) => s === 403, 1],
+          ['gateway.resources', ok, 5],
+          ['gateway.read', ok, 5],
+          ['gateway.foreign', (s) => s === 404, 5],
+          ['gateway.tools/list', ok, 5],
+          ['gateway.tools/call', ok, 10],
           ['ui.usage', ok, 5],
           ['ui.list', ok, 5],
           ['ui.events', ok, 5],
@@ -1676,6 +1888,9 @@ describe('tenant isolation', () => {
           ['mcp.resources/list with resources', 10],
           ['mcp.resources/read with contents', 10],
           ['mcp.tools/call with structured content', 10],
+          ['gateway.resources with resources', 3],
+          ['gateway.read with artifacts', 3],
+          ['gateway.tools/call with a stored artifact', 3],
           ['narrowed reads answered', 20],
           ['narrowed reads refused (another session)', 5],
         ];

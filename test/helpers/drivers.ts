@@ -13,6 +13,7 @@ import { composeApp } from '../../src/compose/compose-app.js';
 import { loadConfig } from '../../src/core/config.js';
 import { createSqliteRepository } from '../../src/db/sqlite.js';
 import { registerMcp } from '../../src/http/routes/mcp.js';
+import { registerGateway } from '../../src/http/routes/mcp-gateway.js';
 import { testAppVars, type TestAppOptions } from './test-app-options.js';
 
 export const RUNTIME: 'node' | 'workerd' = 'node';
@@ -31,7 +32,11 @@ export async function openTestApp(options: TestAppOptions) {
       ...(options.jwks ? { jwks: options.jwks } : {}),
       ...(options.now ? { now: options.now } : {}),
       hostActorId: 'test',
-      http: { mcp: { mount: registerMcp }, ...(options.events ? { events: options.events } : {}) },
+      http: {
+        mcp: { mount: registerMcp },
+        ...(options.events ? { events: options.events } : {}),
+        ...(options.gateway ? { gateway: { mount: registerGateway, gateway: options.gateway } } : {}),
+      },
     },
   );
   return {

@@ -1,3 +1,4 @@
+import type { McpGateway } from '../../src/mcp/gateway/gateway.js';
 import type { JSONWebKeySet } from 'jose';
 import { ENV_NAMES, type Config } from '../../src/core/config.js';
 import type { Policy, TenantPolicies } from '../../src/core/policy.js';
@@ -44,6 +45,8 @@ export interface TestAppOptions {
   gcGraceMs?: number;
   /** GET /v1/events polling. */
   events?: EventStreamSettings;
+  /** An MCP gateway to mount at /mcp/gateway and /v1/mcp/servers (Node only; started by the test). */
+  gateway?: McpGateway;
 }
 
 const keyList = (keys: readonly { kid: string; secret: string }[]) => keys.map((k) => `${k.kid}:${k.secret}`).join(',');
