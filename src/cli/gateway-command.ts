@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { ArtifactStore } from '../client/artifact-store.js';
+import type { GatewayConfig } from '../mcp/gateway/config.js';
 import { CliError, EXIT } from './cli-error.js';
 
 export const GATEWAY_HELP = `artifact-store gateway --config mcp.json [--embedded] [--session S]
@@ -17,6 +18,8 @@ an artifact:// link and a download link instead of base64.
   --config FILE    the gateway config: {"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}
                    (default ARTIFACT_STORE_GATEWAY_CONFIG)
   --session S      put artifacts in this session (default ARTIFACT_STORE_SESSION)
+  --list           start every server once, print the tools a host would see, and exit
+                   (exit code 1 when a server did not start)
   --embedded       store into the local embedded default (SQLite + files in --data-dir) and serve
                    downloads from this process; no service needed
   --data-dir DIR   with --embedded (default ARTIFACT_STORE_DATA_DIR or ./data)
@@ -35,6 +38,7 @@ export async function runGatewayCommand(argv: string[]): Promise<void> {
     options: {
       config: { type: 'string' },
       embedded: { type: 'boolean' },
+      list: { type: 'boolean' },
       session: { type: 'string' },
       'data-dir': { type: 'string' },
       port: { type: 'string' },
@@ -64,6 +68,7 @@ export async function runGatewayCommand(argv: string[]): Promise<void> {
   } catch (err) {
     throw new CliError((err as Error).message, EXIT.usage);
   }
+  if (values.list) return listServers(config);
   const session = values.session ?? process.env.ARTIFACT_STORE_SESSION;
   const target = values.embedded
     ? await embeddedStore(values['data-dir'], values.port, session)
@@ -97,6 +102,36 @@ export async function runGatewayCommand(argv: string[]): Promise<void> {
   await host.server.connect(transport);
   const ready = [...gateway.upstreams.values()].filter((u) => u.state === 'ready').length;
   log(`serving ${ready} of ${gateway.upstreams.size} servers on stdio; artifacts go to ${target.where}`);
+}
+
+/** --list: starts every server once, prints what a host would see, and exits (1 when one did not start). */
+async function listServers(config: GatewayConfig & { dir: string }): Promise<void> {
+  const [{ nodeUpstreamConnector }, { McpGateway }] = await Promise.all([
+    import('../node/gateway.js'),
+    import('../mcp/gateway/gateway.js'),
+  ]);
+  const gateway = new McpGateway({ config, connect: nodeUpstreamConnector({ baseDir: config.dir }) });
+  try {
+    await gateway.start();
+  } catch (err) {
+    throw new CliError((err as Error).message, EXIT.usage);
+  }
+  const tools = gateway.toolsFor(undefined);
+  const lines: string[] = [];
+  for (const u of gateway.upstreams.values()) {
+    const info = gateway.describe(u);
+    lines.push(
+      info.state === 'ready'
+        ? `${u.name}: ready, ${info.serverInfo?.name ?? '?'} ${info.serverInfo?.version ?? ''}, ${info.tools} tools${info.resources ? ', resources' : ''}${info.prompts ? `, ${info.prompts} prompts` : ''}`
+        : `${u.name}: not available: ${u.error ?? u.state}`,
+    );
+    for (const t of tools) if (t.name.startsWith(`${u.name}__`)) lines.push(`  ${t.name}`);
+  }
+  lines.push('gateway: artifact_info, artifact_url');
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const failed = [...gateway.upstreams.values()].some((u) => u.state !== 'ready');
+  await gateway.close();
+  if (failed) process.exitCode = EXIT.failed;
 }
 
 interface Target {
