@@ -23,18 +23,15 @@
  * the child whose memory it reports. So this is the cost of one more call in a warm process. The
  * bare runs are measured the same way.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { fileTypeFromBuffer } from 'file-type';
 import { createInMemoryArtifactStore } from '../src/client/index.js';
 import { transformToolResult } from '../src/mcp/index.js';
 import { rotate } from './stats.js';
 import { runChild } from './children.js';
+import { makePdf, workbookText } from './tableau-result.js';
 
-const MiB = 1024 * 1024;
-const PDF_BYTES = 7 * MiB;
-const INPUT_CHARS = 10 * MiB;
 const TOOL = 'download_workbook';
 const SERVER = 'tableau';
 
@@ -72,44 +69,6 @@ async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; run: Run }
   const ms = performance.now() - started;
   const peakKiB = statusKiB('VmHWM');
   return { value, run: { ms, extraMiB: (peakKiB - startKiB) / 1024 } };
-}
-
-/** `%PDF-1.7` header, random body, `%%EOF` trailer: file-type (and so the transformer) sees a PDF. */
-async function makePdf(): Promise<Buffer> {
-  const head = Buffer.from('%PDF-1.7\n');
-  const tail = Buffer.from('%%EOF\n');
-  const pdf = Buffer.concat([head, randomBytes(PDF_BYTES - head.length - tail.length), tail]);
-  const type = await fileTypeFromBuffer(pdf);
-  if (type?.mime !== 'application/pdf')
-    throw new Error(`file-type sees the bench PDF as ${type?.mime ?? 'nothing'}, not application/pdf`);
-  return pdf;
-}
-
-/** The workbook JSON: the base64 PDF, then as many small rows as bring the text to 10 MiB. */
-function workbookText(b64: string): string {
-  const regions = ['EMEA', 'APAC', 'North America', 'LATAM'];
-  const products = ['Widget', 'Gadget', 'Gizmo', 'Doohickey', 'Sprocket'];
-  const row = (i: number) => ({
-    id: i,
-    region: regions[i % regions.length]!,
-    product: `${products[i % products.length]} ${(i * 7) % 100}`,
-    quarter: `2026-Q${(i % 4) + 1}`,
-    units: (i * 7919) % 1000,
-    revenue: ((i * 104_729) % 1_000_000) / 100,
-  });
-  const rows: ReturnType<typeof row>[] = [];
-  // `[]` holds the first row without a comma; every further row adds its length plus one.
-  let chars = JSON.stringify({ content: b64, name: 'Sales Dashboard', format: 'pdf', rows }).length - 1;
-  for (let i = 0; ; i++) {
-    const next = JSON.stringify(row(i)).length + 1;
-    if (chars + next > INPUT_CHARS) break;
-    rows.push(row(i));
-    chars += next;
-  }
-  const text = JSON.stringify({ content: b64, name: 'Sales Dashboard', format: 'pdf', rows });
-  if (Math.abs(text.length - INPUT_CHARS) > INPUT_CHARS / 100)
-    throw new Error(`the workbook text is ${text.length} chars, not 10 MiB ± 1%`);
-  return text;
 }
 
 async function main() {

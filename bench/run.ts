@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,limits,footprint (sections to run; default all),
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,limits,footprint (sections to run; default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak).
  */
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
 import { load, wrkMissing } from './load.js';
+import { gatewayRows } from './gateway.js';
 import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
 import { rateLimitRows } from './rate-limits.js';
@@ -351,6 +352,14 @@ async function main() {
     mcpTable = r.rows;
   }
 
+  let gatewayTable: Row[] = [];
+  if (settings.only.has('gateway')) {
+    progress('gateway: MCP calls through artifact-store gateway against the same calls straight to the server');
+    const r = await gatewayRows({ progress });
+    serviceProblems.push(...r.problems);
+    gatewayTable = r.rows;
+  }
+
   let limitsTable: Row[] = [];
   if (settings.only.has('limits')) {
     progress('rate limits: small GETs with the limiter on (and not tripping) against the same service with it off');
@@ -398,7 +407,15 @@ async function main() {
       infoRow('Small GETs, small-blob cache off, p99 (ms)', uncachedGets.p99, 2),
     );
   }
-  rows.push(...pythonTable, ...s3Table, ...retentionTable, ...mcpTable, ...limitsTable, ...footprintTable);
+  rows.push(
+    ...pythonTable,
+    ...s3Table,
+    ...retentionTable,
+    ...mcpTable,
+    ...gatewayTable,
+    ...limitsTable,
+    ...footprintTable,
+  );
 
   const out = [
     '## artifact-store bench',
@@ -438,6 +455,11 @@ async function main() {
     '(VmHWM, reset through /proc/self/clear_refs) minus its RSS at the start, over the input size; it includes the in-memory',
     "store's own copy of the PDF (0.7×). It comes from a second child with MALLOC_MMAP_THRESHOLD_ fixed, so buffers freed by",
     "one run go back to the system instead of serving the next; the times come from the first, on Node's defaults.",
+    'Gateway rows: one MCP SDK client over stdio calls test/helpers/scripted-mcp-server.ts straight and through',
+    '`artifact-store gateway --embedded` (tsx), 5 alternating rounds of 300 calls of its echo tool each way: p50 and p99 of all',
+    'calls, the added p50 judged. The 10 MiB row: the Tableau-shaped result through the gateway against the same call straight',
+    'to the server plus transformToolResult into an embedded store in the bench process; 2 warm-ups, then 7 rounds each way.',
+    "Both clients read stdio with the gateway's reader (one join per message, up to 256 MiB).",
   ];
   if (serviceProblems.length > 0)
     out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));

@@ -5,7 +5,7 @@
  * and a resource that changes (with subscriptions). Run: node --import tsx test/helpers/scripted-mcp-server.ts
  *
  * SCRIPTED_NAME sets the name reported at initialize; SCRIPTED_PDF is a PDF file's path;
- * SCRIPTED_PREFIX goes before every tool name.
+ * SCRIPTED_PREFIX goes before every tool name; SCRIPTED_WORKBOOK is download_workbook's text.
  */
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -67,6 +67,11 @@ const tools = [
     },
   },
   {
+    name: 'download_workbook',
+    description: 'The text of SCRIPTED_WORKBOOK as one text block (the bench: a 10 MiB Tableau-shaped result).',
+    inputSchema: { type: 'object' as const, properties: {} },
+  },
+  {
     name: 'bump',
     description: 'Changes scripted://counter and says so to subscribers.',
     inputSchema: { type: 'object' as const, properties: {} },
@@ -96,6 +101,8 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<Call
       };
       return { content: [{ type: 'text', text: JSON.stringify(body) }] };
     }
+    case 'download_workbook':
+      return { content: [{ type: 'text', text: readFileSync(process.env.SCRIPTED_WORKBOOK!, 'utf8') }] };
     case 'echo':
       return { content: [{ type: 'text', text: String(args.text ?? '') }] };
     case 'slow': {
