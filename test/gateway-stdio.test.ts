@@ -5,8 +5,9 @@
  * inspector-cli. Every stored artifact is fetched through its download link and compared with what
  * the upstream sent.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,9 +19,10 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from './helpers/cli-server.js';
+import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { connectOrExplain, peerEntry, plainClient, stdioPeer } from './helpers/mcp-peers.js';
 import * as payloads from './helpers/payloads.js';
+import { spawnProcess, stopProcess } from './helpers/processes.js';
 
 const run = promisify(execFile);
 
@@ -278,6 +280,19 @@ describe('the gateway on stdio', () => {
     expect(stored.length).toBe(11_000_000);
   });
 
+  it('prompts pass through as {server}__{prompt}', async () => {
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['everything__args-prompt', 'everything__simple-prompt']),
+    );
+    const got = await client.getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Lisbon' } });
+    expect(got.messages[0]).toMatchObject({
+      role: 'user',
+      content: { type: 'text', text: "What's weather in Lisbon?" },
+    });
+    await expect(client.getPrompt({ name: 'everything__no-such-prompt' })).rejects.toThrow(/Unknown prompt/);
+  });
+
   it('progress is passed on, and so is cancellation', async () => {
     const progress: number[] = [];
     const abort = new AbortController();
@@ -416,3 +431,94 @@ describe('the gateway refuses a bad start', () => {
     );
   }, 60_000);
 });
+
+describe('remote servers: Streamable HTTP and SSE, with headers from the environment', () => {
+  let remote: Client;
+  let service: CliServer;
+  const servers: ChildProcess[] = [];
+  let remoteStderr = '';
+
+  /** server-everything on HTTP, on a free port; resolves once it listens. */
+  async function everythingOver(mode: 'streamableHttp' | 'sse'): Promise<number> {
+    const port = await freePort();
+    const proc = spawnProcess<ChildProcess>(process.execPath, [peerEntry('server-everything'), mode], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    servers.push(proc);
+    let said = '';
+    await new Promise<void>((ok, fail) => {
+      proc.stderr!.on('data', (d: Buffer) => {
+        said += d.toString('utf8');
+        if (/listening on port|running on port/i.test(said)) ok();
+      });
+      proc.once('exit', () => fail(new Error(`server-everything ${mode} exited: ${said}`)));
+    });
+    return port;
+  }
+
+  beforeAll(async () => {
+    const [httpPort, ssePort] = await Promise.all([everythingOver('streamableHttp'), everythingOver('sse')]);
+    // The service's own MCP server, behind its bearer auth: the header comes from ${SERVICE_TOKEN}.
+    service = await startCliServer(join(dir, 'remote-service'));
+    const config = join(dir, 'remote.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          web: { url: `http://127.0.0.1:${httpPort}/mcp` },
+          legacy: { type: 'sse', url: `http://127.0.0.1:${ssePort}/sse` },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the gateway config's own ${VAR} syntax
+          store: { type: 'http', url: `${service.url}/mcp`, headers: { Authorization: 'Bearer ${SERVICE_TOKEN}' } },
+        },
+      }),
+    );
+    remote = new Client({ name: 'host', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: gatewayArgs(config, join(dir, 'data-remote')),
+      cwd: ROOT,
+      env: { ...env(), SERVICE_TOKEN: service.token },
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (d: Buffer) => (remoteStderr += d.toString('utf8')));
+    await connectOrExplain(remote, transport, () => remoteStderr);
+  }, 90_000);
+
+  afterAll(async () => {
+    await remote?.close();
+    await service?.stop();
+    for (const proc of servers) await stopProcess(proc);
+  });
+
+  it('calls tools of servers reached over Streamable HTTP and SSE, and stores their images', async () => {
+    for (const name of ['web__get-tiny-image', 'legacy__get-tiny-image']) {
+      const result = (await remote.callTool({ name, arguments: {} })) as CallToolResult;
+      expect(result.isError, `${name}: ${JSON.stringify(result).slice(0, 300)}\n${remoteStderr}`).toBeFalsy();
+      expectNoBase64(result);
+      expect(result.content.find((b) => b.type === 'resource_link')).toMatchObject({ mimeType: 'image/png' });
+    }
+  });
+
+  it("sends the configured headers: the service's /mcp answers its tools only with the token", async () => {
+    const { tools } = await remote.listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['store__artifact_info', 'store__artifact_url']));
+    const info = (await remote.callTool({
+      name: 'store__artifact_info',
+      arguments: { id: 'art_000000000000000000000000' },
+    })) as CallToolResult;
+    expect(info.isError).toBe(true);
+    expect(JSON.stringify(info.content)).toMatch(/No artifact art_0{24} here/);
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const probe = createNetServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => ok(port));
+    });
+  });
+}
