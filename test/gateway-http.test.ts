@@ -9,13 +9,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type TokenClaims } from '../src/http/tokens.js';
 import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
-import { peerEntry } from './helpers/mcp-peers.js';
+import { connectOrExplain, peerEntry } from './helpers/mcp-peers.js';
 
 const SECRET = { kid: 'gw', secret: randomBytes(32).toString('base64url') };
 const LONG_BASE64 = /[A-Za-z0-9+/]{256,}/;
@@ -234,4 +235,45 @@ describe('the gateway mounted in the service', () => {
     expect(after.body.fromCache).toBe(false);
     expect(JSON.stringify(after.body.content)).not.toBe(JSON.stringify(read.body.content));
   });
+});
+
+describe('artifact-store gateway on stdio as a client of this service', () => {
+  it("stores into the service under ARTIFACT_STORE_SESSION, and its links are the service's", async () => {
+    const bearer = await token({ tenant: 'acme' });
+    const client = new Client({ name: 'host', version: '1.0.0' });
+    let stderr = '';
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'gateway', '--config', join(dir, 'mcp.json')],
+      cwd: ROOT,
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+        ARTIFACT_STORE_URL: srv.url,
+        ARTIFACT_STORE_TOKEN: bearer,
+        ARTIFACT_STORE_SESSION: 'desktop-1',
+      },
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    await connectOrExplain(client, transport, () => stderr);
+    let result: CallToolResult;
+    try {
+      // On stdio the gateway has one user: every server in the file, allowlists or not.
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('hostfiles__read_media_file');
+      result = (await client.callTool({ name: 'everything__get-tiny-image', arguments: {} })) as CallToolResult;
+    } finally {
+      await client.close();
+    }
+    expect(JSON.stringify(result)).not.toMatch(LONG_BASE64);
+    const id = (result.content.find((b) => b.type === 'resource_link') as { uri: string }).uri.replace(
+      'artifact://',
+      '',
+    );
+    const meta = await api(`/v1/artifacts/${id}/meta?session=desktop-1`, bearer);
+    expect(meta.body).toMatchObject({ id, scope: { tenantId: 'acme', sessionId: 'desktop-1' } });
+    const texts = result.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+    const link = /(http:\/\/\S+\/v1\/download\/\S+)/.exec(texts)![1]!;
+    expect(link.startsWith(`${srv.url}/v1/download/`)).toBe(true);
+    expect((await fetch(link)).status).toBe(200);
+  }, 60_000);
 });

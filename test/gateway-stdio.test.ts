@@ -197,6 +197,17 @@ describe('the gateway on stdio', () => {
     const readLink = read.contents.flatMap((c) => ('text' in c ? [c.text] : [])).join('\n');
     const again = await download(/(http:\/\/\S+)/.exec(readLink)![1]!);
     expect(again.equals(stored)).toBe(true);
+    // What the server itself holds for that resource.
+    const direct = stdioPeer('server-everything', ['stdio']);
+    const peer = plainClient();
+    await connectOrExplain(peer, direct.transport, direct.stderr);
+    try {
+      const raw = await peer.readResource({ uri: 'demo://resource/dynamic/blob/3' });
+      const blob64 = (raw.contents[0] as { blob: string }).blob;
+      expect(stored.equals(Buffer.from(blob64, 'base64'))).toBe(true);
+    } finally {
+      await peer.close();
+    }
     const text = await call('everything__get-resource-reference', { resourceType: 'Text', resourceId: 2 });
     const embedded = text.content.find((b) => b.type === 'resource');
     expect(embedded).toMatchObject({ resource: { uri: 'demo://resource/dynamic/text/2' } });
@@ -522,3 +533,33 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+describe('--embedded on a busy port', () => {
+  it('serves its downloads on a free port instead, and says so', async () => {
+    const busy = createNetServer();
+    await new Promise<void>((ok) => busy.listen(0, '127.0.0.1', ok));
+    const port = (busy.address() as AddressInfo).port;
+    const host = new Client({ name: 'host', version: '1.0.0' });
+    let said = '';
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...gatewayArgs(configPath, join(dir, 'data-busy')).slice(0, -1), String(port)],
+      cwd: ROOT,
+      env: env(),
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (d: Buffer) => (said += d.toString('utf8')));
+    try {
+      await connectOrExplain(host, transport, () => said);
+      const result = (await host.callTool({ name: 'everything__get-tiny-image', arguments: {} })) as CallToolResult;
+      const [link] = linksIn(result);
+      expect(link).toBeDefined();
+      expect(new URL(link!).port).not.toBe(String(port));
+      expect((await fetch(link!)).status).toBe(200);
+      expect(said).toContain(`port ${port} is busy; serving downloads on a free port instead`);
+    } finally {
+      await host.close();
+      await new Promise<void>((ok) => busy.close(() => ok()));
+    }
+  }, 60_000);
+});
