@@ -429,6 +429,25 @@ describe('the gateway refuses a bad start', () => {
     expect(said).toMatch(message);
   });
 
+  it('serve refuses a bad ARTIFACT_STORE_GATEWAY_CONFIG the same way, before it listens', async () => {
+    const path = join(dir, 'bad-serve.json');
+    await writeFile(path, JSON.stringify({ mcpServers: { a: { command: 'x', artifacts: { tenants: 'everyone' } } } }));
+    const result = await run(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0'],
+      {
+        cwd: ROOT,
+        env: { ...env(), ARTIFACT_STORE_GATEWAY_CONFIG: path, ARTIFACT_STORE_DATA_DIR: join(dir, 'data-serve') },
+        timeout: 60_000,
+      },
+    ).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Invalid gateway \(.*bad-serve\.json\) server "a" config at artifacts\.tenants/);
+  }, 60_000);
+
   it('two servers whose tools would share a host name', async () => {
     const { code, stderr: said } = await start({
       mcpServers: {

@@ -107,7 +107,8 @@ function usageErrorOf(err: unknown, command: string): unknown {
   const message = err instanceof Error ? err.message : String(err);
   if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))
     return new CliError(`${message.split(/(?<=\.) /)[0]} See artifact-store ${command} --help.`, EXIT.usage);
-  if (message.startsWith('Invalid configuration:')) return new CliError(message.replace(/\n\s*/g, ' '), EXIT.usage);
+  if (message.startsWith('Invalid configuration:') || /^(Invalid gateway|Gateway config)/.test(message))
+    return new CliError(message.replace(/\n\s*/g, ' '), EXIT.usage);
   return err;
 }
 
