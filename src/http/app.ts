@@ -17,6 +17,7 @@ import type { FsckReport } from '../service/fsck.js';
 import { registerEvents, type EventStreamSettings } from './routes/events.js';
 import { registerUsage } from './routes/usage.js';
 import type { GatewayMountDeps, registerGateway } from './routes/mcp-gateway.js';
+import { registerNoGateway } from './routes/mcp-servers.js';
 import type { McpMountSettings, registerMcp } from './routes/mcp.js';
 import { routePath } from 'hono/route';
 import type { Metrics } from './metrics.js';
@@ -292,6 +293,7 @@ export function createApp(deps: AppDeps): App {
     },
   );
 
+  if (!deps.gateway) registerNoGateway(app);
   const gatewayMount = deps.gateway?.mount(
     app,
     {

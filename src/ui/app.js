@@ -7,11 +7,13 @@
  *   live-list.js, table.js    the listing of one scope, kept live by /v1/events, and its table
  *   preview.js                previews and downloads through signed links
  *   upload.js                 drag and drop or the file picker
+ *   resources.js              the Resources tab: the MCP gateway's servers and their resources
  *   usage.js, retention-chart.js, session-choice.js   the usage panel and the session in view
  *   api.js, state.js, page.js, dom.js, format.js, artifacts.js   shared by the above
  */
 import './session-choice.js';
 import './upload.js';
+import './resources.js';
 import { signInOnLoad } from './sign-in.js';
 
 signInOnLoad();

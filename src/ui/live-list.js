@@ -1,7 +1,9 @@
 // @ts-check
 /**
  * The live list of one scope: pages of GET /v1/artifacts, kept current by /v1/events. Starting a
- * scope (sign-in, another session) drops what the page held and follows the new one.
+ * scope (sign-in, another session) drops what the page held and follows the new one. Other views
+ * hear of a new scope, and of the stream's resource.updated events, through onScopeStart and
+ * onResourceUpdated.
  */
 import { api, SignedOut } from './api.js';
 import { keyOf } from './artifacts.js';
@@ -13,11 +15,23 @@ import { render, scheduleRender } from './table.js';
 import { scheduleUsage } from './usage.js';
 
 /** @typedef {import('./types.js').ArtifactRef} ArtifactRef */
+/** @typedef {import('./types.js').ResourceUpdated} ResourceUpdated */
 
 const PAGE_SIZE = 200;
 
+/** @type {Set<() => void>} */
+const scopeStarts = new Set();
+/** @type {Set<(data: ResourceUpdated) => void>} */
+const resourceUpdates = new Set();
+
+/** Calls `listener` each time a scope starts (sign-in, another session). @param {() => void} listener */
+export const onScopeStart = (listener) => void scopeStarts.add(listener);
+
+/** Hands `listener` each resource.updated event of the scope's stream. @param {(data: ResourceUpdated) => void} listener */
+export const onResourceUpdated = (listener) => void resourceUpdates.add(listener);
+
 /** The scope's query parameters: a tenant-wide token may look at one session. */
-function scopeQuery() {
+export function scopeQuery() {
   const q = new URLSearchParams();
   if (!state.bound && state.session) q.set('session', state.session);
   return q;
@@ -41,6 +55,7 @@ export function startScope() {
   ui.scopeLabel.textContent = `· ${scope}`;
   ui.dropScope.textContent = state.bound || state.session ? ` in ${scope}` : ' (no session)';
   render();
+  for (const listener of scopeStarts) listener();
   // The stream first: once it reports its position, the listing cannot miss a change made in between
   // (anything later arrives as an event; doubles collapse by key).
   const positioned = follow(generation);
@@ -115,7 +130,9 @@ function follow(generation) {
             if (event.id) lastId = event.id;
             positioned();
             if (!event.event || !event.data || generation !== state.generation) return;
-            onArtifactEvent(event.event, JSON.parse(event.data));
+            const data = JSON.parse(event.data);
+            if (event.event === 'resource.updated') for (const listener of resourceUpdates) listener(data);
+            else onArtifactEvent(event.event, data);
           },
         });
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -66,3 +66,50 @@ export interface UsageReport {
   sessions: (UsageRow & { sessionId: string; limitBytes: number; limitCount: number })[];
   retentionRuns: RetentionRun[];
 }
+
+/** One MCP server behind the gateway (GET /v1/mcp/servers). */
+export interface McpServer {
+  name: string;
+  state: 'starting' | 'ready' | 'failed' | 'closed';
+  error?: string;
+  nextRetryAt?: string;
+  serverInfo?: { name: string; version: string };
+  tools: number;
+  prompts: number;
+  /** it offers resources to list and read */
+  resources: boolean;
+  /** it sends resource.updated for resources read here */
+  subscribe: boolean;
+}
+
+/** One resource a server lists (GET /v1/mcp/servers/{name}/resources). */
+export interface McpResource {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+}
+
+/** An MCP content block, as far as the page looks into it. */
+export interface ContentBlock {
+  type: string;
+  text?: string;
+  uri?: string;
+  resource?: { uri: string; mimeType?: string; text?: string; blob?: string };
+}
+
+/** GET /v1/mcp/servers/{name}/resources/read: short text inline, the rest stored as artifacts. */
+export interface ResourceRead {
+  uri: string;
+  content: ContentBlock[];
+  artifacts: ArtifactRef[];
+  fromCache: boolean;
+}
+
+/** The data of a resource.updated event on /v1/events. */
+export interface ResourceUpdated {
+  resource: { server: string; uri: string };
+  at: string;
+}

@@ -18,22 +18,9 @@ import { namedScope, requirePerm, type Caller } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
 import { createMcpEndpoint, scopeOf, type McpDeps, type McpMountSettings } from './mcp.js';
+import { listServersRoute } from './mcp-servers.js';
 
 export const GATEWAY_PATH = '/mcp/gateway';
-
-const ServerDoc = z
-  .object({
-    name: z.string().openapi({ description: 'The key in the gateway config; tools are {name}__{tool}.' }),
-    state: z.enum(['starting', 'ready', 'failed', 'closed']),
-    error: z.string().optional().openapi({ description: 'Why it is unavailable, while it is.' }),
-    nextRetryAt: z.string().optional().openapi({ description: 'When the gateway next tries to start it.' }),
-    serverInfo: z.object({ name: z.string(), version: z.string() }).optional(),
-    tools: z.number().int(),
-    prompts: z.number().int(),
-    resources: z.boolean().openapi({ description: 'It offers resources (list and read them below).' }),
-    subscribe: z.boolean().openapi({ description: 'It sends resource.updated for resources read here.' }),
-  })
-  .openapi('McpServer');
 
 const ResourceDoc = z
   .object({
@@ -60,20 +47,6 @@ const ReadDoc = z
 
 const NameParam = z.object({
   name: z.string().openapi({ param: { name: 'name', in: 'path' }, description: 'The server name' }),
-});
-
-const listServers = createRoute({
-  method: 'get',
-  path: '/v1/mcp/servers',
-  tags: ['mcp'],
-  summary: 'The MCP servers behind the gateway that this tenant may use',
-  responses: {
-    200: {
-      description: 'Servers, in config order',
-      content: { 'application/json': { schema: z.object({ servers: z.array(ServerDoc) }) } },
-    },
-    ...errorResponses(401, 403),
-  },
 });
 
 const listResources = createRoute({
@@ -165,7 +138,7 @@ export function registerGateway(app: OpenAPIHono<AppEnv>, deps: GatewayMountDeps
     return upstream;
   };
 
-  app.openapi(listServers, (c) => {
+  app.openapi(listServersRoute, (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
     return c.json({ servers: gateway.serversFor(caller.tenantId).map((u) => gateway.describe(u)) }, 200);

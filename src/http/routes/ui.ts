@@ -22,6 +22,7 @@ const UI_SCRIPTS = [
   'live-list.js',
   'page.js',
   'preview.js',
+  'resources.js',
   'retention-chart.js',
   'session-choice.js',
   'sign-in.js',
