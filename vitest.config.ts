@@ -16,6 +16,7 @@ const SHARED_HTTP_SUITE = [
   'test/http-download.test.ts',
   'test/http-links.test.ts',
   'test/http-retention.test.ts',
+  'test/http-names.test.ts',
 ];
 
 export default defineConfig({

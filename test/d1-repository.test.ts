@@ -203,6 +203,8 @@ describe('D1 repository', () => {
         createdAt: T0,
         lastAccessedAt: T0,
         expiresAt: T0 + 60_000,
+        name: '',
+        version: -1,
       },
       created: true,
       evicted: [],

@@ -116,3 +116,27 @@ describe('session limits under concurrency', () => {
     await crowd(2);
   });
 });
+
+describe('named versions under concurrency', () => {
+  it('fifty parallel saves of one name through two processes sharing the SQLite file get versions 0-49', {
+    timeout: 120_000,
+  }, async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'artifact-names-'));
+    dirs.push(dataDir);
+    for (let i = 0; i < 2; i++) running.push(await startCliServer(dataDir, { ARTIFACT_STORE_ENV: 'development' }));
+    const servers = running.slice();
+    const saves = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        const server = servers[i % 2]!;
+        const res = await fetch(`${server.url}/v1/names/crowd?name=${encodeURIComponent('shared.bin')}&scope=user`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/octet-stream' },
+          body: randomBytes(SIZE),
+        });
+        expect(res.status).toBe(201);
+        return ((await res.json()) as { version: number }).version;
+      }),
+    );
+    expect(saves.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+});

@@ -295,6 +295,7 @@ describe('policy configuration', () => {
       maxTenantBytes: 0,
       cleanupStrategy: 'lru',
       allowNoExpiry: false,
+      nameTtlSeconds: 0,
       // Rate limits are off outside production unless set.
       tenantRequestsPerSecond: 0,
       tenantRequestBurst: 0,

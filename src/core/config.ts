@@ -81,6 +81,8 @@ export const ConfigSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /** Seconds a named version lives unless its save says otherwise; 0 = it does not expire. */
+  nameTtlSeconds: intFromEnv(0),
   /**
    * Rate limits per tenant and per token, in each process (0 = off). Unset: on in production with
    * PRODUCTION_RATE_LIMITS, off in development and tests.
@@ -199,6 +201,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   maxTenantBytes: 'ARTIFACT_STORE_MAX_TENANT_BYTES',
   cleanupStrategy: 'ARTIFACT_STORE_CLEANUP_STRATEGY',
   allowNoExpiry: 'ARTIFACT_STORE_ALLOW_NO_EXPIRY',
+  nameTtlSeconds: 'ARTIFACT_STORE_NAME_TTL_SECONDS',
   tenantPolicies: 'ARTIFACT_STORE_TENANT_POLICIES',
   tenantRequestsPerSecond: 'ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND',
   tenantRequestBurst: 'ARTIFACT_STORE_TENANT_REQUEST_BURST',
@@ -227,6 +230,7 @@ export function basePolicy(c: Config): Policy {
     maxTenantBytes: c.maxTenantBytes,
     cleanupStrategy: c.cleanupStrategy,
     allowNoExpiry: c.allowNoExpiry,
+    nameTtlSeconds: c.nameTtlSeconds,
     ...rateLimitsOf(c),
   };
 }

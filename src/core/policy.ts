@@ -54,6 +54,11 @@ export interface Policy {
    */
   allowNoExpiry: boolean;
   /**
+   * How long a named version lives unless its save says otherwise (seconds); 0 = it does not expire.
+   * Named versions are meant to last: LRU never evicts them, and their limits refuse instead.
+   */
+  nameTtlSeconds: number;
+  /**
    * Rate limits (0 = off), in each process: the tenant's requests per second, its burst above that
    * (0 = twice the rate) and the request-body bytes it may send at once; the same for each token.
    */
@@ -113,6 +118,7 @@ export const DEFAULT_POLICY: Policy = {
   maxTenantBytes: 0,
   cleanupStrategy: 'lru',
   allowNoExpiry: false,
+  nameTtlSeconds: 0,
   ...NO_RATE_LIMITS,
 };
 
@@ -131,6 +137,7 @@ export const PolicyOverrideSchema = z
     maxTenantBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     cleanupStrategy: CleanupStrategySchema,
     allowNoExpiry: z.boolean(),
+    nameTtlSeconds: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     tenantRequestsPerSecond: z.number().nonnegative().max(1e9),
     tenantRequestBurst: z.number().int().nonnegative().max(1e9),
     tenantBytesInFlight: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),

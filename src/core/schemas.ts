@@ -32,8 +32,27 @@ export const ArtifactRefSchema = z.object({
   url: z.string().optional(),
   fetchMode: FetchModeSchema.optional(),
   urlExpiresAt: z.string().optional(),
+  /** A named version's name (in the app that is its namespace) and number. */
+  name: z.string().optional(),
+  version: z.number().int().nonnegative().optional(),
 });
 export type ArtifactRef = z.infer<typeof ArtifactRefSchema>;
+
+/** A name in a listing: how many live versions it has, the latest one's number, when it was saved. */
+export const NameInfoSchema = z.object({
+  name: z.string(),
+  /** 'user': user-wide (no session); 'session': in the listed session. */
+  scope: z.enum(['session', 'user']),
+  latestVersion: z.number().int().nonnegative(),
+  versions: z.number().int().positive(),
+  updatedAt: z.string(),
+});
+export type NameInfo = z.infer<typeof NameInfoSchema>;
+
+export interface NamePage {
+  items: NameInfo[];
+  nextCursor?: string;
+}
 
 /** Free-form JSON the putter attaches; kept per reference, never shown to another scope. */
 export const MetaSchema = z.record(z.string(), z.unknown());

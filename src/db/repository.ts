@@ -19,6 +19,9 @@ export interface RefRow {
   createdAt: number;
   lastAccessedAt: number;
   expiresAt: number;
+  /** The name this reference is a version of ('' or absent: none), and its version number. */
+  name?: string;
+  version?: number;
 }
 
 /**
@@ -55,6 +58,12 @@ export interface CommitPutInput {
   pinId?: number;
   /** Limits to enforce in the same transaction; absent = none. */
   quota?: QuotaLimits;
+  /**
+   * Save a new version of this name (in the app that is `namespace`, at the scope's user and
+   * session, no trace): the version number is taken from the name's counter in the same
+   * transaction. Limits refuse rather than evict for names.
+   */
+  name?: string;
 }
 
 /**
@@ -391,8 +400,42 @@ export interface OutboxRepository {
  * Metadata persistence: every concern above, on one database. Async so that both SQLite (one
  * transaction) and D1 (one batch) fit.
  */
+/** Where a name lives: tenant, app (its versions' artifact namespace), user, and a session or '' (user-wide). */
+export interface NameScope {
+  tenantId: string;
+  app: string;
+  userId: string;
+  sessionId: string;
+}
+
+export interface NameKey extends NameScope {
+  name: string;
+}
+
+/** A name in a listing: its live versions. */
+export interface NameSummary {
+  name: string;
+  latestVersion: number;
+  versions: number;
+  /** When its newest version was saved (ms). */
+  updatedAt: number;
+}
+
+/** Named versions (the versions themselves are written by commitPut with `name`). */
+export interface NameRepository {
+  /** The live version asked for, or the latest live one. */
+  findVersion(key: NameKey, version: number | undefined, now: number): Promise<RefRow | undefined>;
+  /** Every live version, oldest first. */
+  listVersions(key: NameKey, now: number): Promise<RefRow[]>;
+  /** Names with a live version, by name, after `after` ('' = from the start). */
+  listNames(scope: NameScope, after: string, limit: number, now: number): Promise<NameSummary[]>;
+  /** Removes every version (with events) and the name itself; false when there was no such name. */
+  deleteName(key: NameKey, now: number): Promise<{ existed: boolean; removed: EvictedRef[] }>;
+}
+
 export interface ArtifactRepository
   extends ReferenceRepository,
+    NameRepository,
     UploadRepository,
     ApiKeyRepository,
     RetentionRepository,

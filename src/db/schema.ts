@@ -46,9 +46,25 @@ export const artifactRefs = sqliteTable(
     createdAt: integer('created_at').notNull(),
     lastAccessedAt: integer('last_accessed_at').notNull(),
     expiresAt: integer('expires_at').notNull(),
+    /**
+     * The name this reference is a version of ('' for a reference by content alone): a name of the
+     * names table, in the app that is its artifact's namespace, at the same user and session.
+     */
+    name: text('name').notNull().default(''),
+    /** Its version number under that name (0, 1, 2…), or -1. */
+    version: integer('version').notNull().default(-1),
   },
   (t) => [
-    uniqueIndex('artifact_refs_scope').on(t.tenantId, t.artifactId, t.userId, t.sessionId, t.traceId),
+    uniqueIndex('artifact_refs_scope').on(
+      t.tenantId,
+      t.artifactId,
+      t.userId,
+      t.sessionId,
+      t.traceId,
+      t.name,
+      t.version,
+    ),
+    index('artifact_refs_name').on(t.tenantId, t.userId, t.sessionId, t.name, t.version),
     // Lookup of one id (every GET): equality on (tenant, id), newest reference first, no sort.
     index('artifact_refs_artifact').on(t.tenantId, t.artifactId, t.createdAt, t.refId),
     index('artifact_refs_tenant_created').on(t.tenantId, t.createdAt, t.refId),
@@ -56,6 +72,27 @@ export const artifactRefs = sqliteTable(
     index('artifact_refs_trace_created').on(t.tenantId, t.traceId, t.createdAt),
     index('artifact_refs_expires').on(t.expiresAt),
   ],
+);
+
+/**
+ * Named artifacts: a name in a scope (tenant, app, user, and a session or '' for user-wide) whose
+ * versions are references (artifact_refs.name and .version, their artifact's namespace being the app). The row keeps the next version number, so a number
+ * is never given twice while the name exists, whatever happened to the versions; deleting the name
+ * deletes the row, and a new save starts again at 0.
+ */
+export const names = sqliteTable(
+  'names',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    tenantId: text('tenant_id').notNull(),
+    app: text('app').notNull(),
+    userId: text('user_id').notNull(),
+    sessionId: text('session_id').notNull().default(''),
+    name: text('name').notNull(),
+    nextVersion: integer('next_version').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('names_key').on(t.tenantId, t.app, t.userId, t.sessionId, t.name)],
 );
 
 /** Events, appended in the same transaction as the change, tailed by SSE / MCP subscribers. */

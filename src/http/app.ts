@@ -30,6 +30,7 @@ import { registerGetArtifactMeta } from './routes/get-artifact-meta.js';
 import { registerGetArtifact } from './routes/get-artifact.js';
 import { registerHealth } from './routes/health.js';
 import { registerListArtifacts } from './routes/list-artifacts.js';
+import { registerNames } from './routes/names.js';
 import { registerPutArtifact } from './routes/put-artifact.js';
 import { registerUploads } from './routes/uploads.js';
 
@@ -239,6 +240,7 @@ export function createApp(deps: AppDeps): App {
   };
 
   registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
+  registerNames(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
   registerGetArtifact(
     app,

@@ -23,6 +23,7 @@ import { rowToRef } from './refs.js';
 import { createSmallBlobCache } from './small-blob-cache.js';
 import { createTouchBatcher } from './touch.js';
 import { createDirectUploads } from './direct-uploads.js';
+import { createNamedVersions } from './names.js';
 import { createPutPin } from './put-pin.js';
 import type {
   ServiceLimits,
@@ -120,6 +121,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     scope: ArtifactScope,
     body: ReadableStream<Uint8Array>,
     rawOptions: PutOptions = {},
+    name?: string,
   ): Promise<PutResult> {
     let options: ReturnType<typeof checkPutOptions>;
     let putScope: ArtifactScope;
@@ -142,7 +144,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         beforeCommit,
       });
       await deps.faults?.('put:after-blob-commit');
-      const result = await commitMetadata(putScope, blob, options, pin.id);
+      const result = await commitMetadata(putScope, blob, options, pin.id, name);
       await deps.faults?.('put:after-db-commit');
       return result;
     } catch (err) {
@@ -157,10 +159,13 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     blob: { sha256: string; sizeBytes: number },
     options: ReturnType<typeof checkPutOptions>,
     pinId?: number,
+    name?: string,
   ): Promise<PutResult> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const at = now();
-    const ttl = options.ttl ?? limitsOf(putScope.tenantId).defaultTtlSeconds;
+    const policy = limitsOf(putScope.tenantId);
+    // Named versions are meant to last: they expire only when the policy (or the save) says so.
+    const ttl = options.ttl ?? (name ? policy.nameTtlSeconds || 'never' : policy.defaultTtlSeconds);
     checkFitsScopes(putScope, blob.sizeBytes);
     const { row, created, evicted } = await repo.commitPut({
       scope: putScope,
@@ -177,6 +182,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       quota: quotaOf(putScope.tenantId),
       clock: now,
       pinId,
+      ...(name ? { name } : {}),
     });
     if (created) deps.observer?.stored(blob.sizeBytes);
     if (evicted.length > 0) deps.observer?.evicted(evicted.length);
@@ -197,6 +203,86 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     const row = isArtifactId(id) ? await repo.findRef(access.tenantId, id, access.filter, now()) : undefined;
     if (!row) throw errors.notFound(id);
     return row;
+  }
+
+  /** A download link for one reference (the caller has been shown to see it). */
+  /** The bytes of one reference (or a range), a small body as one buffer; touches last-accessed. */
+  async function bodyOf(
+    row: RefRow,
+    range: ByteRange | undefined,
+    smallBytes: number,
+  ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }> {
+    const id = row.artifactId;
+    const span = range ?? { start: 0, end: row.sizeBytes - 1 };
+    let body: ReadableStream<Uint8Array> | Uint8Array | null;
+    if (row.sizeBytes === 0) {
+      // Nothing to read (and no range can be asked of it: invalid_range before here).
+      body = new Uint8Array(0);
+    } else if (row.sizeBytes <= smallBytes) {
+      // Small: from the cache (a copy of the range), else the whole blob in one read, then cached.
+      body = smallBlobs.get(row.sha256, span.start, span.end) ?? null;
+      if (!body) {
+        const whole = blobs.readSmall
+          ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 })
+          : await readAll(await blobs.get(row.sha256));
+        if (!whole) throw missingBytes(id);
+        if (whole.byteLength !== row.sizeBytes) {
+          throw errors.backendUnavailable(
+            `The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`,
+          );
+        }
+        smallBlobs.set(row.sha256, whole);
+        body = range ? whole.subarray(span.start, span.end + 1) : whole;
+      }
+    } else {
+      body = await blobs.get(row.sha256, span);
+      if (!body) throw missingBytes(id);
+    }
+    touches.add(row.refId);
+    deps.observer?.served(row.sizeBytes === 0 ? 0 : span.end - span.start + 1);
+    return { entity: row, range, body };
+  }
+
+  /** A link's lifetime as asked (or the default); bad_request outside 1 s to the maximum. */
+  function linkTtl(o: DownloadUrlOptions): number {
+    const ttl = o.expiresIn ?? deps.links?.defaultTtlSeconds ?? 900;
+    const maxTtl = deps.links?.maxTtlSeconds ?? 7 * 24 * 3600;
+    if (!Number.isInteger(ttl) || ttl < 1 || ttl > maxTtl)
+      throw errors.badRequest(`expiresIn must be a whole number of seconds from 1 to ${maxTtl}.`);
+    return ttl;
+  }
+
+  async function linkOf(tenantId: string, row: RefRow, o: DownloadUrlOptions): Promise<DownloadUrl> {
+    const links = deps.links;
+    const ttl = linkTtl(o);
+    const id = row.artifactId;
+    const nowS = Math.floor(now() / 1000);
+    const expiresAt = Math.min(nowS + ttl, Math.floor(row.expiresAt / 1000));
+    if (expiresAt <= nowS) throw errors.notFound(id);
+    const disposition = isActiveType(row.mimeType) ? 'attachment' : (o.disposition ?? 'inline');
+    const answer = (url: string, fetchMode: FetchMode): DownloadUrl => ({
+      url,
+      fetchMode,
+      urlExpiresAt: new Date(expiresAt * 1000).toISOString(),
+      mimeType: row.mimeType,
+      sizeBytes: row.sizeBytes,
+    });
+    if (o.mode === 'direct' && blobs.presignGet) {
+      const url = await blobs.presignGet(row.sha256, {
+        expiresInSeconds: expiresAt - nowS,
+        contentType: row.mimeType,
+        contentDisposition: contentDisposition(disposition, row.filename ?? undefined),
+      });
+      return answer(url, 'direct');
+    }
+    if (!links?.signer) {
+      throw errors.backendUnavailable(
+        'This service has no key to sign download links. The operator sets ARTIFACT_STORE_URL_SIGNING_KEYS (or HS256 JWT secrets).',
+        { retryAfter: 3600 },
+      );
+    }
+    const query = await links.signer.sign({ tenantId, artifactId: id, expiresAt, disposition });
+    return answer(`${o.baseUrl.replace(/\/+$/, '')}/v1/download/${encodeURIComponent(id)}?${query}`, 'proxy');
   }
 
   return {
@@ -233,39 +319,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
      * caller must see the artifact now (the same 404 as a download otherwise).
      */
     async downloadUrl(access: Access, id: string, o: DownloadUrlOptions): Promise<DownloadUrl> {
-      const links = deps.links;
-      const ttl = o.expiresIn ?? links?.defaultTtlSeconds ?? 900;
-      const maxTtl = links?.maxTtlSeconds ?? 7 * 24 * 3600;
-      if (!Number.isInteger(ttl) || ttl < 1 || ttl > maxTtl)
-        throw errors.badRequest(`expiresIn must be a whole number of seconds from 1 to ${maxTtl}.`);
-      const row = await find(access, id);
-      const nowS = Math.floor(now() / 1000);
-      const expiresAt = Math.min(nowS + ttl, Math.floor(row.expiresAt / 1000));
-      if (expiresAt <= nowS) throw errors.notFound(id);
-      const disposition = isActiveType(row.mimeType) ? 'attachment' : (o.disposition ?? 'inline');
-      const answer = (url: string, fetchMode: FetchMode): DownloadUrl => ({
-        url,
-        fetchMode,
-        urlExpiresAt: new Date(expiresAt * 1000).toISOString(),
-        mimeType: row.mimeType,
-        sizeBytes: row.sizeBytes,
-      });
-      if (o.mode === 'direct' && blobs.presignGet) {
-        const url = await blobs.presignGet(row.sha256, {
-          expiresInSeconds: expiresAt - nowS,
-          contentType: row.mimeType,
-          contentDisposition: contentDisposition(disposition, row.filename ?? undefined),
-        });
-        return answer(url, 'direct');
-      }
-      if (!links?.signer) {
-        throw errors.backendUnavailable(
-          'This service has no key to sign download links. The operator sets ARTIFACT_STORE_URL_SIGNING_KEYS (or HS256 JWT secrets).',
-          { retryAfter: 3600 },
-        );
-      }
-      const query = await links.signer.sign({ tenantId: access.tenantId, artifactId: id, expiresAt, disposition });
-      return answer(`${o.baseUrl.replace(/\/+$/, '')}/v1/download/${encodeURIComponent(id)}?${query}`, 'proxy');
+      linkTtl(o);
+      return linkOf(access.tenantId, await find(access, id), o);
     },
 
     async exists(access: Access, id: string): Promise<boolean> {
@@ -307,35 +362,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       smallBytes: number,
     ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }> {
       const { row, range } = await open(access, id, resolveRange);
-      const span = range ?? { start: 0, end: row.sizeBytes - 1 };
-      let body: ReadableStream<Uint8Array> | Uint8Array | null;
-      if (row.sizeBytes === 0) {
-        // Nothing to read (and no range can be asked of it: invalid_range before here).
-        body = new Uint8Array(0);
-      } else if (row.sizeBytes <= smallBytes) {
-        // Small: from the cache (a copy of the range), else the whole blob in one read, then cached.
-        body = smallBlobs.get(row.sha256, span.start, span.end) ?? null;
-        if (!body) {
-          const whole = blobs.readSmall
-            ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 })
-            : await readAll(await blobs.get(row.sha256));
-          if (!whole) throw missingBytes(id);
-          if (whole.byteLength !== row.sizeBytes) {
-            throw errors.backendUnavailable(
-              `The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`,
-            );
-          }
-          smallBlobs.set(row.sha256, whole);
-          body = range ? whole.subarray(span.start, span.end + 1) : whole;
-        }
-      } else {
-        body = await blobs.get(row.sha256, span);
-        if (!body) throw missingBytes(id);
-      }
-      touches.add(row.refId);
-      deps.observer?.served(row.sizeBytes === 0 ? 0 : span.end - span.start + 1);
-      return { entity: row, range, body };
+      return bodyOf(row, range, smallBytes);
     },
+
+    ...createNamedVersions({ repo, now, putStream, bodyOf, linkOf }),
 
     ...createDirectUploads({
       repo,

@@ -30,5 +30,9 @@ export function rowToRef(row: RefRow): ArtifactRef {
   if (row.filename) ref.filename = row.filename;
   if (row.source) ref.source = row.source;
   if (row.meta) ref.meta = row.meta;
+  if (row.name) {
+    ref.name = row.name;
+    ref.version = row.version!;
+  }
   return ref;
 }

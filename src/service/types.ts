@@ -1,4 +1,5 @@
 /** The service's public shapes: its interface, what it takes and what it answers. */
+import type { NamedVersions } from './names.js';
 import type { Policy } from '../core/policy.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import type {
@@ -14,7 +15,7 @@ import type { ScopeFilter } from '../db/repository.js';
 
 /** What a put is checked against: a tenant's policy, or the service's limits without policies. */
 export type PutPolicy = Pick<Policy, 'maxArtifactBytes' | 'defaultTtlSeconds' | 'maxTtlSeconds'> &
-  Partial<Pick<Policy, 'allowNoExpiry'>>;
+  Partial<Pick<Policy, 'allowNoExpiry' | 'nameTtlSeconds'>>;
 
 /** The limits the service enforces on every put. */
 export interface ServiceLimits {
@@ -118,7 +119,8 @@ export interface GetResult {
  * nothing of HTTP. Every read takes an Access (the caller's tenant and bound scope parts): another
  * scope's artifact is indistinguishable from a missing one.
  */
-export interface ArtifactService {
+/** Named versions (names.ts): save, read, link, list and delete by name. */
+export interface ArtifactService extends NamedVersions {
   readonly limits: ServiceLimits;
   /** Streams the body into the blob store (hashing as it goes), then commits the reference. */
   putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<PutResult>;

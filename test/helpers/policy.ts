@@ -14,5 +14,6 @@ export const TEST_POLICY: Policy = {
   maxTenantBytes: 0,
   cleanupStrategy: 'lru',
   allowNoExpiry: false,
+  nameTtlSeconds: 0,
   ...NO_RATE_LIMITS,
 };

@@ -60,6 +60,7 @@ const POLICY_VARS = [
   'maxTenantBytes',
   'cleanupStrategy',
   'allowNoExpiry',
+  'nameTtlSeconds',
   'tenantRequestsPerSecond',
   'tenantRequestBurst',
   'tenantBytesInFlight',

@@ -14,6 +14,7 @@ import type { ArtifactRepository } from '../repository.js';
 import { d1ApiKeys } from './api-keys.js';
 import { openD1, type D1RepositoryOptions } from './binding.js';
 import { d1Blobs } from './blobs.js';
+import { d1Names } from './names.js';
 import { d1Outbox } from './outbox.js';
 import { d1References } from './references.js';
 import { d1Retention } from './retention.js';
@@ -31,6 +32,7 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
   const ctx = openD1(options);
   return {
     ...d1References(ctx),
+    ...d1Names(ctx),
     ...d1Uploads(ctx),
     ...d1ApiKeys(ctx),
     ...d1Retention(ctx),

@@ -24,9 +24,16 @@ import {
   type Stmt,
 } from './sql.js';
 
-/** The put's own reference, by its full scope key. */
+/** The put's own reference, by its full scope key (an unnamed reference: no name, version -1). */
 const KEY = `r.tenant_id = @tenantId AND r.artifact_id = @artifactId
-  AND r.user_id = @userId AND r.session_id = @sessionId AND r.trace_id = @traceId`;
+  AND r.user_id = @userId AND r.session_id = @sessionId AND r.trace_id = @traceId AND r.name = '' AND r.version = -1`;
+/** The name a named put saves a version of. */
+const NAME_ROW = `FROM names WHERE tenant_id = @tenantId AND app = @namespace AND user_id = @userId
+  AND session_id = @sessionId AND name = @name`;
+/** A named put's own reference: the version its name's counter just gave. */
+const NAMED_KEY = `r.tenant_id = @tenantId AND r.artifact_id = @artifactId
+  AND r.user_id = @userId AND r.session_id = @sessionId AND r.trace_id = ''
+  AND r.name = @name AND r.version = (SELECT next_version - 1 ${NAME_ROW})`;
 /** The verdict is yes: every write of the put is conditional on it. */
 export const PUT_OK = 'EXISTS (SELECT 1 FROM put_ctx WHERE refused IS NULL)';
 const NOW = '(SELECT now FROM put_ctx)';
@@ -65,7 +72,8 @@ export function putLimits(input: CommitPutInput): PutLimits {
     };
   };
   return {
-    strategy: q?.strategy ?? 'reject',
+    // Named versions are meant to last: their limits refuse, never evict.
+    strategy: input.name ? (q?.strategy === 'never' ? 'never' : 'reject') : (q?.strategy ?? 'reject'),
     session: scope(input.scope.sessionId ?? '', q?.maxSessionBytes, q?.maxSessionCount),
     trace: scope(input.scope.traceId ?? '', q?.maxTraceBytes, q?.maxTraceCount),
     maxTenantBytes: q?.maxTenantBytes ?? 0,
@@ -99,6 +107,8 @@ export interface PutPlan {
  */
 export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: number, sqlClock: boolean): PutPlan {
   const limits = putLimits(input);
+  const named = Boolean(input.name);
+  const key = named ? NAMED_KEY : KEY;
   const { session, trace, strategy } = limits;
   const meta = input.meta == null ? null : JSON.stringify(input.meta);
   const source = input.source == null ? null : JSON.stringify(input.source);
@@ -123,6 +133,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
     maxTraceBytes: trace.maxBytes,
     maxTraceCount: trace.maxCount,
     maxTenantBytes: limits.maxTenantBytes,
+    name: input.name ?? '',
   };
   const stmts: Stmt[] = [];
   const add = (sql: string) => stmts.push({ sql, params }) - 1;
@@ -138,7 +149,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   add(`WITH t AS (SELECT ${clock} AS now)
     INSERT INTO put_ctx (id, now, expires_at, live, pin_ok, collision, sess_n, sess_bytes, trace_n, trace_bytes)
     SELECT 1, t.now, @expiresAt + (t.now - @now),
-      EXISTS (SELECT 1 FROM artifact_refs r WHERE ${KEY} AND r.expires_at > t.now),
+      ${named ? '0' : `EXISTS (SELECT 1 FROM artifact_refs r WHERE ${KEY} AND r.expires_at > t.now)`},
       @pinId IS NULL OR EXISTS (SELECT 1 FROM blob_pins WHERE id = @pinId AND sha256 = @sha256 AND until >= t.now),
       EXISTS (SELECT 1 FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId AND sha256 != @sha256),
       ${usage('session', 'count(*)')}, ${usage('session', 'total(size_bytes)')},
@@ -154,7 +165,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
         SELECT r.ref_id, r.size_bytes, r.tenant_id, r.artifact_id,
                @sizeBytes + sum(r.size_bytes) OVER w AS running, 1 + row_number() OVER w AS position
         FROM artifact_refs r
-        WHERE r.tenant_id = @tenantId AND r.${column} = @${param} AND r.expires_at > ${NOW}
+        WHERE r.tenant_id = @tenantId AND r.${column} = @${param} AND r.expires_at > ${NOW} AND r.name = ''
           AND NOT (${KEY}) AND r.ref_id NOT IN (SELECT ref_id FROM evict_plan)
         WINDOW w AS (ORDER BY r.${recencyOf(evicting!)} DESC, r.ref_id DESC ROWS UNBOUNDED PRECEDING))
       WHERE (@max${limit}Bytes > 0 AND running > @max${limit}Bytes)
@@ -170,11 +181,18 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
 
   /** The scope's checks: too big for it whatever the strategy; full, under `reject`, for a new reference. */
   const scopeChecks = (kind: ScopeKind) => {
-    const { n, bytes, limit } = SCOPE[kind];
+    const { n, bytes, limit, column, param } = SCOPE[kind];
     if (limits[kind].tooBig) return `WHEN 1 THEN '${kind}_big'`;
-    if (strategy !== 'reject' || !limits[kind].limited) return '';
-    return `WHEN NOT live AND ((@max${limit}Bytes > 0 AND ${bytes} + @sizeBytes > @max${limit}Bytes)
+    if (!limits[kind].limited) return '';
+    if (strategy === 'reject')
+      return `WHEN NOT live AND ((@max${limit}Bytes > 0 AND ${bytes} + @sizeBytes > @max${limit}Bytes)
       OR (@max${limit}Count > 0 AND ${n} + 1 > @max${limit}Count)) THEN '${kind}'`;
+    if (!planned.includes(kind)) return '';
+    // Evicting makes room, except where named versions fill the scope: they are never evicted.
+    const gone = (what: string) => `(SELECT ${what} FROM evict_plan p JOIN artifact_refs r ON r.ref_id = p.ref_id
+      WHERE r.${column} = @${param})`;
+    return `WHEN NOT live AND ((@max${limit}Bytes > 0 AND ${bytes} - ${gone('total(r.size_bytes)')} + @sizeBytes > @max${limit}Bytes)
+      OR (@max${limit}Count > 0 AND ${n} - ${gone('count(*)')} + 1 > @max${limit}Count)) THEN '${kind}'`;
   };
   const verdict = add(`UPDATE put_ctx SET refused = CASE
       WHEN NOT pin_ok THEN 'pin'
@@ -194,15 +212,27 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   add(`INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at)
     SELECT @tenantId, @artifactId, @namespace, @sha256, @sizeBytes, now FROM put_ctx WHERE refused IS NULL
     ON CONFLICT (tenant_id, id) DO NOTHING`);
+  if (named) {
+    // The name's counter gives the version, inside this batch: concurrent saves get 0, 1, 2… exactly.
+    add(`INSERT INTO names (tenant_id, app, user_id, session_id, name, next_version, created_at)
+      SELECT @tenantId, @namespace, @userId, @sessionId, @name, 1, now FROM put_ctx WHERE refused IS NULL
+      ON CONFLICT (tenant_id, app, user_id, session_id, name) DO UPDATE SET next_version = next_version + 1`);
+    add(`INSERT INTO artifact_refs (tenant_id, artifact_id, user_id, session_id, trace_id, size_bytes, mime_type,
+        filename, meta, source, created_at, last_accessed_at, expires_at, name, version)
+      SELECT @tenantId, @artifactId, @userId, @sessionId, '', @sizeBytes, @mimeType, @filename,
+        @meta, @source, now, now, expires_at, @name, (SELECT next_version - 1 ${NAME_ROW})
+      FROM put_ctx WHERE refused IS NULL`);
+  }
   // UPDATE, then INSERT where there is none: an upsert's DO UPDATE would consume an AUTOINCREMENT
   // value, and a re-put would make the next reference id skip one. A reference past its expiry
   // that retention has not reaped yet counts as new (fresh createdAt).
-  add(`UPDATE artifact_refs AS r
+  if (!named) add(`UPDATE artifact_refs AS r
     SET size_bytes = @sizeBytes, mime_type = @mimeType, filename = @filename, meta = @meta, source = @source,
       last_accessed_at = ${NOW}, expires_at = (SELECT expires_at FROM put_ctx),
       created_at = CASE WHEN r.expires_at > ${NOW} THEN r.created_at ELSE ${NOW} END
     WHERE ${KEY} AND ${PUT_OK}`);
-  add(`INSERT INTO artifact_refs (tenant_id, artifact_id, user_id, session_id, trace_id, size_bytes, mime_type,
+  if (!named)
+    add(`INSERT INTO artifact_refs (tenant_id, artifact_id, user_id, session_id, trace_id, size_bytes, mime_type,
       filename, meta, source, created_at, last_accessed_at, expires_at)
     SELECT @tenantId, @artifactId, @userId, @sessionId, @traceId, @sizeBytes, @mimeType, @filename,
       @meta, @source, now, now, expires_at
@@ -216,8 +246,8 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   }
   add(`INSERT INTO outbox (tenant_id, type, artifact_id, scope, ref, created_at)
     SELECT r.tenant_id, 'artifact.stored', r.artifact_id, ${SCOPE_JSON}, ${STORED_REF_JSON}, ${NOW}
-    FROM ${REF_JOIN} WHERE ${KEY} AND ${PUT_OK}`);
-  const row = add(`SELECT ${REF_COLUMNS} FROM ${REF_JOIN} WHERE ${KEY} AND ${PUT_OK}`);
+    FROM ${REF_JOIN} WHERE ${key} AND ${PUT_OK}`);
+  const row = add(`SELECT ${REF_COLUMNS} FROM ${REF_JOIN} WHERE ${key} AND ${PUT_OK}`);
   add('DELETE FROM put_ctx');
   return { stmts, limits, at: evicted === undefined ? { verdict, row } : { verdict, row, evicted } };
 }

@@ -74,7 +74,8 @@ export function expirePlan(now: number, limit: number): RemovalPlan {
 
 /**
  * enforceScope: rank the scope's live references, most recently accessed (lru) or created (fifo)
- * first, keep the longest run that fits both limits, remove the rest.
+ * first, keep the longest run that fits both limits, remove the rest. Named versions are never
+ * evicted (their puts refuse instead), so they are not ranked.
  */
 export function enforcePlan(
   tenantId: string,
@@ -90,6 +91,7 @@ export function enforcePlan(
        SELECT ref_id, size_bytes, tenant_id, artifact_id,
               sum(size_bytes) OVER w AS running, row_number() OVER w AS position
        FROM artifact_refs WHERE tenant_id = @tenantId AND ${SCOPE[kind].column} = @value AND expires_at > @now
+         AND name = ''
        WINDOW w AS (ORDER BY ${recencyOf(strategy)} DESC, ref_id DESC ROWS UNBOUNDED PRECEDING))
      WHERE (@maxBytes > 0 AND running > @maxBytes) OR (@maxCount > 0 AND position > @maxCount)`,
     'artifact.evicted',

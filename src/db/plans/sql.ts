@@ -16,7 +16,8 @@ export const REF_COLUMNS = `r.ref_id AS refId, r.tenant_id AS tenantId, r.artifa
   a.namespace AS namespace, a.sha256 AS sha256, a.size_bytes AS sizeBytes,
   r.user_id AS userId, r.session_id AS sessionId, r.trace_id AS traceId,
   r.mime_type AS mimeType, r.filename AS filename, r.meta AS meta, r.source AS source,
-  r.created_at AS createdAt, r.last_accessed_at AS lastAccessedAt, r.expires_at AS expiresAt`;
+  r.created_at AS createdAt, r.last_accessed_at AS lastAccessedAt, r.expires_at AS expiresAt,
+  r.name AS name, r.version AS version`;
 export const REF_JOIN = 'artifact_refs r JOIN artifacts a ON a.tenant_id = r.tenant_id AND a.id = r.artifact_id';
 
 // Event payloads are built in SQL with the same keys in the same order as a JSON.stringify of the
@@ -27,12 +28,14 @@ export const STORED_REF_JSON = `json_object('refId', r.ref_id, 'tenantId', r.ten
   'namespace', a.namespace, 'sha256', a.sha256, 'sizeBytes', a.size_bytes,
   'userId', r.user_id, 'sessionId', r.session_id, 'traceId', r.trace_id,
   'mimeType', r.mime_type, 'filename', r.filename, 'meta', json(r.meta), 'source', json(r.source),
-  'createdAt', r.created_at, 'lastAccessedAt', r.last_accessed_at, 'expiresAt', r.expires_at)`;
+  'createdAt', r.created_at, 'lastAccessedAt', r.last_accessed_at, 'expiresAt', r.expires_at,
+  'name', r.name, 'version', r.version)`;
 /** A removed reference: the reference's own size, its artifact's facts last ('' if it has none). */
 export const REMOVED_REF_JSON = `json_object('refId', r.ref_id, 'tenantId', r.tenant_id, 'artifactId', r.artifact_id,
   'userId', r.user_id, 'sessionId', r.session_id, 'traceId', r.trace_id, 'sizeBytes', r.size_bytes,
   'mimeType', r.mime_type, 'filename', r.filename, 'meta', json(r.meta), 'source', json(r.source),
   'createdAt', r.created_at, 'lastAccessedAt', r.last_accessed_at, 'expiresAt', r.expires_at,
+  'name', r.name, 'version', r.version,
   'namespace', coalesce(a.namespace, ''), 'sha256', coalesce(a.sha256, ''))`;
 
 export type ScopeKind = 'session' | 'trace';

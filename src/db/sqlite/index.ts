@@ -6,6 +6,7 @@ import type { ArtifactRepository } from '../repository.js';
 import { sqliteApiKeys } from './api-keys.js';
 import { sqliteBlobs } from './blobs.js';
 import { openSqlite, type SqliteRepositoryOptions } from './connection.js';
+import { sqliteNames } from './names.js';
 import { sqliteOutbox } from './outbox.js';
 import { sqliteReferences } from './references.js';
 import { sqliteRetention } from './retention.js';
@@ -18,6 +19,7 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
   const { sqlite } = ctx;
   return {
     ...sqliteReferences(ctx),
+    ...sqliteNames(ctx),
     ...sqliteUploads(ctx),
     ...sqliteApiKeys(ctx),
     ...sqliteRetention(ctx),

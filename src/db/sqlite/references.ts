@@ -42,7 +42,7 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
              a.sha256 AS sha256, a.size_bytes AS sizeBytes, r.user_id AS userId, r.session_id AS sessionId,
              r.trace_id AS traceId, r.mime_type AS mimeType, r.filename AS filename, r.meta AS meta,
              r.source AS source, r.created_at AS createdAt, r.last_accessed_at AS lastAccessedAt,
-             r.expires_at AS expiresAt
+             r.expires_at AS expiresAt, r.name AS name, r.version AS version
       FROM artifact_refs r JOIN artifacts a ON a.tenant_id = r.tenant_id AND a.id = r.artifact_id
       WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId AND r.expires_at > @now ${extra}
       ORDER BY r.created_at DESC, r.ref_id DESC

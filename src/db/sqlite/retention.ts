@@ -31,7 +31,7 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
           SELECT ref_id FROM (
             SELECT ref_id, sum(size_bytes) OVER w AS running, row_number() OVER w AS position
             FROM artifact_refs
-            WHERE tenant_id = @tenantId AND ${SCOPE_COLUMNS[kind]} = @value AND expires_at > @now
+            WHERE tenant_id = @tenantId AND ${SCOPE_COLUMNS[kind]} = @value AND expires_at > @now AND name = ''
             WINDOW w AS (ORDER BY ${recency} DESC, ref_id DESC ROWS UNBOUNDED PRECEDING)
           )
           WHERE (@maxBytes > 0 AND running > @maxBytes) OR (@maxCount > 0 AND position > @maxCount)

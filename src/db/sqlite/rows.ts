@@ -20,6 +20,8 @@ export const refColumns = {
   createdAt: artifactRefs.createdAt,
   lastAccessedAt: artifactRefs.lastAccessedAt,
   expiresAt: artifactRefs.expiresAt,
+  name: artifactRefs.name,
+  version: artifactRefs.version,
 };
 
 /** A reference row as SQLite returns it: meta and source still JSON text. */
@@ -31,7 +33,7 @@ export type RemovedRow = Omit<RefRow, 'namespace' | 'sha256' | 'meta' | 'source'
 /** The columns of a removed reference, in RemovedRow's shape (for RETURNING). */
 export const REMOVED_COLUMNS = `ref_id AS refId, tenant_id AS tenantId, artifact_id AS artifactId, user_id AS userId,
   session_id AS sessionId, trace_id AS traceId, size_bytes AS sizeBytes, mime_type AS mimeType, filename, meta, source,
-  created_at AS createdAt, last_accessed_at AS lastAccessedAt, expires_at AS expiresAt`;
+  created_at AS createdAt, last_accessed_at AS lastAccessedAt, expires_at AS expiresAt, name, version`;
 
 /** A JSON column's value: text is parsed, an already parsed value passes through. */
 export function parseJson(value: unknown): Record<string, unknown> | null {

@@ -4,7 +4,8 @@ import { parseRange } from '../../core/range.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import type { Context } from 'hono';
 import type { UrlSigner } from '../../core/url-signing.js';
-import type { Access } from '../../service/artifact-service.js';
+import type { Access, DownloadEntity, RangeResolver } from '../../service/artifact-service.js';
+import type { ByteRange } from '../../core/schemas.js';
 import { readAccessOf, requirePerm } from '../auth.js';
 import { respondsWithRequestId, type AppEnv } from '../context.js';
 import {
@@ -50,7 +51,7 @@ const parameters = [
   },
 ];
 
-function dispositionOf(value: string | undefined): 'inline' | 'attachment' | undefined {
+export function dispositionOf(value: string | undefined): 'inline' | 'attachment' | undefined {
   if (value === undefined || value === 'inline' || value === 'attachment') return value;
   throw errors.badRequest('disposition must be inline or attachment.');
 }
@@ -170,11 +171,38 @@ export function registerGetArtifact(
 }
 
 /** GET and HEAD of one artifact for a caller allowed to see it: 200, 206, 304, 416 or 404. */
-async function serveArtifact(
+function serveArtifact(
   c: Context<AppEnv>,
   service: ArtifactService,
   access: Access,
   id: string,
+  disposition: 'inline' | 'attachment' | undefined,
+  cacheControl?: string,
+) {
+  return serveDownload(
+    c,
+    {
+      entity: () => service.getEntity(access, id),
+      body: (resolveRange, smallBytes) => service.getBody(access, id, resolveRange, smallBytes),
+    },
+    disposition,
+    cacheControl,
+  );
+}
+
+/** Where a download's entity and bytes come from: an artifact by id, a named version. */
+export interface DownloadSource {
+  entity(): Promise<DownloadEntity>;
+  body(
+    resolveRange: RangeResolver,
+    smallBytes: number,
+  ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }>;
+}
+
+/** GET and HEAD of one download: 200, 206, 304 or 416 (the source throws its own 404). */
+export async function serveDownload(
+  c: Context<AppEnv>,
+  source: DownloadSource,
   disposition: 'inline' | 'attachment' | undefined,
   cacheControl?: string,
 ) {
@@ -185,7 +213,7 @@ async function serveArtifact(
   // leave its stream unread (a file handle held until GC). HEAD never opens it; Range is ignored
   // (RFC 9110 14.2: range handling is defined for GET only).
   if (c.req.method === 'HEAD' || ifNoneMatch) {
-    const entity = await service.getEntity(access, id);
+    const entity = await source.entity();
     if (etagMatches(ifNoneMatch, etagOf(entity), true)) {
       return c.body(null, 304, notModifiedHeaders(entity, cacheControl));
     }
@@ -201,17 +229,12 @@ async function serveArtifact(
   const ifRange = header(c, 'if-range');
   let result;
   try {
-    result = await service.getBody(
-      access,
-      id,
-      (entity) => {
-        if (rangeHeader === undefined) return undefined;
-        // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
-        if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
-        return parseRange(rangeHeader, entity.sizeBytes);
-      },
-      SMALL_BODY_BYTES,
-    );
+    result = await source.body((entity) => {
+      if (rangeHeader === undefined) return undefined;
+      // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
+      if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
+      return parseRange(rangeHeader, entity.sizeBytes);
+    }, SMALL_BODY_BYTES);
   } catch (err) {
     if (isArtifactError(err) && err.code === 'invalid_range') {
       return c.json(err.toJSON(), 416, { 'Content-Range': `bytes */${String(err.details?.sizeBytes ?? '*')}` });

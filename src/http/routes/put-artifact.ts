@@ -80,32 +80,7 @@ export function registerPutArtifact(
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'write');
-    const length = c.req.header('content-length');
-    if (length !== undefined && /^\d+$/.test(length)) {
-      if (Number(length) > service.limits.maxArtifactBytes)
-        throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
-      if (maxRequestBodyBytes > 0 && Number(length) > maxRequestBodyBytes)
-        throw errors.requestTooLarge(maxRequestBodyBytes);
-    }
-    const ttlRaw = wire(c, 'ttl');
-    if (ttlRaw !== undefined && ttlRaw !== 'never' && !/^[1-9]\d{0,9}$/.test(ttlRaw))
-      throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds, or "never".');
-    const sha = wire(c, 'sha256');
-    if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha))
-      throw errors.badRequest('X-Artifact-Sha256 must be 64 hex characters.');
-    const filename = wire(c, 'filename');
-    const mime = c.req.header('content-type');
-    const options: PutOptions = {
-      ...(mime ? { mimeType: mime } : {}),
-      ...(filename !== undefined ? { filename: decodeExtValue(headerUtf8(filename)) } : {}),
-      ...(wire(c, 'namespace') !== undefined ? { namespace: wire(c, 'namespace') } : {}),
-      ...(ttlRaw !== undefined ? { ttl: ttlRaw === 'never' ? ('never' as const) : Number(ttlRaw) } : {}),
-      ...(sha !== undefined ? { sha256: sha.toLowerCase() } : {}),
-    };
-    const meta = parseJsonObject('Meta', wire(c, 'meta'));
-    if (meta) options.meta = meta;
-    const source = parseJsonObject('Source', wire(c, 'source'));
-    if (source) options.source = source;
+    const options = putOptionsOf(c, service, maxRequestBodyBytes);
     const scope = narrowScope(
       { tenantId: caller.tenantId, userId: caller.userId, sessionId: caller.sessionId, traceId: caller.traceId },
       { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') },
@@ -118,4 +93,41 @@ export function registerPutArtifact(
     const [answer] = await withLinks(c, service, accessOf(caller), [ref], publicUrl);
     return c.json(answer!, created ? 201 : 200);
   });
+}
+
+/**
+ * A put's options from its request (Content-Type and the X-Artifact-* headers or query parameters),
+ * after the size checks a Content-Length allows: payload_too_large / request_too_large before any byte.
+ */
+export function putOptionsOf(
+  c: Context,
+  service: Pick<ArtifactService, 'limits'>,
+  maxRequestBodyBytes = 0,
+): PutOptions {
+  const length = c.req.header('content-length');
+  if (length !== undefined && /^\d+$/.test(length)) {
+    if (Number(length) > service.limits.maxArtifactBytes) throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
+    if (maxRequestBodyBytes > 0 && Number(length) > maxRequestBodyBytes)
+      throw errors.requestTooLarge(maxRequestBodyBytes);
+  }
+  const ttlRaw = wire(c, 'ttl');
+  if (ttlRaw !== undefined && ttlRaw !== 'never' && !/^[1-9]\d{0,9}$/.test(ttlRaw))
+    throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds, or "never".');
+  const sha = wire(c, 'sha256');
+  if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha))
+    throw errors.badRequest('X-Artifact-Sha256 must be 64 hex characters.');
+  const filename = wire(c, 'filename');
+  const mime = c.req.header('content-type');
+  const options: PutOptions = {
+    ...(mime ? { mimeType: mime } : {}),
+    ...(filename !== undefined ? { filename: decodeExtValue(headerUtf8(filename)) } : {}),
+    ...(wire(c, 'namespace') !== undefined ? { namespace: wire(c, 'namespace') } : {}),
+    ...(ttlRaw !== undefined ? { ttl: ttlRaw === 'never' ? ('never' as const) : Number(ttlRaw) } : {}),
+    ...(sha !== undefined ? { sha256: sha.toLowerCase() } : {}),
+  };
+  const meta = parseJsonObject('Meta', wire(c, 'meta'));
+  if (meta) options.meta = meta;
+  const source = parseJsonObject('Source', wire(c, 'source'));
+  if (source) options.source = source;
+  return options;
 }

@@ -1,0 +1,170 @@
+/**
+ * Named versions in the service: a name in a scope (tenant, app, user, and a session or user-wide)
+ * with versions 0, 1, 2…, each a reference to a content-addressed artifact. The numbers come from the
+ * name's counter inside the put's own transaction (plans/put.ts), so concurrent saves never share
+ * or skip one; reads, listings and deletes are plans/names.ts.
+ */
+import { errors, ArtifactError } from '../core/errors.js';
+import { NAMESPACE_PATTERN } from '../core/ids.js';
+import type { ArtifactRef, ByteRange, NamePage, PutOptions } from '../core/schemas.js';
+import type { ArtifactRepository, NameKey, NameScope, RefRow } from '../db/repository.js';
+import { rowToRef } from './refs.js';
+import type { DownloadEntity, DownloadUrl, DownloadUrlOptions, PutResult, RangeResolver } from './types.js';
+
+const NAME_MAX = 512;
+const SCOPE_PART_MAX = 256;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Refuses a malformed key with bad_request, naming the part. */
+export function checkNameKey(key: NameScope & { name?: string }): void {
+  if (!NAMESPACE_PATTERN.test(key.app))
+    throw errors.badRequest(
+      `Invalid app ${JSON.stringify(key.app)}: use 1-128 letters, digits, '.', '_' or '-' (it is the versions' namespace).`,
+    );
+  if (key.name !== undefined && (key.name.length < 1 || key.name.length > NAME_MAX || CONTROL.test(key.name)))
+    throw errors.badRequest(`Invalid name: use 1-${NAME_MAX} characters without control characters.`);
+  for (const [part, value] of [
+    ['user', key.userId],
+    ['session', key.sessionId],
+  ] as const)
+    if (value.length > SCOPE_PART_MAX || CONTROL.test(value))
+      throw errors.badRequest(`Invalid ${part} ${JSON.stringify(value)}: use at most ${SCOPE_PART_MAX} characters.`);
+}
+
+function checkVersion(version: number | undefined): void {
+  if (version !== undefined && (!Number.isSafeInteger(version) || version < 0))
+    throw errors.badRequest(`Invalid version ${JSON.stringify(version)}: versions are whole numbers from 0.`);
+}
+
+const notFound = (key: NameKey, version?: number) =>
+  new ArtifactError(
+    'not_found',
+    `No ${version === undefined ? 'version' : `version ${version}`} of ${JSON.stringify(key.name)} in app ${JSON.stringify(key.app)} in your scope. Check the name, the app and whether it is user-wide or in a session; list names with GET /v1/names/{app}.`,
+  );
+
+const cursorOf = (name: string) =>
+  btoa(unescape(encodeURIComponent(name)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_');
+function nameOfCursor(cursor: string): string {
+  try {
+    return decodeURIComponent(escape(atob(cursor.replace(/-/g, '+').replace(/_/g, '/'))));
+  } catch {
+    throw errors.badRequest('Invalid cursor: pass back nextCursor exactly as it came, or start without one.');
+  }
+}
+
+export interface NamedVersionDeps {
+  repo: ArtifactRepository;
+  now: () => number;
+  putStream(
+    scope: { tenantId: string; userId?: string; sessionId?: string },
+    body: ReadableStream<Uint8Array>,
+    options: PutOptions,
+    name: string,
+  ): Promise<PutResult>;
+  bodyOf(
+    row: RefRow,
+    range: ByteRange | undefined,
+    smallBytes: number,
+  ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }>;
+  linkOf(tenantId: string, row: RefRow, o: DownloadUrlOptions): Promise<DownloadUrl>;
+}
+
+export function createNamedVersions(deps: NamedVersionDeps) {
+  const { repo, now } = deps;
+
+  async function findVersion(key: NameKey, version?: number): Promise<RefRow> {
+    checkNameKey(key);
+    checkVersion(version);
+    const row = await repo.findVersion(key, version, now());
+    if (!row) throw notFound(key, version);
+    return row;
+  }
+
+  return {
+    /**
+     * Saves a new version of `key.name`, streaming the bytes like a put (same options, except that the
+     * app is the namespace and the scope is the key's). Its number is the next of the name's counter.
+     */
+    async saveVersion(key: NameKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<PutResult> {
+      try {
+        checkNameKey(key);
+      } catch (err) {
+        await body.cancel(err).catch(() => {});
+        throw err;
+      }
+      const { scope: _scope, namespace: _namespace, ...rest } = options;
+      return deps.putStream(
+        {
+          tenantId: key.tenantId,
+          ...(key.userId ? { userId: key.userId } : {}),
+          ...(key.sessionId ? { sessionId: key.sessionId } : {}),
+        },
+        body,
+        { ...rest, namespace: key.app },
+        key.name,
+      );
+    },
+
+    /** The version asked for, or the latest live one, as its reference (not_found otherwise). */
+    async versionRef(key: NameKey, version?: number): Promise<ArtifactRef> {
+      return rowToRef(await findVersion(key, version));
+    },
+
+    /** What a download of that version carries, without opening its bytes. */
+    versionEntity: findVersion,
+
+    /** The bytes of a version (or a range of them); `resolveRange` sees the size and hash first. */
+    async versionBody(
+      key: NameKey,
+      version: number | undefined,
+      resolveRange: RangeResolver | undefined,
+      smallBytes: number,
+    ) {
+      const row = await findVersion(key, version);
+      return deps.bodyOf(row, resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 }), smallBytes);
+    },
+
+    /** A download link for a version, no token needed. */
+    async versionUrl(key: NameKey, version: number | undefined, o: DownloadUrlOptions): Promise<DownloadUrl> {
+      return deps.linkOf(key.tenantId, await findVersion(key, version), o);
+    },
+
+    /** Every live version of a name, oldest first (not_found when it has none). */
+    async listVersions(key: NameKey): Promise<ArtifactRef[]> {
+      checkNameKey(key);
+      const rows = await repo.listVersions(key, now());
+      if (rows.length === 0) throw notFound(key);
+      return rows.map(rowToRef);
+    },
+
+    /** Names with a live version in a scope, by name, a page at a time. */
+    async listNames(scope: NameScope, query: { cursor?: string; limit?: number } = {}): Promise<NamePage> {
+      checkNameKey(scope);
+      const limit = query.limit ?? 100;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw errors.badRequest('limit must be a whole number from 1 to 1000.');
+      const after = query.cursor ? nameOfCursor(query.cursor) : '';
+      const rows = await repo.listNames(scope, after, limit + 1, now());
+      const page = rows.slice(0, limit).map((r) => ({
+        name: r.name,
+        scope: scope.sessionId ? ('session' as const) : ('user' as const),
+        latestVersion: r.latestVersion,
+        versions: r.versions,
+        updatedAt: new Date(r.updatedAt).toISOString(),
+      }));
+      return rows.length > limit ? { items: page, nextCursor: cursorOf(page[page.length - 1]!.name) } : { items: page };
+    },
+
+    /** Deletes a name and every version; a later save starts again at 0. False when there was none. */
+    async deleteName(key: NameKey): Promise<boolean> {
+      checkNameKey(key);
+      const { existed, removed } = await repo.deleteName(key, now());
+      return existed || removed.length > 0;
+    },
+  };
+}
+
+export type NamedVersions = ReturnType<typeof createNamedVersions>;
