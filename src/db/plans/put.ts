@@ -226,7 +226,8 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   // UPDATE, then INSERT where there is none: an upsert's DO UPDATE would consume an AUTOINCREMENT
   // value, and a re-put would make the next reference id skip one. A reference past its expiry
   // that retention has not reaped yet counts as new (fresh createdAt).
-  if (!named) add(`UPDATE artifact_refs AS r
+  if (!named)
+    add(`UPDATE artifact_refs AS r
     SET size_bytes = @sizeBytes, mime_type = @mimeType, filename = @filename, meta = @meta, source = @source,
       last_accessed_at = ${NOW}, expires_at = (SELECT expires_at FROM put_ctx),
       created_at = CASE WHEN r.expires_at > ${NOW} THEN r.created_at ELSE ${NOW} END
