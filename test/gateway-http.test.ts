@@ -200,7 +200,11 @@ describe('the gateway mounted in the service', () => {
           // Aborted at the end of the test.
         }
       })();
-      return { events, stop: async () => (abort.abort(), await done) };
+      const stop = async () => {
+        abort.abort();
+        await done;
+      };
+      return { events, stop };
     };
     const watching = collect(reader);
     const other = collect(bystander);

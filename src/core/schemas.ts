@@ -49,6 +49,18 @@ export const NameInfoSchema = z.object({
 });
 export type NameInfo = z.infer<typeof NameInfoSchema>;
 
+/** Where a name lives: tenant, app (its versions' artifact namespace), user, and a session or '' (user-wide). */
+export interface NameScope {
+  tenantId: string;
+  app: string;
+  userId: string;
+  sessionId: string;
+}
+
+export interface NameKey extends NameScope {
+  name: string;
+}
+
 export interface NamePage {
   items: NameInfo[];
   nextCursor?: string;

@@ -400,17 +400,8 @@ export interface OutboxRepository {
  * Metadata persistence: every concern above, on one database. Async so that both SQLite (one
  * transaction) and D1 (one batch) fit.
  */
-/** Where a name lives: tenant, app (its versions' artifact namespace), user, and a session or '' (user-wide). */
-export interface NameScope {
-  tenantId: string;
-  app: string;
-  userId: string;
-  sessionId: string;
-}
-
-export interface NameKey extends NameScope {
-  name: string;
-}
+export type { NameKey, NameScope } from '../core/schemas.js';
+import type { NameKey, NameScope } from '../core/schemas.js';
 
 /** A name in a listing: its live versions. */
 export interface NameSummary {

@@ -41,7 +41,9 @@ export function sqliteNames({ sqlite, writing }: SqliteContext): NameRepository 
           .transaction(() => {
             const results = plan.stmts.map(({ sql, params }) => {
               const stmt = prepare(sql);
-              return stmt.reader ? stmt.all(params) : (stmt.run(params), []);
+              if (stmt.reader) return stmt.all(params);
+              stmt.run(params);
+              return [];
             });
             const existed = (results[plan.existedAt]![0] as { n: number }).n > 0;
             return { existed, removed: results[plan.removedAt] as EvictedRef[] };

@@ -10,7 +10,7 @@ import type { Context } from 'hono';
 import { ArtifactError, errors } from '../../core/errors.js';
 import { narrowFilter } from '../../core/scope.js';
 import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
-import type { NameKey, NameScope } from '../../db/repository.js';
+import type { NameKey, NameScope } from '../../core/schemas.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import { namedScope, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
