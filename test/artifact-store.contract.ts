@@ -397,5 +397,92 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
         expect((await store.getRef(a.id))?.filename).toBe('a.txt');
       });
     });
+
+    describe('named versions', () => {
+      const report = { app: 'contract-app', name: 'report.txt' };
+
+      it('numbers versions 0, 1, 2… each with its own type and metadata; the same bytes twice share one artifact', async () => {
+        const names = store.names!;
+        expect(store.capabilities.names).toBe(true);
+        const v0 = await names.saveVersion(report, 'first draft');
+        expect(v0).toMatchObject({
+          name: 'report.txt',
+          version: 0,
+          namespace: 'contract-app',
+          mimeType: 'text/plain; charset=utf-8',
+        });
+        const bytes = bytesOf(11);
+        const v1 = await names.saveVersion(report, bytes, { mimeType: 'application/octet-stream', meta: { step: 2 } });
+        const v2 = await names.saveVersion(report, streamOf(bytes), { mimeType: 'application/x-thing' });
+        expect([v1.version, v2.version]).toEqual([1, 2]);
+        expect(v2.id).toBe(v1.id);
+        expect(v2.id).toMatch(ID('contract-app'));
+
+        const latest = await names.loadVersion(report);
+        expect(latest?.ref).toMatchObject({ version: 2, mimeType: 'application/x-thing' });
+        expect(latest?.bytes).toEqual(bytes);
+        expect(text((await names.loadVersion(report, 0))!.bytes)).toBe('first draft');
+        expect(await names.loadVersion(report, 7)).toBeNull();
+        const part = await names.loadVersionStream(report, 1, { range: { start: 2, end: 5 } });
+        expect(await readAll(part!.stream)).toEqual(bytes.slice(2, 6));
+
+        const versions = await names.listVersions(report);
+        expect(versions.map((v) => [v.version, v.mimeType, v.meta ?? null])).toEqual([
+          [0, 'text/plain; charset=utf-8', null],
+          [1, 'application/octet-stream', { step: 2 }],
+          [2, 'application/x-thing', null],
+        ]);
+        await names.saveVersion({ app: 'contract-app', name: 'another.bin' }, bytesOf(12));
+        const page = await names.listNames({ app: 'contract-app' }, { limit: 1 });
+        expect(page.items.map((n) => [n.name, n.latestVersion, n.versions])).toEqual([['another.bin', 0, 1]]);
+        const rest = await names.listNames({ app: 'contract-app' }, { cursor: page.nextCursor! });
+        expect(rest.items.map((n) => [n.name, n.latestVersion, n.versions])).toEqual([['report.txt', 2, 3]]);
+        expect(rest.nextCursor).toBeUndefined();
+      });
+
+      it("keeps apps and sessions apart; user-wide names are shared by the user's sessions", async () => {
+        const names = store.names!;
+        await names.saveVersion({ app: 'contract-app', name: 'profile', userWide: true }, 'mine');
+        await names.saveVersion({ app: 'contract-app', name: 'scratch' }, 'this session');
+        await names.saveVersion({ app: 'other-app', name: 'scratch' }, 'another app');
+        expect(text((await names.loadVersion({ app: 'contract-app', name: 'scratch' }))!.bytes)).toBe('this session');
+        const other = subject.otherSession?.names;
+        if (!other) return;
+        expect(text((await other.loadVersion({ app: 'contract-app', name: 'profile', userWide: true }))!.bytes)).toBe(
+          'mine',
+        );
+        expect(await other.loadVersion({ app: 'contract-app', name: 'scratch' })).toBeNull();
+        expect(await other.listVersions({ app: 'contract-app', name: 'scratch' })).toEqual([]);
+        expect((await other.listNames({ app: 'contract-app' })).items).toEqual([]);
+      });
+
+      it('deleteName removes every version, and the next save starts again at 0', async () => {
+        const names = store.names!;
+        await names.saveVersion(report, 'a');
+        await names.saveVersion(report, 'b');
+        expect(await names.deleteName(report)).toBe(true);
+        expect(await names.loadVersion(report)).toBeNull();
+        expect(await names.deleteName(report)).toBe(false);
+        expect((await names.saveVersion(report, 'c')).version).toBe(0);
+      });
+
+      it('refuses a bad app, name or version with bad_request, and a wrong sha256 with checksum_mismatch', async () => {
+        const names = store.names!;
+        await expectArtifactError(names.saveVersion({ app: 'bad app', name: 'x' }, 'x'), 'bad_request');
+        await expectArtifactError(names.saveVersion({ app: 'contract-app', name: '' }, 'x'), 'bad_request');
+        await expectArtifactError(names.loadVersion(report, -1), 'bad_request');
+        await expectArtifactError(names.saveVersion(report, 'x', { sha256: '0'.repeat(64) }), 'checksum_mismatch');
+        expect(await names.listVersions(report)).toEqual([]);
+      });
+
+      it('gives a download link for a version where the store signs links', async () => {
+        const names = store.names!;
+        if (!store.capabilities.signedUrls || !names.versionUrl) return;
+        await names.saveVersion(report, 'linked');
+        const link = await names.versionUrl(report, 0);
+        const res = await fetch(link.url);
+        expect(await res.text()).toBe('linked');
+      });
+    });
   });
 }

@@ -7,5 +7,9 @@ export type {
   DownloadLink,
   EventsOptions,
   GetStreamOptions,
+  LoadedVersion,
+  NamedArtifactStore,
+  NameRef,
+  NameWhere,
   UrlOptions,
 } from '../core/artifact-store.js';

@@ -22,6 +22,7 @@ import { createDirectUploads, putSpooled } from './http-direct-upload.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
 import { putHeaders, readHeaders, type ScopeNames } from './http-headers.js';
+import { httpNames } from './http-names.js';
 import { retryPolicyOf } from './http-retry.js';
 import { emptyStream, sliceStream } from './http-streams.js';
 import { createHttpTransport, type Call, type RequestBody } from './http-transport.js';
@@ -101,7 +102,13 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   const scope = options.scope ?? {};
   const reading = readHeaders(scope);
   const streamUploads = options.streamUploads ?? !isBrowser();
-  const capabilities: ArtifactStoreCapabilities = { persistent: true, ranges: true, signedUrls: true, events: true };
+  const capabilities: ArtifactStoreCapabilities = {
+    persistent: true,
+    ranges: true,
+    signedUrls: true,
+    events: true,
+    names: true,
+  };
   const directAbove = options.directUploadAboveBytes ?? 8 * 1024 * 1024;
   const direct = createDirectUploads(transport);
 
@@ -133,6 +140,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   return {
     baseUrl,
     capabilities,
+    names: httpNames(request, scope),
 
     putBytes: async (data: Uint8Array, o: PutOptions = {}) => put(data, putHeaders(o, scope, undefined), o),
     putText: async (text: string, o: PutOptions = {}) =>

@@ -8,6 +8,10 @@ export type {
   ArtifactStoreCapabilities,
   DownloadLink,
   GetStreamOptions,
+  LoadedVersion,
+  NamedArtifactStore,
+  NameRef,
+  NameWhere,
   UrlOptions,
 } from './artifact-store.js';
 export {
@@ -38,6 +42,8 @@ export type {
   FetchMode,
   ListPage,
   ListQuery,
+  NameInfo,
+  NamePage,
   PutOptions,
 } from '../core/schemas.js';
 export {

@@ -16,6 +16,7 @@ import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
 import { narrowFilter } from '../core/scope.js';
+import { memoryNames, type MemoryNames } from './memory-names.js';
 
 export interface InMemoryArtifactStoreOptions {
   /** Who this store acts for; default `{ tenantId: 'local' }`. */
@@ -67,6 +68,8 @@ interface MemoryState {
   artifacts: Map<string, StoredArtifact>;
   /** `${tenantId}\n${artifactId}\n${user}\n${session}\n${trace}` → reference. */
   refs: Map<string, StoredRef>;
+  /** Named versions (memory-names.ts). */
+  names: MemoryNames;
   seq: number;
   lastSweep: number;
 }
@@ -86,7 +89,7 @@ const refKey = (s: ArtifactScope, id: string) =>
  * const ref = await store.putText('hello', { filename: 'hello.txt' });
  */
 export function createInMemoryArtifactStore(options: InMemoryArtifactStoreOptions = {}): InMemoryArtifactStore {
-  const state: MemoryState = { artifacts: new Map(), refs: new Map(), seq: 0, lastSweep: 0 };
+  const state: MemoryState = { artifacts: new Map(), refs: new Map(), names: new Map(), seq: 0, lastSweep: 0 };
   const settings = {
     maxArtifactBytes: options.maxArtifactBytes ?? Number.POSITIVE_INFINITY,
     defaultTtlSeconds: options.defaultTtlSeconds ?? 3600,
@@ -108,7 +111,13 @@ type Settings = {
 function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope): InMemoryArtifactStore {
   const { now } = settings;
   const access = readAccessOf(scope);
-  const capabilities: ArtifactStoreCapabilities = { persistent: false, ranges: true, signedUrls: false, events: false };
+  const capabilities: ArtifactStoreCapabilities = {
+    persistent: false,
+    ranges: true,
+    signedUrls: false,
+    events: false,
+    names: true,
+  };
 
   const visible = (ref: StoredRef, at: number) =>
     ref.tenantId === access.tenantId &&
@@ -228,6 +237,7 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
     capabilities,
     scope,
     withScope: (other: ArtifactScope) => scopedView(state, settings, other),
+    names: memoryNames(state.names, { ...settings, collect }, scope),
 
     putBytes: (data: Uint8Array, o: PutOptions = {}) => commit(data, o),
     putText: (text: string, o: PutOptions = {}) =>

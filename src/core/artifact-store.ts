@@ -2,7 +2,7 @@
  * The ArtifactStore interface every store implements (the SDK's HTTP, in-memory and no-op stores, and
  * the service's embedded store), with its option types. Public as `artifact-store/client`.
  */
-import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, PutOptions } from './schemas.js';
+import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, NamePage, PutOptions } from './schemas.js';
 import type { ArtifactEvent } from './events.js';
 
 /** What a store can do beyond the required methods; the contract suite tests what is declared. */
@@ -15,6 +15,60 @@ export interface ArtifactStoreCapabilities {
   signedUrls: boolean;
   /** `events()` streams artifact.* events. */
   events: boolean;
+  /** `names` is there: named, versioned artifacts. */
+  names?: boolean;
+}
+
+/**
+ * Which name: an app (the versions' namespace) and a name, in the store's scope. The user is the
+ * store's (or this one, where the store may name users); the session is the store's (or this one),
+ * unless `userWide`: then the name belongs to the user across their sessions.
+ */
+export interface NameRef {
+  app: string;
+  name: string;
+  userId?: string;
+  sessionId?: string;
+  userWide?: boolean;
+}
+
+/** Where names are listed: an app, and the same user / session choice as a NameRef. */
+export type NameWhere = Omit<NameRef, 'name'>;
+
+/** A version read whole: its ref (with name and version) and its bytes. */
+export interface LoadedVersion {
+  ref: ArtifactRef;
+  bytes: Uint8Array;
+}
+
+/**
+ * Named versions: a name's versions 0, 1, 2… (each a content-addressed artifact with its own type and
+ * metadata). Numbers are given in order, never twice while the name exists; after deleteName a new
+ * save starts again at 0.
+ */
+export interface NamedArtifactStore {
+  /** Saves a new version (the put options apply, except namespace and scope: those come from `ref`). */
+  saveVersion(
+    ref: NameRef,
+    data: Uint8Array | ReadableStream<Uint8Array> | string,
+    options?: PutOptions,
+  ): Promise<ArtifactRef>;
+  /** A version whole, or the latest live one; null when there is none in this scope. */
+  loadVersion(ref: NameRef, version?: number): Promise<LoadedVersion | null>;
+  /** The version's bytes as a stream (a range too); null when there is none. */
+  loadVersionStream(
+    ref: NameRef,
+    version?: number,
+    options?: GetStreamOptions,
+  ): Promise<{ ref: ArtifactRef; stream: ReadableStream<Uint8Array> } | null>;
+  /** Every live version's ref, oldest first; [] when the name has none. */
+  listVersions(ref: NameRef): Promise<ArtifactRef[]>;
+  /** Names with a live version, by name, a page at a time. */
+  listNames(where: NameWhere, query?: { cursor?: string; limit?: number }): Promise<NamePage>;
+  /** Removes the name and every version; false when there was none. */
+  deleteName(ref: NameRef): Promise<boolean>;
+  /** A download link for a version (stores that sign links). */
+  versionUrl?(ref: NameRef, version?: number, options?: UrlOptions): Promise<DownloadLink>;
 }
 
 export interface GetStreamOptions {
@@ -65,6 +119,8 @@ export interface ArtifactStore {
    * (with Last-Event-ID, so none is missed) until `signal` aborts or the loop breaks.
    */
   events?(options?: EventsOptions): AsyncIterable<ArtifactEvent>;
+  /** Present when capabilities.names: named, versioned artifacts (NamedArtifactStore). */
+  readonly names?: NamedArtifactStore;
 }
 
 export type { ArtifactEvent, ArtifactEventType } from './events.js';

@@ -1,5 +1,14 @@
 /** The artifact service as an ArtifactStore (the SDK's interface), in-process, with no HTTP. */
-import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions, UrlOptions } from '../core/artifact-store.js';
+import type {
+  ArtifactStore,
+  ArtifactStoreCapabilities,
+  GetStreamOptions,
+  NamedArtifactStore,
+  NameRef,
+  UrlOptions,
+} from '../core/artifact-store.js';
+import { nameKeyFor } from '../core/names.js';
+import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, ArtifactScope, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
@@ -34,6 +43,7 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     ranges: true,
     signedUrls: options.publicUrl !== undefined,
     events: false,
+    names: true,
   };
 
   async function put(
@@ -81,6 +91,73 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     exists: (id: string) => service.exists(access, id),
     delete: (id: string) => service.delete(access, id),
     list: (query?: ListQuery): Promise<ListPage> => service.list(access, query),
+    names: embeddedNames(service, scope, options.publicUrl),
+  };
+}
+
+/** Named versions through the service, for this store's scope (core/names.ts says which key a ref means). */
+function embeddedNames(
+  service: ArtifactService,
+  scope: ArtifactScope,
+  publicUrl: string | undefined,
+): NamedArtifactStore {
+  const streamOf = (data: Uint8Array | ReadableStream<Uint8Array> | string) =>
+    data instanceof ReadableStream
+      ? data
+      : new ReadableStream<Uint8Array>({
+          start(controller) {
+            const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+            if (bytes.byteLength > 0) controller.enqueue(bytes);
+            controller.close();
+          },
+        });
+  const loadVersionStream: NamedArtifactStore['loadVersionStream'] = async (ref, version, o = {}) => {
+    const key = nameKeyFor(scope, ref);
+    return nullWhenNotFound(async () => {
+      const versionRef = await service.versionRef(key, version);
+      const { body } = await service.versionBody(
+        key,
+        versionRef.version,
+        ({ sizeBytes }) => resolveByteRange(o.range, sizeBytes),
+        0,
+      );
+      const stream =
+        body instanceof Uint8Array
+          ? new ReadableStream<Uint8Array>({
+              start(controller) {
+                if (body.byteLength > 0) controller.enqueue(body);
+                controller.close();
+              },
+            })
+          : body;
+      return { ref: versionRef, stream };
+    });
+  };
+  return {
+    async saveVersion(ref, data, o = {}) {
+      const key = nameKeyFor(scope, ref);
+      const putOptions = typeof data === 'string' && o.mimeType === undefined ? { ...o, mimeType: TEXT_MIME } : o;
+      return (await service.saveVersion(key, streamOf(data), putOptions)).ref;
+    },
+    async loadVersion(ref, version) {
+      const found = await loadVersionStream(ref, version);
+      return found && { ref: found.ref, bytes: new Uint8Array(await new Response(found.stream).arrayBuffer()) };
+    },
+    loadVersionStream,
+    async listVersions(ref) {
+      return (await nullWhenNotFound(() => service.listVersions(nameKeyFor(scope, ref)))) ?? [];
+    },
+    listNames: (where, query) => {
+      const { name: _name, ...at } = nameKeyFor(scope, where);
+      return service.listNames(at, query);
+    },
+    deleteName: (ref) => service.deleteName(nameKeyFor(scope, ref)),
+    ...(publicUrl !== undefined
+      ? {
+          versionUrl: (ref: NameRef, version?: number, o: UrlOptions = {}) =>
+            service.versionUrl(nameKeyFor(scope, ref), version, { ...o, baseUrl: publicUrl }),
+        }
+      : {}),
   };
 }
 

@@ -4,38 +4,12 @@
  * name's counter inside the put's own transaction (plans/put.ts), so concurrent saves never share
  * or skip one; reads, listings and deletes are plans/names.ts.
  */
-import { errors, ArtifactError } from '../core/errors.js';
-import { NAMESPACE_PATTERN } from '../core/ids.js';
+import { ArtifactError, errors } from '../core/errors.js';
+import { checkNameKey, checkVersion } from '../core/names.js';
 import type { ArtifactRef, ByteRange, NamePage, PutOptions } from '../core/schemas.js';
 import type { ArtifactRepository, NameKey, NameScope, RefRow } from '../db/repository.js';
 import { rowToRef } from './refs.js';
 import type { DownloadEntity, DownloadUrl, DownloadUrlOptions, PutResult, RangeResolver } from './types.js';
-
-const NAME_MAX = 512;
-const SCOPE_PART_MAX = 256;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
-/** Refuses a malformed key with bad_request, naming the part. */
-export function checkNameKey(key: NameScope & { name?: string }): void {
-  if (!NAMESPACE_PATTERN.test(key.app))
-    throw errors.badRequest(
-      `Invalid app ${JSON.stringify(key.app)}: use 1-128 letters, digits, '.', '_' or '-' (it is the versions' namespace).`,
-    );
-  if (key.name !== undefined && (key.name.length < 1 || key.name.length > NAME_MAX || CONTROL.test(key.name)))
-    throw errors.badRequest(`Invalid name: use 1-${NAME_MAX} characters without control characters.`);
-  for (const [part, value] of [
-    ['user', key.userId],
-    ['session', key.sessionId],
-  ] as const)
-    if (value.length > SCOPE_PART_MAX || CONTROL.test(value))
-      throw errors.badRequest(`Invalid ${part} ${JSON.stringify(value)}: use at most ${SCOPE_PART_MAX} characters.`);
-}
-
-function checkVersion(version: number | undefined): void {
-  if (version !== undefined && (!Number.isSafeInteger(version) || version < 0))
-    throw errors.badRequest(`Invalid version ${JSON.stringify(version)}: versions are whole numbers from 0.`);
-}
 
 const notFound = (key: NameKey, version?: number) =>
   new ArtifactError(

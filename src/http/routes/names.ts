@@ -118,6 +118,17 @@ const docs = [
     },
   }),
   createRoute({
+    method: 'get',
+    path: '/v1/names/{app}/meta',
+    tags: ['names'],
+    summary: "A version's ArtifactRef (the latest by default)",
+    request: { params: AppParam, query: z.object(versionQuery) },
+    responses: {
+      200: { description: 'The version', content: { 'application/json': { schema: ArtifactRefDoc } } },
+      ...errorResponses(400, 401, 403, 404),
+    },
+  }),
+  createRoute({
     method: 'post',
     path: '/v1/names/{app}/url',
     tags: ['names'],
@@ -219,6 +230,11 @@ export function registerNames(
   app.get('/v1/names/:app/versions', async (c) => {
     requirePerm(c.get('caller'), 'read');
     return c.json({ items: await service.listVersions(nameKeyOf(c)) }, 200);
+  });
+
+  app.get('/v1/names/:app/meta', async (c) => {
+    requirePerm(c.get('caller'), 'read');
+    return c.json(await service.versionRef(nameKeyOf(c), versionOf(c)), 200);
   });
 
   app.get('/v1/names/:app/content', (c) => {

@@ -1,0 +1,62 @@
+/**
+ * Named versions' rules every store follows: what a name, an app and a version may be, and which
+ * scope a NameRef means for a store acting for `scope`.
+ */
+import type { NameRef } from './artifact-store.js';
+import { errors } from './errors.js';
+import { NAMESPACE_PATTERN } from './ids.js';
+import { narrowFilter } from './scope.js';
+import type { ArtifactScope, NameKey, NameScope } from './schemas.js';
+
+const NAME_MAX = 512;
+const SCOPE_PART_MAX = 256;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Refuses a malformed key with bad_request, naming the part. */
+export function checkNameKey(key: NameScope & { name?: string }): void {
+  if (!NAMESPACE_PATTERN.test(key.app))
+    throw errors.badRequest(
+      `Invalid app ${JSON.stringify(key.app)}: use 1-128 letters, digits, '.', '_' or '-' (it is the versions' namespace).`,
+    );
+  if (key.name !== undefined && (key.name.length < 1 || key.name.length > NAME_MAX || CONTROL.test(key.name)))
+    throw errors.badRequest(`Invalid name: use 1-${NAME_MAX} characters without control characters.`);
+  for (const [part, value] of [
+    ['user', key.userId],
+    ['session', key.sessionId],
+  ] as const)
+    if (value.length > SCOPE_PART_MAX || CONTROL.test(value))
+      throw errors.badRequest(`Invalid ${part} ${JSON.stringify(value)}: use at most ${SCOPE_PART_MAX} characters.`);
+}
+
+/** bad_request unless a whole number from 0 (undefined: the latest). */
+export function checkVersion(version: number | undefined): void {
+  if (version !== undefined && (!Number.isSafeInteger(version) || version < 0))
+    throw errors.badRequest(`Invalid version ${JSON.stringify(version)}: versions are whole numbers from 0.`);
+}
+
+/**
+ * The key a NameRef means for a store acting for `scope`: its tenant; the ref's user or the store's
+ * (a bound one may not be changed: forbidden); user-wide, or the ref's session or the store's, or
+ * user-wide when there is none.
+ */
+export function nameKeyFor(
+  scope: ArtifactScope,
+  ref: Omit<NameRef, 'name'> & { name?: string },
+): NameScope & { name: string } {
+  const narrowed = narrowFilter(
+    { userId: scope.userId, sessionId: scope.sessionId, traceId: scope.traceId },
+    { userId: ref.userId, sessionId: ref.userWide ? undefined : ref.sessionId },
+  );
+  const key = {
+    tenantId: scope.tenantId,
+    app: ref.app,
+    userId: narrowed.userId ?? '',
+    sessionId: ref.userWide ? '' : (narrowed.sessionId ?? ''),
+    name: ref.name ?? '',
+  };
+  checkNameKey(ref.name === undefined ? { ...key, name: undefined } : key);
+  return key;
+}
+
+export type { NameKey };
