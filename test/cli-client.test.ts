@@ -119,6 +119,31 @@ describe('artifact-store put / get / ls / rm', () => {
     });
   });
 
+  it('puts to a name (--to APP/NAME) and gets a version back (APP/NAME@N), session and user-wide', async () => {
+    const one = await cli(
+      ['put', '-', '--name', 'plan.md', '--to', 'my-agent/plan.md', '--session', 's-9', '-q'],
+      as(),
+      '# v0',
+    );
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout.trim()).toBe('my-agent/plan.md@0');
+    const two = await cli(['put', '-', '--to', 'my-agent/plan.md', '--session', 's-9', '-q'], as(), '# v1');
+    expect(two.stdout.trim()).toBe('my-agent/plan.md@1');
+    expect((await cli(['get', 'my-agent/plan.md@0', '--session', 's-9'], as())).stdout).toBe('# v0');
+    expect((await cli(['get', 'my-agent/plan.md', '--session', 's-9'], as())).stdout).toBe('# v1');
+    const out = join(dir, 'plan-v0.md');
+    const saved = await cli(['get', 'my-agent/plan.md@0', '--session', 's-9', '-o', out], as());
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8')).toBe('# v0');
+    // Another session has no such name; a user-wide one is the user's everywhere.
+    const missing = await cli(['get', 'my-agent/plan.md', '--session', 's-10'], as());
+    expect(missing.code).toBe(3);
+    await cli(['put', '-', '--to', 'my-agent/profile', '--user-wide', '-q'], as(), 'me');
+    expect((await cli(['get', 'my-agent/profile', '--user-wide', '--session', 's-10'], as())).stdout).toBe('me');
+    const bad = await cli(['put', '-', '--to', 'my-agent/plan.md@3'], as(), 'x');
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('without @VERSION')]);
+  });
+
   it('resumes an interrupted download with Range, and refuses a partial file that is not this artifact', async () => {
     const bytes = randomBytes(2 * 1024 * 1024);
     writeFileSync(join(dir, 'big.bin'), bytes);

@@ -12,6 +12,7 @@ import { Readable, Writable } from 'node:stream';
 import mime from 'mime';
 import { createHttpArtifactStore } from '../client/http-store.js';
 import { formatBytes } from '../core/bytes.js';
+import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
 import { CliError, EXIT, type RemoteCommand } from './cli-error.js';
 import {
@@ -34,6 +35,25 @@ function storeOf(c: Connection) {
   } catch (err) {
     throw new CliError(`${(err as Error).message} (check --url or ARTIFACT_STORE_URL)`, EXIT.usage);
   }
+}
+
+/**
+ * APP/NAME[@VERSION] as a name and its version (undefined: the latest). The app is up to the first
+ * '/'; a trailing @<digits> (or @latest) is the version.
+ */
+function nameTarget(text: string, what: string): { app: string; name: string; version?: number } {
+  const slash = text.indexOf('/');
+  if (slash < 1 || slash === text.length - 1)
+    throw new CliError(
+      `${what}: give an artifact id, or APP/NAME[@VERSION] (for example my-agent/report.pdf@2).`,
+      EXIT.usage,
+    );
+  const app = text.slice(0, slash);
+  const rest = text.slice(slash + 1);
+  const at = /@(\d{1,15}|latest)$/.exec(rest);
+  const name = at ? rest.slice(0, at.index) : rest;
+  if (!name) throw new CliError(`${what}: the name is empty in ${JSON.stringify(text)}.`, EXIT.usage);
+  return { app, name, ...(at && at[1] !== 'latest' ? { version: Number(at[1]) } : {}) };
 }
 
 /** A progress bar on stderr, only when stderr is a terminal and the transfer is big enough to wait for. */
@@ -82,12 +102,15 @@ Stores a file (or stdin, with -) and prints its ArtifactRef as JSON.
   --namespace NS     e.g. the tool that produced it ("tableau.download_workbook")
   --ttl DURATION     how long to keep it: 3600, 30m, 1h, 7d, or never (where the service allows it)
   --session S        the session to store it in (tenant-wide tokens)
-  --quiet, -q        print only the id
+  --to APP/NAME      save it as the next version of a name (docs/http-api.md#named-versions)
+  --user-wide        with --to: the user's name across sessions, not the session's
+  --quiet, -q        print only the id (with --to: APP/NAME@VERSION)
 
 ${CONNECTION_HELP}
 
 Examples:
   artifact-store put report.pdf
+  artifact-store put report.pdf --to my-agent/report.pdf --session s-42
   curl -s https://example.com/chart.png | artifact-store put - --name chart.png --ttl 1d -q`,
     options: {
       ...CONNECTION,
@@ -96,6 +119,8 @@ Examples:
       namespace: { type: 'string' },
       ttl: { type: 'string' },
       session: { type: 'string' },
+      to: { type: 'string' },
+      'user-wide': { type: 'boolean' },
       quiet: { type: 'boolean', short: 'q' },
     },
     async run(values, [path]) {
@@ -124,36 +149,67 @@ Examples:
           ? { ttl: values.ttl === 'never' ? ('never' as const) : parseDuration(values.ttl as string, '--ttl') }
           : {}),
       };
+      const target = values.to === undefined ? undefined : nameTarget(values.to as string, '--to');
+      if (target?.version !== undefined)
+        throw new CliError('--to names where the next version goes: APP/NAME, without @VERSION.', EXIT.usage);
       const source = Readable.toWeb(fromStdin ? process.stdin : createReadStream(path)) as ReadableStream<Uint8Array>;
       const bar = progress(`put ${name ?? 'stdin'}`, size);
-      const ref = await storeOf(c).putStream(source.pipeThrough(bar.counter), options);
+      const store = storeOf(c);
+      const ref = target
+        ? await store.names!.saveVersion(
+            { app: target.app, name: target.name, ...(values['user-wide'] ? { userWide: true } : {}) },
+            source.pipeThrough(bar.counter),
+            options,
+          )
+        : await store.putStream(source.pipeThrough(bar.counter), options);
       bar.finish();
-      process.stdout.write(values.quiet ? `${ref.id}\n` : `${JSON.stringify(ref, null, 2)}\n`);
+      const short = target ? `${target.app}/${target.name}@${ref.version}` : ref.id;
+      process.stdout.write(values.quiet ? `${short}\n` : `${JSON.stringify(ref, null, 2)}\n`);
     },
   },
 
   get: {
-    usage: `artifact-store get <id> [-o FILE]
+    usage: `artifact-store get <id | APP/NAME[@VERSION]> [-o FILE]
 
-Writes an artifact's bytes to stdout, or to FILE. A download to FILE goes to FILE.part first and is
-renamed once complete and its sha256 checked; run the same command again after an interruption and
-it resumes where it stopped (HTTP Range).
+Writes an artifact's bytes to stdout, or to FILE. APP/NAME reads a name's latest version and
+APP/NAME@3 its version 3. A download to FILE goes to FILE.part first and is renamed once complete
+and its sha256 checked; run the same command again after an interruption and it resumes where it
+stopped (HTTP Range).
+  --session S        the session whose names to read (tenant-wide tokens)
+  --user-wide        APP/NAME is the user's name across sessions
   --output, -o FILE  where to write (default: stdout)
 
 ${CONNECTION_HELP}
 
 Examples:
   artifact-store get art_3f1c0a… -o report.pdf
-  artifact-store get art_3f1c0a… | jq .`,
-    options: { ...CONNECTION, output: { type: 'string', short: 'o' } },
+  artifact-store get art_3f1c0a… | jq .
+  artifact-store get my-agent/report.pdf@2 -o report.pdf --session s-42`,
+    options: {
+      ...CONNECTION,
+      output: { type: 'string', short: 'o' },
+      session: { type: 'string' },
+      'user-wide': { type: 'boolean' },
+    },
     async run(values, [id]) {
       if (!id) throw new CliError('get needs an artifact id: artifact-store get art_… -o file', EXIT.usage);
       const store = storeOf(connection(values));
-      const ref = await store.getRef(id);
+      const target = isArtifactId(id) ? undefined : nameTarget(id, 'get');
+      const named = target && {
+        app: target.app,
+        name: target.name,
+        ...(values['user-wide'] ? { userWide: true } : {}),
+      };
+      const ref = named ? await store.names!.versionRef(named, target!.version) : await store.getRef(id);
       if (!ref) throw notFound(id);
+      // A named version is read by its number from here on: a save meanwhile changes nothing.
+      const streamOf = async (range?: { start: number; end: number }) =>
+        named
+          ? ((await store.names!.loadVersionStream(named, ref.version, range ? { range } : {}))?.stream ?? null)
+          : store.getStream(id, range ? { range } : {});
       const out = values.output as string | undefined;
       if (!out) {
-        const body = await store.getStream(id);
+        const body = await streamOf();
         if (!body) throw notFound(id);
         const bar = progress(`get ${ref.filename ?? id}`, ref.sizeBytes);
         await body
@@ -174,7 +230,7 @@ Examples:
       const hash = createHash('sha256');
       if (have > 0) for await (const chunk of createReadStream(part)) hash.update(chunk as Buffer);
       if (have < ref.sizeBytes) {
-        const body = await store.getStream(id, { range: { start: have, end: ref.sizeBytes - 1 } });
+        const body = await streamOf({ start: have, end: ref.sizeBytes - 1 });
         if (!body) throw notFound(id);
         const bar = progress(`get ${ref.filename ?? id}`, ref.sizeBytes, have);
         const hashing = new TransformStream<Uint8Array, Uint8Array>({

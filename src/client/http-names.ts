@@ -36,21 +36,26 @@ export function httpNames(request: HttpTransport['request'], scope: ScopeNames):
   };
   const path = (ref: NameWhere, tail = '') => `/v1/names/${encodeURIComponent(ref.app)}${tail}`;
 
+  const versionRef: NamedArtifactStore['versionRef'] = async (ref, version) => {
+    const call: Call = { method: 'GET', path: path(ref, '/meta'), query: where(ref, version) };
+    const found = await nullWhenNotFound(() => request(call));
+    return found && readAnswer(found, REF_ANSWER, call);
+  };
+
   const loadVersionStream: NamedArtifactStore['loadVersionStream'] = async (ref, version, o = {}) => {
-    const metaCall: Call = { method: 'GET', path: path(ref, '/meta'), query: where(ref, version) };
-    const found = await nullWhenNotFound(() => request(metaCall));
+    const found = await versionRef(ref, version);
     if (!found) return null;
-    const versionRef = await readAnswer(found, REF_ANSWER, metaCall);
     // By its number: a save between the two calls does not change what is read.
     const headers: Record<string, string> = o.range ? { Range: rangeHeaderOf(o.range) } : {};
-    const call: Call = { method: 'GET', path: path(ref, '/content'), query: where(ref, versionRef.version), headers };
+    const call: Call = { method: 'GET', path: path(ref, '/content'), query: where(ref, found.version), headers };
     const res = await nullWhenNotFound(() => request(call));
     if (!res) return null;
     const body = res.body ?? emptyStream();
-    return { ref: versionRef, stream: o.range && res.status === 200 ? sliceStream(body, o.range) : body };
+    return { ref: found, stream: o.range && res.status === 200 ? sliceStream(body, o.range) : body };
   };
 
   return {
+    versionRef,
     async saveVersion(ref, data, o = {}) {
       const { scope: _scope, namespace: _namespace, ...options } = o;
       const headers = putHeaders(options, {}, typeof data === 'string' ? TEXT_MIME : undefined);

@@ -69,6 +69,10 @@ export function memoryNames(
   };
 
   return {
+    async versionRef(ref, version) {
+      const found = find(ref, version);
+      return found ? structuredClone(found.ref) : null;
+    },
     async saveVersion(ref, data, raw = {}) {
       const key = nameKeyFor(scope, ref);
       const { scope: _scope, namespace: _namespace, ...rest } = raw;

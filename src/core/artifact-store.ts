@@ -53,6 +53,8 @@ export interface NamedArtifactStore {
     data: Uint8Array | ReadableStream<Uint8Array> | string,
     options?: PutOptions,
   ): Promise<ArtifactRef>;
+  /** A version's ref (or the latest live one's); null when there is none in this scope. */
+  versionRef(ref: NameRef, version?: number): Promise<ArtifactRef | null>;
   /** A version whole, or the latest live one; null when there is none in this scope. */
   loadVersion(ref: NameRef, version?: number): Promise<LoadedVersion | null>;
   /** The version's bytes as a stream (a range too); null when there is none. */

@@ -134,6 +134,7 @@ function embeddedNames(
     });
   };
   return {
+    versionRef: (ref, version) => nullWhenNotFound(() => service.versionRef(nameKeyFor(scope, ref), version)),
     async saveVersion(ref, data, o = {}) {
       const key = nameKeyFor(scope, ref);
       const putOptions = typeof data === 'string' && o.mimeType === undefined ? { ...o, mimeType: TEXT_MIME } : o;
