@@ -273,6 +273,12 @@ type Cmd =
       liveFor: number;
     }
   | {
+      op: 'names';
+      who: Who;
+      action: 'save' | 'read' | 'foreign' | 'list' | 'versions' | 'delete';
+      pick: number;
+    }
+  | {
       op: 'gateway';
       who: Who;
       action: 'servers' | 'resources' | 'read' | 'foreign' | 'tools' | 'echo' | 'chart' | 'hijack';
@@ -468,6 +474,22 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
     }),
   ),
   w(
+    4,
+    fc.record({
+      op: fc.constant('names' as const),
+      who: artifactWho,
+      action: fc.oneof(
+        w(4, fc.constant('save' as const)),
+        w(3, fc.constant('read' as const)),
+        w(2, fc.constant('foreign' as const)),
+        w(1, fc.constant('list' as const)),
+        w(1, fc.constant('versions' as const)),
+        w(1, fc.constant('delete' as const)),
+      ),
+      pick: fc.nat(),
+    }),
+  ),
+  w(
     3,
     fc.record({
       op: fc.constant('gateway' as const),
@@ -522,7 +544,7 @@ interface OpenStream {
 
 class IsolationBreach extends Error {}
 
-const ARTIFACT_ROUTES = /^\/(v1\/(artifacts|uploads|mcp)(\/|\?|$)|mcp(\/gateway)?(\?|$))/;
+const ARTIFACT_ROUTES = /^\/(v1\/(artifacts|uploads|mcp|names)(\/|\?|$)|mcp(\/gateway)?(\?|$))/;
 
 class Workload {
   readonly stats = new Map<string, Map<number, number>>();
@@ -917,6 +939,8 @@ class Workload {
         return this.events(cmd);
       case 'mcp':
         return this.mcp(cmd);
+      case 'names':
+        return this.names(cmd);
       case 'gateway':
         return this.gateway(cmd);
       case 'ui':
@@ -1514,6 +1538,77 @@ class Workload {
       await this.download('ui.preview', cred, link.json.url as string, { Range: `bytes=0-${256 * 1024 - 1}` });
   }
 
+  // --- /v1/names: a tenant's names in a shared app and its own; session tokens use their session's
+
+  /** Names each credential saved, as `app\nname` (what it may read back). */
+  private readonly namesOf = new Map<string, string[]>();
+
+  private async names(cmd: Extract<Cmd, { op: 'names' }>) {
+    const cred = this.cred(cmd.who);
+    const t = Math.max(cred.tenant, 0);
+    const app = cmd.pick % 2 === 0 ? 'shared.app' : `${WORDS[t]}.app`;
+    const scope = cred.kind === 'session' ? '' : '&scope=user';
+    const own = this.namesOf.get(cred.label) ?? [];
+    const path = (a: string, tail: string, name: string) =>
+      `/v1/names/${a}${tail}?name=${encodeURIComponent(name)}${scope}`;
+    if (cred.kind === 'operator') {
+      await this.send('names.save', cred, 'POST', path('shared.app', '', 'op-name'), { body: 'x' });
+      return;
+    }
+    switch (cmd.action) {
+      case 'save': {
+        const name = `${WORDS[t]}-name-${cmd.pick % 5}`;
+        const a = await this.send('names.save', cred, 'POST', path(app, '', name), {
+          headers: { 'Content-Type': 'text/plain' },
+          body: `payload-of-${WORDS[t]}-name-${this.counter++}`,
+        });
+        this.expectStatus(a, [201], 'save a version', 'names.save', cred);
+        const key = `${app}\n${name}`;
+        if (!own.includes(key)) this.namesOf.set(cred.label, [...own, key]);
+        return;
+      }
+      case 'read':
+      case 'versions': {
+        const key = own[cmd.pick % Math.max(own.length, 1)];
+        if (!key) return;
+        const [a, name] = key.split('\n') as [string, string];
+        const kind = cmd.action === 'read' ? 'names.read' : 'names.versions';
+        const res = await this.send(kind, cred, 'GET', path(a, cmd.action === 'read' ? '/content' : '/versions', name));
+        // Its own name, unless it deleted it since.
+        this.expectStatus(res, [200, 404], 'read an own name', kind, cred);
+        if (res.status === 200 && cmd.action === 'read') this.saw('names.read with bytes');
+        return;
+      }
+      case 'foreign': {
+        const others = [...this.namesOf.entries()].filter(
+          ([label]) => !label.endsWith(tenantId(t)) && !label.includes(`:${WORDS[t]}-`),
+        );
+        const pool = others.flatMap(([, keys]) => keys);
+        const key = pool[cmd.pick % Math.max(pool.length, 1)];
+        if (!key) return;
+        const [a, name] = key.split('\n') as [string, string];
+        if (name.startsWith(WORDS[t]!)) return;
+        const res = await this.send('names.foreign', cred, 'GET', path(a, '/content', name));
+        this.expectStatus(res, [404], "another tenant's name", 'names.foreign', cred);
+        return;
+      }
+      case 'list': {
+        const res = await this.send('names.list', cred, 'GET', `/v1/names/${app}?${scope.slice(1)}`);
+        this.expectStatus(res, [200], 'list names', 'names.list', cred);
+        if (res.json?.items?.length > 0) this.saw('names.list with items');
+        return;
+      }
+      case 'delete': {
+        const key = own[cmd.pick % Math.max(own.length, 1)];
+        if (!key) return;
+        const [a, name] = key.split('\n') as [string, string];
+        const res = await this.send('names.delete', cred, 'DELETE', path(a, '', name));
+        this.expectStatus(res, [204, 404], 'delete an own name', 'names.delete', cred);
+        return;
+      }
+    }
+  }
+
   // --- /mcp/gateway and /v1/mcp/servers: each tenant sees only the gateway servers listed for it
 
   private readonly gatewaySessions = new Map<string, { id: string; tenant: number }>();
@@ -1860,6 +1955,12 @@ describe('tenant isolation', () => {
           ['mcp.tools/list', ok, 1],
           ['mcp.tools/call', ok, 20],
           ['mcp.hijack', (s) => s === 404, 1],
+          ['names.save', ok, 50],
+          ['names.save', (s) => s === 403, 1],
+          ['names.read', ok, 20],
+          ['names.foreign', (s) => s === 404, 10],
+          ['names.list', ok, 5],
+          ['names.versions', ok, 5],
           ['gateway.initialize', ok, 5],
           ['gateway.initialize', (s) => s === 403, 1],
           ['gateway.servers', ok, 5],
@@ -1888,6 +1989,8 @@ describe('tenant isolation', () => {
           ['mcp.resources/list with resources', 10],
           ['mcp.resources/read with contents', 10],
           ['mcp.tools/call with structured content', 10],
+          ['names.read with bytes', 10],
+          ['names.list with items', 3],
           ['gateway.resources with resources', 3],
           ['gateway.read with artifacts', 3],
           ['gateway.tools/call with a stored artifact', 3],

@@ -8,7 +8,24 @@ export const keyOf = ({ id, scope: s }) =>
   JSON.stringify([id, s.tenantId, s.userId ?? '', s.sessionId ?? '', s.traceId ?? '']);
 
 /** @param {ArtifactRef} r */
-export const nameOf = (r) => r.filename || r.id;
+export const nameOf = (r) => r.name || r.filename || r.id;
+
+/**
+ * The name a version belongs to, or null for an unnamed artifact: versions of one name share the
+ * tenant, the app (namespace), the name, the user and the session (none when user-wide).
+ * @param {ArtifactRef} r
+ */
+export const nameKeyOf = (r) =>
+  typeof r.name === 'string' && typeof r.version === 'number'
+    ? JSON.stringify([
+        'name',
+        r.scope.tenantId,
+        r.namespace ?? '',
+        r.name,
+        r.scope.userId ?? '',
+        r.scope.sessionId ?? '',
+      ])
+    : null;
 
 const TEXT_TYPES =
   /^(text\/|application\/(json|x-ndjson|xml|yaml|x-yaml|toml|csv|javascript|ecmascript|sql|graphql)\b|application\/[\w.+-]+\+(json|xml)\b)/i;

@@ -43,6 +43,7 @@ export function startScope() {
   state.stream?.abort();
   state.entries.clear();
   state.removed.clear();
+  state.expanded.clear();
   state.cursor = null;
   state.focused = null;
   closePreview(false);

@@ -36,7 +36,7 @@ export async function showPreview(key) {
   for (const tr of ui.rows.querySelectorAll('tr[aria-selected]')) tr.removeAttribute('aria-selected');
   rowOf(key)?.setAttribute('aria-selected', 'true');
   ui.preview.hidden = false;
-  ui.previewTitle.textContent = nameOf(r);
+  ui.previewTitle.textContent = typeof r.version === 'number' ? `${nameOf(r)} · v${r.version}` : nameOf(r);
   /** @type {[string, Node | string][]} */
   const facts = [
     ['Type', r.mimeType],
@@ -48,6 +48,8 @@ export async function showPreview(key) {
     ['Created', timeEl(r.createdAt)],
     ['Expires', r.expiresAt ? timeEl(r.expiresAt) : 'never'],
   ];
+  // A version's file name, where it differs from the name the title shows.
+  if (r.name && r.filename && r.filename !== r.name) facts.splice(2, 0, ['File name', r.filename]);
   ui.previewFacts.replaceChildren(...facts.flatMap(([k, v]) => [h('dt', {}, [k]), h('dd', {}, [v])]));
   ui.downloadNote.textContent = '';
   ui.download.hidden = Boolean(entry.gone);

@@ -19,6 +19,8 @@ export const state = {
   entries: new Map(),
   /** @type {Map<string, import('./types.js').Gone>} removals seen before the listing had the row */
   removed: new Map(),
+  /** @type {Set<string>} the names (nameKeyOf) whose versions are shown */
+  expanded: new Set(),
   /** @type {string | null} */
   cursor: null,
   /** @type {string | null} the previewed row */

@@ -21,6 +21,9 @@ export interface ArtifactRef {
   source?: { tool?: string } | null;
   createdAt: string;
   expiresAt?: string | null;
+  /** A named version's name (its app is `namespace`), and its number from 0. */
+  name?: string;
+  version?: number;
 }
 
 /** How a reference ended (deleted, evicted, expired) and when. */
