@@ -45,6 +45,24 @@ console.log(`listed: ${listed}; after the delete get answers ${await store.get(r
 
 const report = await store.putBase64(toolOutput.content, { mimeType: 'application/pdf', filename: 'Sales.pdf' });
 
+// #region names
+// A name that changes over time: each save is the next version (0, 1, 2…) of `plan.md` in app `my-agent`.
+const plan = { app: 'my-agent', name: 'plan.md' }; // in the store's session; userWide: true for the user's
+const v0 = await store.names!.saveVersion(plan, '# Plan\n1. fetch the data', { mimeType: 'text/markdown' });
+const v1 = await store.names!.saveVersion(plan, '# Plan\n1. fetch the data\n2. chart it', {
+  mimeType: 'text/markdown',
+  meta: { step: 2 },
+});
+const latest = await store.names!.loadVersion(plan); // { ref, bytes } of v1, or null
+const first = await store.names!.loadVersion(plan, 0);
+const versions = await store.names!.listVersions(plan); // refs with name and version, oldest first
+const names = await store.names!.listNames({ app: 'my-agent' }); // { items: [{ name, latestVersion, versions, … }] }
+await store.names!.deleteName(plan); // every version; the next save starts again at 0
+// #endregion
+console.log(
+  `versions ${v0.version} and ${v1.version}; latest is v${latest?.ref.version}, v0 has ${first?.bytes.byteLength} bytes; ${versions.length} versions, names: ${names.items.map((n) => n.name).join(', ')}`,
+);
+
 // #region links
 const link = await store.url!(report.id, { mode: 'direct', expiresIn: 600, disposition: 'attachment' });
 // → { url, fetchMode: 'direct' | 'proxy', urlExpiresAt, mimeType, sizeBytes }

@@ -84,6 +84,7 @@ describe('README examples', () => {
     expect(out).toContain('listed: true; after the delete get answers null');
     expect(out).toMatch(/^link: proxy, a browser GET answers 200 with 43 bytes and no token$/m);
     expect(out).toMatch(/^artifact\.deleted art_[0-9a-f]{24} note\.txt$/m);
+    expect(out).toContain('versions 0 and 1; latest is v1, v0 has 24 bytes; 2 versions, names: plan.md');
   }, 60_000);
 
   it('the MCP example (examples/mcp-tool-results.ts) shows the model a ref and a summary instead of the PDF', async () => {
