@@ -67,7 +67,10 @@ describe(`named versions over HTTP (${RUNTIME})`, () => {
       scope: { tenantId: 'acme', userId: 'u1', sessionId: 's1' },
     });
     expect(v0.json.expiresAt).toBeUndefined();
-    expect(v0.res.headers.get('location')).toBe('/v1/names/adk/content?name=report.txt&version=0&scope=session');
+    expect(v0.res.headers.get('location')).toBe('/v1/names/adk/content?name=report.txt&version=0&user=u1&session=s1');
+    // The Location reads the version back as it is.
+    const located = await req(v0.res.headers.get('location')!);
+    expect([located.status, await located.text()]).toEqual([200, 'hello']);
     const v1 = await save('report.txt', 'hello', q, { 'Content-Type': 'application/octet-stream' });
     expect(v1.json).toMatchObject({ version: 1, id: v0.json.id, mimeType: 'application/octet-stream' });
     const v2 = await save('report.txt', 'hello again', q);
@@ -75,9 +78,12 @@ describe(`named versions over HTTP (${RUNTIME})`, () => {
 
     const latest = await req(`/v1/names/adk/content?name=report.txt&${q}`);
     expect(latest.status).toBe(200);
+    // The latest changes with each save; a numbered version never does.
+    expect(latest.headers.get('cache-control')).toBe('private, no-cache');
     expect(await latest.text()).toBe('hello again');
     expect(latest.headers.get('etag')).toBe(`"${sha256('hello again')}"`);
     const first = await req(`/v1/names/adk/content?name=report.txt&version=0&${q}`);
+    expect(first.headers.get('cache-control')).toContain('immutable');
     expect(first.headers.get('content-type')).toMatch(/^text\/plain/);
     const second = await req(`/v1/names/adk/content?name=report.txt&version=1&${q}`);
     // Same bytes, its own type.
@@ -213,13 +219,20 @@ describe(`named versions over HTTP (${RUNTIME})`, () => {
       ['/v1/names/adk?name=a%0Ab', /Invalid name/],
       ['/v1/names/adk?name=x&scope=everyone', /scope must be/],
       ['/v1/names/adk?name=x&scope=session', /scope=session needs a session/],
+      ['/v1/names/..?name=x', /Invalid app|No route/],
+      ['/v1/names/.?name=x', /Invalid app|No route/],
     ];
     for (const [path, message] of bad) {
       const res = await req(path, { method: 'POST', body: 'x' });
-      expect(res.status, path).toBe(400);
+      expect(res.status === 400 || (res.status === 404 && /No route/.test(message.source)), path).toBe(true);
       expect(((await res.json()) as { message: string }).message).toMatch(message);
     }
     expect((await req('/v1/names/adk/content?name=x&version=-1')).status).toBe(400);
+    const withNamespace = await save('x', 'body', 'scope=user', { 'X-Artifact-Namespace': 'other' });
+    expect([withNamespace.res.status, withNamespace.json.message]).toEqual([
+      400,
+      expect.stringMatching(/leave X-Artifact-Namespace out/),
+    ]);
     expect((await req('/v1/names/adk?scope=user')).status).toBe(200);
     const mismatch = await save('x', 'body', 'scope=user', { 'X-Artifact-Sha256': '0'.repeat(64) });
     expect(mismatch.res.status).toBe(422);

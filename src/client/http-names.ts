@@ -1,5 +1,6 @@
 /** Named versions over the service's /v1/names routes (docs/http-api.md#named-versions). */
 import type { NamedArtifactStore, NameRef, NameWhere, UrlOptions } from '../core/artifact-store.js';
+import { checkApp } from '../core/names.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import { ArtifactRefSchema, NameInfoSchema, type ArtifactRef, type NamePage } from '../core/schemas.js';
 import { rangeHeaderOf } from '../core/store-scope.js';
@@ -34,7 +35,11 @@ export function httpNames(request: HttpTransport['request'], scope: ScopeNames):
     if (version !== undefined) q.set('version', String(version));
     return q;
   };
-  const path = (ref: NameWhere, tail = '') => `/v1/names/${encodeURIComponent(ref.app)}${tail}`;
+  const path = (ref: NameWhere, tail = '') => {
+    // Checked here: "." and ".." would vanish from the URL and reach another route.
+    checkApp(ref.app);
+    return `/v1/names/${encodeURIComponent(ref.app)}${tail}`;
+  };
 
   const versionRef: NamedArtifactStore['versionRef'] = async (ref, version) => {
     const call: Call = { method: 'GET', path: path(ref, '/meta'), query: where(ref, version) };
@@ -60,7 +65,7 @@ export function httpNames(request: HttpTransport['request'], scope: ScopeNames):
       const { scope: _scope, namespace: _namespace, ...options } = o;
       const headers = putHeaders(options, {}, typeof data === 'string' ? TEXT_MIME : undefined);
       const body = typeof data === 'string' ? new TextEncoder().encode(data) : data;
-      const call: Call = { method: 'POST', path: path(ref), query: where(ref), headers, body };
+      const call: Call = { method: 'POST', path: path(ref), query: where(ref), headers, body, once: true };
       return readAnswer(await request(call), REF_ANSWER, call);
     },
     async loadVersion(ref, version) {

@@ -23,6 +23,11 @@ export interface Call {
   query?: URLSearchParams;
   headers?: Record<string, string>;
   body?: RequestBody;
+  /**
+   * Not idempotent (saving a name's next version): a network error is not retried, since the first
+   * attempt may have committed. Refusals that commit nothing (429, 503) still are.
+   */
+  once?: boolean;
 }
 
 export interface HttpTransportOptions {
@@ -81,7 +86,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         const failure = upload?.sourceFailure();
         if (failure) throw failure.error;
         if (!isNetworkError(err)) throw err;
-        if (attempt + 1 < attempts) {
+        if (attempt + 1 < attempts && !call.once) {
           await sleep(backoffMs(retry, attempt));
           continue;
         }

@@ -13,12 +13,17 @@ const SCOPE_PART_MAX = 256;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** bad_request unless `app` is a namespace a URL path can carry (so not "." or ".."). */
+export function checkApp(app: string): void {
+  if (!NAMESPACE_PATTERN.test(app) || app === '.' || app === '..')
+    throw errors.badRequest(
+      `Invalid app ${JSON.stringify(app)}: use 1-128 letters, digits, '.', '_' or '-', not "." or ".." (it is the versions' namespace).`,
+    );
+}
+
 /** Refuses a malformed key with bad_request, naming the part. */
 export function checkNameKey(key: NameScope & { name?: string }): void {
-  if (!NAMESPACE_PATTERN.test(key.app))
-    throw errors.badRequest(
-      `Invalid app ${JSON.stringify(key.app)}: use 1-128 letters, digits, '.', '_' or '-' (it is the versions' namespace).`,
-    );
+  checkApp(key.app);
   if (key.name !== undefined && (key.name.length < 1 || key.name.length > NAME_MAX || CONTROL.test(key.name)))
     throw errors.badRequest(`Invalid name: use 1-${NAME_MAX} characters without control characters.`);
   for (const [part, value] of [

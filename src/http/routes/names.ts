@@ -199,14 +199,16 @@ export function registerNames(
   app.post('/v1/names/:app', async (c) => {
     requirePerm(c.get('caller'), 'write');
     const options = putOptionsOf(c, service, maxRequestBodyBytes);
+    if (options.namespace !== undefined)
+      throw errors.badRequest(
+        'A name\u2019s versions take the app as their namespace: leave X-Artifact-Namespace out.',
+      );
     const key = nameKeyOf(c);
     const body = c.req.raw.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     const { ref } = await service.saveVersion(key, body, options);
-    const where = new URLSearchParams({
-      name: key.name,
-      version: String(ref.version),
-      scope: key.sessionId ? 'session' : 'user',
-    });
+    const where = new URLSearchParams({ name: key.name, version: String(ref.version), user: key.userId });
+    if (key.sessionId) where.set('session', key.sessionId);
+    else where.set('scope', 'user');
     c.header('Location', `/v1/names/${encodeURIComponent(key.app)}/content?${where}`);
     return c.json(ref, 201);
   });
@@ -248,6 +250,8 @@ export function registerNames(
         body: (resolveRange, smallBytes) => service.versionBody(key, version, resolveRange, smallBytes),
       },
       dispositionOf(c.req.query('disposition')),
+      // The latest version changes with each save: only a numbered version is immutable.
+      version === undefined ? 'private, no-cache' : undefined,
     );
   });
 
