@@ -38,6 +38,17 @@ def test_the_client_example_stores_reads_lists_links_and_deletes(service: Servic
     assert lines[2].startswith("async: stored and read back 28 characters as observation.SearchTool_")
 
 
+def test_the_names_example_saves_versions_reads_lists_links_and_deletes(service: Service) -> None:
+    lines = run_example("names.py", service).splitlines()
+    assert lines[0] == "saved summary.md version 1 (text/markdown) in adk.reports"
+    assert lines[1] == (
+        "latest b'# Q3\\n\\nFinal.' {'status': 'final'}, version 0 b'# Q3\\n\\nDraft.', "
+        "versions [0, 1], names ['summary.md']"
+    )
+    assert lines[2] == "link proxy; session s-43 reads preferences.json b'{\"tz\": \"UTC\"}' and summary.md as None"
+    assert re.fullmatch(r"async: versions \[0, 1, 2, 3, 4\], latest 4 reads 'step [0-4]'", lines[3]), lines[3]
+
+
 def test_the_penguiflow_example_stores_and_reads_back_an_observation(service: Service) -> None:
     out = run_example("penguiflow_store.py", service)
     stored = re.search(r"stored (observation\.SearchTool_[0-9a-f]{24}) \((\d+) bytes\)", out)

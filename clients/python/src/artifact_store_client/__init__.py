@@ -16,7 +16,19 @@ from .errors import (
     RateLimitedError,
     UnauthorizedError,
 )
-from .models import ArtifactEvent, ArtifactRef, ArtifactScope, DownloadLink, Page, Scope, UploadTicket
+from .models import (
+    ArtifactEvent,
+    ArtifactRef,
+    ArtifactScope,
+    DownloadLink,
+    LoadedVersion,
+    NameInfo,
+    NamePage,
+    Page,
+    Scope,
+    StreamedVersion,
+    UploadTicket,
+)
 from .tokens import mint_hs256_token
 
 __version__ = "0.1.0"
@@ -28,8 +40,12 @@ __all__ = [
     "ArtifactRef",
     "ArtifactScope",
     "DownloadLink",
+    "LoadedVersion",
+    "NameInfo",
+    "NamePage",
     "Page",
     "Scope",
+    "StreamedVersion",
     "UploadTicket",
     "ArtifactStoreError",
     "BadRequestError",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -32,7 +33,18 @@ from ._events import RECONNECT_ERRORS, EventFeed
 from ._ranges import ByteRange, acut_range
 from ._retry import RetryPolicy, retry_after_seconds
 from .errors import ArtifactStoreError, error_for
-from .models import ArtifactEvent, ArtifactRef, DownloadLink, Page, Scope, UploadTicket
+from .models import (
+    ArtifactEvent,
+    ArtifactRef,
+    DownloadLink,
+    LoadedVersion,
+    NameInfo,
+    NamePage,
+    Page,
+    Scope,
+    StreamedVersion,
+    UploadTicket,
+)
 
 T = TypeVar("T")
 
@@ -314,6 +326,185 @@ class AsyncArtifactStoreClient:
                 cursor=cursor,
                 limit=limit,
                 scope=self._core.scope_for(session, trace, user),
+            )
+        )
+
+    # Named versions
+
+    async def save_version(
+        self,
+        app: str,
+        name: str,
+        data: PutData,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+        mime_type: str | None = None,
+        filename: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | None = None,
+        ttl: int | str | None = None,
+        sha256: str | None = None,
+    ) -> ArtifactRef:
+        """Saves `data` (what `put` takes) as the name's next version: 0, 1, 2… Its ref carries
+        `name` and `version`, and its own type, filename and meta.
+
+        The name lives in `app` (its versions' namespace), the user (`user_id`, else the client's
+        scope's, else the token's) and the session (`session_id`, else the client's, else the
+        token's); `user_wide=True` means the user's name across all their sessions. Named versions
+        do not expire unless `ttl` (or the tenant's policy) says so.
+        """
+        return await self._run(
+            self._core.save_version(
+                app,
+                name,
+                data,
+                mime_type=mime_type,
+                filename=filename,
+                meta=meta,
+                source=source,
+                ttl=ttl,
+                sha256=sha256,
+                where=self._core.name_where(user_id, session_id, user_wide),
+            )
+        )
+
+    async def load_version(
+        self,
+        app: str,
+        name: str,
+        version: int | None = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+    ) -> LoadedVersion | None:
+        """Version `version` (default: the latest live one) as `LoadedVersion(ref, data)`, held in
+        memory (`stream_version` does not), or None when there is none in this scope."""
+        where = self._core.name_where(user_id, session_id, user_wide)
+        return await self._run(self._core.load_version(app, name, version, where))
+
+    @asynccontextmanager
+    async def stream_version(
+        self,
+        app: str,
+        name: str,
+        version: int | None = None,
+        *,
+        range: ByteRange | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+    ) -> AsyncIterator[StreamedVersion[AsyncIterator[bytes]]]:
+        """A version as it arrives:
+        `async with client.stream_version(app, name) as v: async for chunk in v.chunks: ...`.
+
+        `v.ref` is the version's ref; `range` is as `stream`'s. Raises NotFoundError when there is none.
+        """
+        where = self._core.name_where(user_id, session_id, user_wide)
+        ref = await self._run(self._core.require_version_ref(app, name, version, where))
+        response = await self._open(self._core.version_content_call(app, name, ref, version, range, where))
+        try:
+            chunks = response.aiter_bytes()
+            cut = acut_range(chunks, range) if range is not None and response.status_code == 200 else chunks
+            yield StreamedVersion(ref, cut)
+        finally:
+            await response.aclose()
+
+    async def version_ref(
+        self,
+        app: str,
+        name: str,
+        version: int | None = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+    ) -> ArtifactRef | None:
+        """A version's ref (default: the latest live one's), or None when there is none."""
+        where = self._core.name_where(user_id, session_id, user_wide)
+        return await self._run(self._core.version_ref(app, name, version, where))
+
+    async def list_versions(
+        self,
+        app: str,
+        name: str,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+    ) -> builtins.list[ArtifactRef]:
+        """The name's live versions' refs, oldest first; [] when there is none."""
+        where = self._core.name_where(user_id, session_id, user_wide)
+        return await self._run(self._core.list_versions(app, name, where))
+
+    async def list_names(
+        self,
+        app: str,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> NamePage:
+        """One page of the app's names with a live version in this scope, by name."""
+        where = self._core.name_where(user_id, session_id, user_wide)
+        return await self._run(self._core.list_names(app, cursor=cursor, limit=limit, where=where))
+
+    async def iter_names(
+        self,
+        app: str,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[NameInfo]:
+        """Every name `list_names` would give, page after page (`limit` names a page)."""
+        while True:
+            page = await self.list_names(
+                app, user_id=user_id, session_id=session_id, user_wide=user_wide, cursor=cursor, limit=limit
+            )
+            for info in page.items:
+                yield info
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    async def delete_name(
+        self,
+        app: str,
+        name: str,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+    ) -> bool:
+        """Removes the name and every version; False when there was none. A later save starts at 0."""
+        where = self._core.name_where(user_id, session_id, user_wide)
+        return await self._run(self._core.delete_name(app, name, where))
+
+    async def version_url(
+        self,
+        app: str,
+        name: str,
+        version: int | None = None,
+        *,
+        mode: str | None = None,
+        expires_in: int | None = None,
+        disposition: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        user_wide: bool = False,
+    ) -> DownloadLink:
+        """A link to a version's bytes (default: the latest live one's) that needs no token, as `url`'s."""
+        where = self._core.name_where(user_id, session_id, user_wide)
+        return await self._run(
+            self._core.version_url(
+                app, name, version, mode=mode, expires_in=expires_in, disposition=disposition, where=where
             )
         )
 

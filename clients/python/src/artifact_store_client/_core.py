@@ -23,8 +23,8 @@ from ._bodies import Body, BytesBody, PutData, body_of
 from ._headers import OCTET_STREAM, put_headers, scope_headers
 from ._ranges import ByteRange, range_header
 from ._retry import RETRYABLE_STATUSES, RetryPolicy
-from .errors import ArtifactStoreError, BackendUnavailableError, NotFoundError
-from .models import ArtifactRef, DownloadLink, Page, Scope, UploadTicket
+from .errors import ArtifactStoreError, BackendUnavailableError, BadRequestError, NotFoundError
+from .models import ArtifactRef, DownloadLink, LoadedVersion, NamePage, Page, Scope, UploadTicket, versions_from_json
 
 T = TypeVar("T")
 
@@ -107,6 +107,37 @@ def artifact_path(artifact_id: str) -> str:
     return f"/v1/artifacts/{quote(artifact_id, safe='')}"
 
 
+def names_path(app: str, tail: str = "") -> str:
+    # URLs drop "." and ".." path segments (escaped too): such an app would reach another route.
+    if not isinstance(app, str) or app in ("", ".", ".."):
+        raise BadRequestError(f"Invalid app {app!r}: it travels in the URL path, so it cannot be empty, '.' or '..'.")
+    return f"/v1/names/{quote(app, safe='')}{tail}"
+
+
+@dataclass(frozen=True)
+class NameWhere:
+    """Which names a call means, as the /v1/names routes read it: a user (None: the token's), and a
+    session (None: the token's, else user-wide) or, when `user_wide`, no session at all."""
+
+    user: str | None = None
+    session: str | None = None
+    user_wide: bool = False
+
+    def params(self, name: str | None = None, version: int | None = None) -> dict[str, str]:
+        params: dict[str, str] = {}
+        if name is not None:
+            params["name"] = name
+        if self.user is not None:
+            params["user"] = self.user
+        if self.user_wide:
+            params["scope"] = "user"
+        elif self.session is not None:
+            params["session"] = self.session
+        if version is not None:
+            params["version"] = str(version)
+        return params
+
+
 def query_time(value: datetime | str) -> str:
     if isinstance(value, str):
         return value
@@ -142,6 +173,14 @@ class ClientCore:
             session=session if session is not None else self.scope.session,
             trace=trace if trace is not None else self.scope.trace,
             user=user if user is not None else self.scope.user,
+        )
+
+    def name_where(self, user_id: str | None, session_id: str | None, user_wide: bool) -> NameWhere:
+        """A name's user and session, the client's own unless given; user-wide names have no session."""
+        return NameWhere(
+            user=user_id if user_id is not None else self.scope.user,
+            session=None if user_wide else (session_id if session_id is not None else self.scope.session),
+            user_wide=user_wide,
         )
 
     # Puts
@@ -319,6 +358,110 @@ class ClientCore:
         params = {name: value for name, value in named.items() if value is not None}
         answer: Answer = yield Call("GET", "/v1/artifacts", params=params)
         return answer.parse(Page.from_json, "ArtifactList")
+
+    # Named versions
+
+    def save_version(
+        self,
+        app: str,
+        name: str,
+        data: PutData,
+        *,
+        mime_type: str | None,
+        filename: str | None,
+        meta: Mapping[str, Any] | None,
+        source: Mapping[str, Any] | None,
+        ttl: int | str | None,
+        sha256: str | None,
+        where: NameWhere,
+    ) -> Op[ArtifactRef]:
+        body = body_of(data)
+        # The put's headers, but not its namespace (the app is) nor its scope (the query says it).
+        headers = put_headers(
+            mime_type=mime_type or body.default_mime or OCTET_STREAM,
+            filename=filename,
+            namespace=None,
+            meta=meta,
+            source=source,
+            ttl=ttl,
+            sha256=sha256,
+            scope=Scope(),
+        )
+        call = Call("POST", names_path(app), params=where.params(name), headers=headers, body=body)
+        answer: Answer = yield call
+        return answer.parse(ArtifactRef.from_json, "ArtifactRef")
+
+    def require_version_ref(self, app: str, name: str, version: int | None, where: NameWhere) -> Op[ArtifactRef]:
+        """The version's ref (the latest live one's by default); NotFoundError when there is none."""
+        answer: Answer = yield Call("GET", names_path(app, "/meta"), params=where.params(name, version))
+        return answer.parse(ArtifactRef.from_json, "ArtifactRef")
+
+    def version_ref(self, app: str, name: str, version: int | None, where: NameWhere) -> Op[ArtifactRef | None]:
+        try:
+            return (yield from self.require_version_ref(app, name, version, where))
+        except NotFoundError:
+            return None
+
+    def version_content_call(
+        self, app: str, name: str, ref: ArtifactRef, version: int | None, byte_range: ByteRange | None, where: NameWhere
+    ) -> Call:
+        """The bytes of the version `ref` is: by its number, so a save in between changes nothing."""
+        number = ref.version if ref.version is not None else version
+        headers = {"Range": range_header(byte_range)} if byte_range is not None else {}
+        return Call("GET", names_path(app, "/content"), params=where.params(name, number), headers=headers)
+
+    def load_version(self, app: str, name: str, version: int | None, where: NameWhere) -> Op[LoadedVersion | None]:
+        ref = yield from self.version_ref(app, name, version, where)
+        if ref is None:
+            return None
+        try:
+            answer: Answer = yield self.version_content_call(app, name, ref, version, None, where)
+        except NotFoundError:
+            # Deleted (or expired) between the two calls.
+            return None
+        return LoadedVersion(ref, answer.content)
+
+    def list_versions(self, app: str, name: str, where: NameWhere) -> Op[list[ArtifactRef]]:
+        try:
+            answer: Answer = yield Call("GET", names_path(app, "/versions"), params=where.params(name))
+        except NotFoundError:
+            return []
+        return answer.parse(versions_from_json, "VersionList")
+
+    def list_names(self, app: str, *, cursor: str | None, limit: int | None, where: NameWhere) -> Op[NamePage]:
+        params = where.params()
+        if cursor is not None:
+            params["cursor"] = cursor
+        if limit is not None:
+            params["limit"] = str(limit)
+        answer: Answer = yield Call("GET", names_path(app), params=params)
+        return answer.parse(NamePage.from_json, "NameList")
+
+    def delete_name(self, app: str, name: str, where: NameWhere) -> Op[bool]:
+        try:
+            yield Call("DELETE", names_path(app), params=where.params(name))
+        except NotFoundError:
+            return False
+        return True
+
+    def version_url(
+        self,
+        app: str,
+        name: str,
+        version: int | None,
+        *,
+        mode: str | None,
+        expires_in: int | None,
+        disposition: str | None,
+        where: NameWhere,
+    ) -> Op[DownloadLink]:
+        asked = {"mode": mode, "expiresIn": expires_in, "disposition": disposition}
+        call = json_call("POST", names_path(app, "/url"), asked)
+        call.params = where.params(name, version)
+        answer: Answer = yield call
+        return answer.parse(DownloadLink.from_json, "DownloadUrl")
+
+    # Usage
 
     def usage(self, params: Mapping[str, Any]) -> Op[dict[str, Any]]:
         query = {name: str(value) for name, value in params.items() if value is not None}

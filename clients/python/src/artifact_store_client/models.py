@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 FetchMode = Literal["direct", "proxy"]
 
@@ -63,6 +63,9 @@ class ArtifactRef:
     url: str | None = None
     fetch_mode: FetchMode | None = None
     url_expires_at: datetime | None = None
+    # A named version's name (in the app that is its namespace) and number; None on other refs.
+    name: str | None = None
+    version: int | None = None
 
     @classmethod
     def from_json(cls, data: object, at: str = "") -> ArtifactRef:
@@ -83,6 +86,8 @@ class ArtifactRef:
             url=r.text("url", required=False),
             fetch_mode=r.fetch_mode(required=False),
             url_expires_at=r.time("urlExpiresAt", required=False),
+            name=r.text("name", required=False),
+            version=r.count("version", required=False),
         )
 
 
@@ -96,13 +101,80 @@ class Page:
     @classmethod
     def from_json(cls, data: object) -> Page:
         r = _Reader(data, "")
-        items = r.value("items")
-        if not isinstance(items, list):
-            raise ValueError("field items: expected a list")
         return cls(
-            items=[ArtifactRef.from_json(item, f"items[{i}]") for i, item in enumerate(items)],
+            items=[ArtifactRef.from_json(item, f"items[{i}]") for i, item in enumerate(r.items())],
             next_cursor=r.text("nextCursor", required=False),
         )
+
+
+NameScopeKind = Literal["session", "user"]
+
+
+@dataclass(frozen=True)
+class NameInfo:
+    """A name with a live version: `scope` is "user" (user-wide) or "session" (in the listed session)."""
+
+    name: str
+    scope: NameScopeKind
+    latest_version: int
+    versions: int
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, data: object, at: str = "") -> NameInfo:
+        r = _Reader(data, at)
+        scope = r.text("scope")
+        if scope not in ("session", "user"):
+            raise ValueError(f"field {r.path('scope')}: {scope!r} is neither session nor user")
+        return cls(
+            name=r.text("name"),
+            scope=scope,
+            latest_version=r.count("latestVersion"),
+            versions=r.count("versions"),
+            updated_at=r.time("updatedAt"),
+        )
+
+
+@dataclass(frozen=True)
+class NamePage:
+    """One page of names, by name; `next_cursor` asks for the next one."""
+
+    items: list[NameInfo]
+    next_cursor: str | None = None
+
+    @classmethod
+    def from_json(cls, data: object) -> NamePage:
+        r = _Reader(data, "")
+        return cls(
+            items=[NameInfo.from_json(item, f"items[{i}]") for i, item in enumerate(r.items())],
+            next_cursor=r.text("nextCursor", required=False),
+        )
+
+
+def versions_from_json(data: object) -> list[ArtifactRef]:
+    """`{ items }` of GET /v1/names/{app}/versions: the live versions' refs, oldest first."""
+    r = _Reader(data, "")
+    return [ArtifactRef.from_json(item, f"items[{i}]") for i, item in enumerate(r.items())]
+
+
+@dataclass(frozen=True)
+class LoadedVersion:
+    """A named version read whole: its ref (with `name` and `version`) and its bytes."""
+
+    ref: ArtifactRef
+    data: bytes
+
+
+Chunks = TypeVar("Chunks")
+
+
+@dataclass(frozen=True)
+class StreamedVersion(Generic[Chunks]):
+    """A named version as it arrives: its ref, and its bytes as an iterator of chunks (async for the
+    async client), readable while the `with` block that gave it is open."""
+
+    ref: ArtifactRef
+    chunks: Chunks
 
 
 @dataclass(frozen=True)
@@ -200,6 +272,12 @@ class _Reader:
         if name not in self._data:
             raise ValueError(f"field {self.path(name)}: missing")
         return self._data[name]
+
+    def items(self) -> list[Any]:
+        items = self.value("items")
+        if not isinstance(items, list):
+            raise ValueError(f"field {self.path('items')}: expected a list")
+        return items
 
     def _get(self, name: str, kind: type | tuple[type, ...], what: str, required: bool) -> Any:
         value = self._data.get(name)
