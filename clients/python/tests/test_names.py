@@ -13,6 +13,7 @@ from support import collect, new_name, opened, read_all, run
 
 from artifact_store_client import (
     ArtifactRef,
+    BackendUnavailableError,
     BadRequestError,
     ForbiddenError,
     LoadedVersion,
@@ -363,3 +364,17 @@ async def test_a_save_is_retried_after_503_as_a_put_is(connect: Any) -> None:
     saved = await run(client.save_version("app", "n", b"0123456789"))
     assert (saved.name, saved.version) == ("n", 3)
     assert bodies == [b"0123456789", b"0123456789"]
+
+
+async def test_a_save_is_not_retried_after_a_connection_error(connect: Any) -> None:
+    # The first attempt may have committed a version: another try would add one more.
+    calls: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        raise httpx.ConnectError("connection reset", request=request)
+
+    client = connect(base_url="http://store.test", transport=httpx.MockTransport(answer), retry_base_delay=0.001)
+    with pytest.raises(BackendUnavailableError):
+        await run(client.save_version("app", "n", b"0123456789"))
+    assert len(calls) == 1

@@ -550,8 +550,8 @@ class AsyncArtifactStoreClient:
                 try:
                     response = await self._http.send(request, stream=True)
                 except CONNECTION_ERRORS as err:
-                    if last:
-                        raise unreachable(call.target(self.base_url), attempts, err) from err
+                    if last or call.once:
+                        raise unreachable(call.target(self.base_url), attempt + 1, err) from err
                     await asyncio.sleep(policy.backoff(attempt))
                     continue
             if response.is_success:

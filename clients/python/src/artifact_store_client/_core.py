@@ -44,6 +44,9 @@ class Call:
     body: Body | None = None
     # A presigned URL: it carries its own authority, so no token and no client headers go with it.
     external: bool = False
+    # Not idempotent (a name's next version): a connection error is not retried, since the first
+    # attempt may have committed. Refusals that commit nothing (429, 503) still are.
+    once: bool = False
 
     @property
     def replayable(self) -> bool:
@@ -387,7 +390,7 @@ class ClientCore:
             sha256=sha256,
             scope=Scope(),
         )
-        call = Call("POST", names_path(app), params=where.params(name), headers=headers, body=body)
+        call = Call("POST", names_path(app), params=where.params(name), headers=headers, body=body, once=True)
         answer: Answer = yield call
         return answer.parse(ArtifactRef.from_json, "ArtifactRef")
 
