@@ -17,9 +17,9 @@ module.exports = {
     },
     {
       name: 'web-standards-only',
-      comment: 'core/, the SDK (client/), the MCP layer and the Worker run on any runtime: no node:* modules.',
+      comment: 'core/, the SDK (client/), the MCP layer, the ADK adapter and the Worker run on any runtime: no node:* modules.',
       severity: 'error',
-      from: { path: '^src/(core|client|mcp|worker)/|^src/worker\\.ts$|^src/index\\.ts$' },
+      from: { path: '^src/(core|client|mcp|adk|worker)/|^src/worker\\.ts$|^src/index\\.ts$' },
       // A dynamic import() is a runtime seam (content.ts reads file:// URIs only where node:fs exists).
       to: { dependencyTypes: ['core'], dynamic: false },
     },
@@ -58,6 +58,20 @@ module.exports = {
       severity: 'error',
       from: { path: layer('mcp') },
       to: { path: outside('core', 'client', 'mcp') },
+    },
+    {
+      name: 'adk-imports-core-and-client',
+      comment: "The ADK adapter stores through the ArtifactStore interface's named versions, like any SDK user.",
+      severity: 'error',
+      from: { path: layer('adk') },
+      to: { path: outside('core', 'client', 'adk') },
+    },
+    {
+      name: 'adk-types-only',
+      comment: '@google/adk and @google/genai are optional peers: the adapter imports their types only, so nothing loads them.',
+      severity: 'error',
+      from: { path: layer('adk') },
+      to: { path: 'node_modules/@google/(adk|genai)/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'http-asks-the-service',

@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,limits,footprint (sections to run; default all),
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,limits,footprint (sections to run; default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak).
  */
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
 import { load, wrkMissing } from './load.js';
+import { adkRows } from './adk.js';
 import { gatewayRows } from './gateway.js';
 import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
@@ -352,6 +353,16 @@ async function main() {
     mcpTable = r.rows;
   }
 
+  let adkTable: Row[] = [];
+  if (settings.only.has('adk')) {
+    progress('adk: saveArtifact + loadArtifact through the ADK adapter over HTTP, against putBytes + get');
+    if (service) {
+      const r = await adkRows({ service: service.info, progress });
+      serviceProblems.push(...r.problems);
+      adkTable = r.rows;
+    }
+  }
+
   let gatewayTable: Row[] = [];
   if (settings.only.has('gateway')) {
     progress('gateway: MCP calls through artifact-store gateway against the same calls straight to the server');
@@ -413,6 +424,7 @@ async function main() {
     ...retentionTable,
     ...mcpTable,
     ...gatewayTable,
+    ...adkTable,
     ...limitsTable,
     ...footprintTable,
   );
@@ -460,6 +472,9 @@ async function main() {
     'calls, the added p50 judged. The 10 MiB row: the Tableau-shaped result through the gateway against the same call straight',
     'to the server plus transformToolResult into an embedded store in the bench process; 2 warm-ups, then 7 rounds each way.',
     "Both clients read stdio with the gateway's reader (one join per message, up to 256 MiB).",
+    'ADK row: one HTTP store against the bench service; 2 warm-ups, then 9 alternating rounds of 8 saveArtifact + loadArtifact',
+    'of 1 MiB (inlineData, base64 as ADK hands it) through ArtifactStoreArtifactService, against 8 putBytes + get of the',
+    'same bytes; MiB moved per second, medians.',
   ];
   if (serviceProblems.length > 0)
     out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));

@@ -21,7 +21,18 @@ export interface Settings {
   only: Set<(typeof SECTIONS)[number]>;
 }
 
-const SECTIONS = ['transfers', 'small', 'python', 's3', 'retention', 'mcp', 'gateway', 'limits', 'footprint'] as const;
+const SECTIONS = [
+  'transfers',
+  'small',
+  'python',
+  's3',
+  'retention',
+  'mcp',
+  'gateway',
+  'adk',
+  'limits',
+  'footprint',
+] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];

@@ -3,7 +3,7 @@
  * the source obeys them, and a violation of each kind is caught.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -38,6 +38,8 @@ describe('layer rules', () => {
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
     cpSync(join(ROOT, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
     cpSync(join(ROOT, 'tsconfig.json'), join(dir, 'tsconfig.json'));
+    // Packages resolve as in the repository (the ADK rule names them).
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     const write = (path: string, text: string) => {
       mkdirSync(dirname(join(dir, path)), { recursive: true });
       writeFileSync(join(dir, path), text);
@@ -88,6 +90,17 @@ describe('layer rules', () => {
           'src/db/sqlite.ts': 'export const db = 1;\n',
           'src/worker/app.ts': "import { db } from '../db/sqlite.js';\nexport const x = db;\n",
         },
+      ],
+      [
+        'adk-imports-core-and-client',
+        {
+          'src/service/s.ts': 'export const s = 1;\n',
+          'src/adk/a.ts': "import { s } from '../service/s.js';\nexport const x = s;\n",
+        },
+      ],
+      [
+        'adk-types-only',
+        { 'src/adk/a.ts': "import { GoogleGenAI } from '@google/genai';\nexport const x = GoogleGenAI;\n" },
       ],
       [
         'no-circular',

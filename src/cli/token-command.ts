@@ -16,7 +16,8 @@ Mints a token with the configured signing secret: the first of ARTIFACT_STORE_JW
 secret npm start keeps in the data dir. For development and scripts; production tokens come from your
 own auth.
   --tenant T       tenant (default dev)
-  --sub S          user id (default dev)
+  --sub S          user id (default dev); the token is bound to it. --sub '' binds none: the
+                   token then names users per request (X-Artifact-User), as the ADK adapter does
   --session S      bind the token to one session (it sees only that session)
   --trace T        bind it to one trace
   --perms LIST     comma separated: ${PERMS.join(', ')} (default read,write)

@@ -1,0 +1,106 @@
+/**
+ * A Google ADK agent whose artifacts live in artifact-store: ADK's Runner gets
+ * ArtifactStoreArtifactService as its artifactService, a tool saves a chart through its context
+ * (twice: versions 0 and 1) and a user-wide note, and the script then reads what the service holds.
+ * The model is scripted (it calls the tool, then answers), so no LLM and no key are needed.
+ *
+ *   npm start                                                     # in another terminal
+ *   export ARTIFACT_STORE_TOKEN=$(npx artifact-store token --sub '')   # tenant-wide: no user, no session
+ *   npx tsx examples/adk.ts
+ *
+ * ARTIFACT_STORE_URL names another service (default http://127.0.0.1:8787). In your own project the
+ * imports are `artifact-store/adk` and `artifact-store/client`; this file imports the source so it
+ * runs from a clone.
+ */
+import {
+  BaseLlm,
+  type BaseLlmConnection,
+  FunctionTool,
+  InMemorySessionService,
+  type LlmRequest,
+  type LlmResponse,
+  LlmAgent,
+  LogLevel,
+  Runner,
+  setLogLevel,
+} from '@google/adk';
+import { z } from 'zod';
+import { ArtifactStoreArtifactService } from '../src/adk/index.js';
+import { createHttpArtifactStore } from '../src/client/index.js';
+
+setLogLevel(LogLevel.ERROR);
+
+/** A 1×1 PNG: what a charting tool would draw. */
+const CHART_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+
+/** The model: asks for the chart, then says what the tool answered. A real app names a Gemini model. */
+class ScriptedModel extends BaseLlm {
+  constructor() {
+    super({ model: 'scripted' });
+  }
+  async *generateContentAsync(request: LlmRequest): AsyncGenerator<LlmResponse, void> {
+    const answered = request.contents.at(-1)?.parts?.find((p) => p.functionResponse)?.functionResponse;
+    yield answered
+      ? { content: { role: 'model', parts: [{ text: `Saved: ${JSON.stringify(answered.response)}` }] } }
+      : { content: { role: 'model', parts: [{ functionCall: { name: 'save_chart', args: { city: 'Lisbon' } } }] } };
+  }
+  async connect(): Promise<BaseLlmConnection> {
+    throw new Error('no live connection');
+  }
+}
+
+const saveChart = new FunctionTool({
+  name: 'save_chart',
+  description: 'Draws the weather chart of a city and keeps it as the artifact chart.png.',
+  parameters: z.object({ city: z.string() }),
+  execute: async ({ city }, context) => {
+    const version = await context!.saveArtifact('chart.png', {
+      inlineData: { data: CHART_PNG, mimeType: 'image/png' },
+    });
+    await context!.saveArtifact('user:itinerary.txt', { text: `Trip to ${city}` }); // user-wide
+    return { version };
+  },
+});
+const agent = new LlmAgent({ name: 'planner', model: new ScriptedModel(), tools: [saveChart] });
+
+// #region setup
+const store = createHttpArtifactStore({
+  baseUrl: process.env.ARTIFACT_STORE_URL ?? 'http://127.0.0.1:8787',
+  token: process.env.ARTIFACT_STORE_TOKEN, // tenant-wide: the service names each call's user and session
+});
+const artifactService = new ArtifactStoreArtifactService(store);
+const sessionService = new InMemorySessionService();
+const runner = new Runner({ appName: 'travel_agent', agent, sessionService, artifactService });
+// #endregion
+
+const where = { appName: 'travel_agent', userId: 'alice' };
+for (const sessionId of ['s-1', 's-2']) await sessionService.createSession({ ...where, sessionId });
+
+const saved: unknown[] = [];
+for (let turn = 0; turn < 2; turn++) {
+  const newMessage = { role: 'user', parts: [{ text: 'Chart the weather in Lisbon.' }] };
+  for await (const event of runner.runAsync({ userId: 'alice', sessionId: 's-1', newMessage })) {
+    if (event.errorCode) throw new Error(`${event.errorCode}: ${event.errorMessage}`);
+    for (const part of event.content?.parts ?? [])
+      if (part.functionResponse) saved.push(part.functionResponse.response);
+  }
+}
+const [first, second] = saved as { version: number }[];
+console.log(`the tool saved chart.png as version ${first?.version}, then version ${second?.version}`);
+
+// What the service holds: ADK's own calls, then the store's.
+const chart = { ...where, sessionId: 's-1', filename: 'chart.png' };
+const versions = await artifactService.listArtifactVersions(chart);
+const latest = versions.at(-1)!;
+const bytes = (await store.names!.loadVersion({
+  app: 'travel_agent',
+  name: 'chart.png',
+  userId: 'alice',
+  sessionId: 's-1',
+}))!.bytes;
+console.log(
+  `in the store: chart.png versions ${versions.map((v) => v.version)}, ${latest.mimeType}, ${bytes.byteLength} bytes, ${latest.canonicalUri}`,
+);
+console.log(`session s-2 sees: ${(await artifactService.listArtifactKeys({ ...where, sessionId: 's-2' })).join(', ')}`);
+const link = await artifactService.versionUrl(chart, { expiresIn: 600 });
+console.log(`download link: ${link.url} (${link.mimeType})`);
