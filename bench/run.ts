@@ -325,6 +325,16 @@ async function main() {
       pythonTable = r.rows;
     }
   }
+  let adkTable: Row[] = [];
+  if (settings.only.has('adk')) {
+    progress('adk: saveArtifact + loadArtifact through the ADK adapter over HTTP, against putBytes + get');
+    if (service) {
+      const r = await adkRows({ service: service.info, progress });
+      serviceProblems.push(...r.problems);
+      adkTable = r.rows;
+    }
+  }
+
   await service?.stop();
   let s3Table: Row[] = [];
   if (settings.only.has('s3')) {
@@ -351,16 +361,6 @@ async function main() {
     const r = await mcpRows({ runs: settings.runs, progress });
     serviceProblems.push(...r.problems);
     mcpTable = r.rows;
-  }
-
-  let adkTable: Row[] = [];
-  if (settings.only.has('adk')) {
-    progress('adk: saveArtifact + loadArtifact through the ADK adapter over HTTP, against putBytes + get');
-    if (service) {
-      const r = await adkRows({ service: service.info, progress });
-      serviceProblems.push(...r.problems);
-      adkTable = r.rows;
-    }
   }
 
   let gatewayTable: Row[] = [];

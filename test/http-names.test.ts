@@ -80,6 +80,9 @@ describe(`named versions over HTTP (${RUNTIME})`, () => {
     expect(latest.status).toBe(200);
     // The latest changes with each save; a numbered version never does.
     expect(latest.headers.get('cache-control')).toBe('private, no-cache');
+    // Which version it was comes with the bytes.
+    const sentRef = JSON.parse(Buffer.from(latest.headers.get('x-artifact-ref')!, 'base64url').toString('utf8'));
+    expect(sentRef).toMatchObject({ name: 'report.txt', version: 2, sha256: sha256('hello again') });
     expect(await latest.text()).toBe('hello again');
     expect(latest.headers.get('etag')).toBe(`"${sha256('hello again')}"`);
     const first = await req(`/v1/names/adk/content?name=report.txt&version=0&${q}`);

@@ -90,6 +90,11 @@ export function createNamedVersions(deps: NamedVersionDeps) {
     /** What a download of that version carries, without opening its bytes. */
     versionEntity: findVersion,
 
+    /** The ArtifactRef of an entity versionEntity or versionBody gave. */
+    refOfVersion(entity: DownloadEntity): ArtifactRef {
+      return rowToRef(entity as RefRow);
+    },
+
     /** The bytes of a version (or a range of them); `resolveRange` sees the size and hash first. */
     async versionBody(
       key: NameKey,

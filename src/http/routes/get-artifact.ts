@@ -205,6 +205,8 @@ export async function serveDownload(
   source: DownloadSource,
   disposition: 'inline' | 'attachment' | undefined,
   cacheControl?: string,
+  /** Headers about the entity beside the download's own (a named version's ref). */
+  extraHeaders?: (entity: DownloadEntity) => Record<string, string>,
 ) {
   // Every check that can fail runs before the blob is opened, so no error leaves a file open.
   const ifNoneMatch = header(c, 'if-none-match');
@@ -220,6 +222,7 @@ export async function serveDownload(
     if (c.req.method === 'HEAD') {
       return c.body(null, 200, {
         ...downloadHeaders(entity, disposition, undefined, cacheControl),
+        ...extraHeaders?.(entity),
         'Content-Length': String(entity.sizeBytes),
       });
     }
@@ -244,6 +247,7 @@ export async function serveDownload(
   const { entity, range, body } = result;
   // Built in one object with X-Request-Id: see respondsWithRequestId.
   const headers = downloadHeaders(entity, disposition, respondsWithRequestId(c), cacheControl);
+  if (extraHeaders) Object.assign(headers, extraHeaders(entity));
   if (range) {
     headers['Content-Range'] = `bytes ${range.start}-${range.end}/${entity.sizeBytes}`;
     headers['Content-Length'] = String(range.end - range.start + 1);

@@ -10,7 +10,7 @@ import type { Context } from 'hono';
 import { ArtifactError, errors } from '../../core/errors.js';
 import { narrowFilter } from '../../core/scope.js';
 import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
-import type { NameKey, NameScope } from '../../core/schemas.js';
+import type { ArtifactRef, NameKey, NameScope } from '../../core/schemas.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import { namedScope, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
@@ -154,6 +154,22 @@ const docs = [
   }),
 ];
 
+/** Where a ref says more than this, the client reads it from /meta instead. */
+const REF_HEADER_MAX = 8 * 1024;
+
+/**
+ * The version's ArtifactRef with its bytes, as base64url JSON in X-Artifact-Ref: a reader gets which
+ * version it read, its type and metadata in the same answer (left out when it would be over 8 KiB).
+ */
+function refHeader(ref: ArtifactRef): Record<string, string> {
+  const json = JSON.stringify(ref);
+  const bytes = new TextEncoder().encode(json);
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  const value = btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return value.length <= REF_HEADER_MAX ? { 'X-Artifact-Ref': value } : {};
+}
+
 /** The scope a request means: see the module comment. */
 function nameScopeOf(c: Context<AppEnv>, app: string): NameScope {
   const caller = c.get('caller');
@@ -252,6 +268,7 @@ export function registerNames(
       dispositionOf(c.req.query('disposition')),
       // The latest version changes with each save: only a numbered version is immutable.
       version === undefined ? 'private, no-cache' : undefined,
+      (entity) => refHeader(service.refOfVersion(entity)),
     );
   });
 
