@@ -17,7 +17,8 @@ module.exports = {
     },
     {
       name: 'web-standards-only',
-      comment: 'core/, the SDK (client/), the MCP layer, the ADK adapter and the Worker run on any runtime: no node:* modules.',
+      comment:
+        'core/, the SDK (client/), the MCP layer, the ADK adapter and the Worker run on any runtime: no node:* modules.',
       severity: 'error',
       from: { path: '^src/(core|client|mcp|adk|worker)/|^src/worker\\.ts$|^src/index\\.ts$' },
       // A dynamic import() is a runtime seam (content.ts reads file:// URIs only where node:fs exists).
@@ -68,7 +69,8 @@ module.exports = {
     },
     {
       name: 'adk-types-only',
-      comment: '@google/adk and @google/genai are optional peers: the adapter imports their types only, so nothing loads them.',
+      comment:
+        '@google/adk and @google/genai are optional peers: the adapter imports their types only, so nothing loads them.',
       severity: 'error',
       from: { path: layer('adk') },
       to: { path: 'node_modules/@google/(adk|genai)/', dependencyTypesNot: ['type-only'] },
