@@ -170,7 +170,13 @@ describe('embedded store specifics', () => {
         scope: { tenantId: 't', sessionId: 's-1' },
         persistent: false,
       });
-      expect(store.capabilities).toEqual({ persistent: false, ranges: true, signedUrls: false, events: false });
+      expect(store.capabilities).toEqual({
+        persistent: false,
+        ranges: true,
+        signedUrls: false,
+        events: false,
+        names: true,
+      });
       expect((await rejection(store.putText('x', { scope: { sessionId: 's-2' } }))).code).toBe('forbidden');
       expect((await rejection(store.putBytes(new Uint8Array(2048).fill(1)))).code).toBe('payload_too_large');
       const ref = await store.putText('x', { scope: { traceId: 'tr-1' } });

@@ -220,6 +220,12 @@ describe('decodeBase64', () => {
       `data:image/png;base64,${std}!`,
       '%%%%',
       'aGk=aGk=',
+      // Lengths a multiple of 4, which the one-decode path takes first: it must still refuse them.
+      'AA!A',
+      'AA=A',
+      'A===',
+      'AAA\u00e9',
+      'AA-+',
     ];
     for (const input of malformed)
       expect(

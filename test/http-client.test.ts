@@ -558,6 +558,7 @@ describe('HTTP client wire format', () => {
       ranges: true,
       signedUrls: true,
       events: true,
+      names: true,
     });
   });
 });
