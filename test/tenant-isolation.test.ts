@@ -1551,6 +1551,8 @@ class Workload {
     const own = this.namesOf.get(cred.label) ?? [];
     const path = (a: string, tail: string, name: string) =>
       `/v1/names/${a}${tail}?name=${encodeURIComponent(name)}${scope}`;
+    /** One of the names this credential saved, as [app, name]. */
+    const ownName = () => own[cmd.pick % Math.max(own.length, 1)]?.split('\n') as [string, string] | undefined;
     if (cred.kind === 'operator') {
       await this.send('names.save', cred, 'POST', path('shared.app', '', 'op-name'), { body: 'x' });
       return;
@@ -1569,9 +1571,9 @@ class Workload {
       }
       case 'read':
       case 'versions': {
-        const key = own[cmd.pick % Math.max(own.length, 1)];
-        if (!key) return;
-        const [a, name] = key.split('\n') as [string, string];
+        const picked = ownName();
+        if (!picked) return;
+        const [a, name] = picked;
         const kind = cmd.action === 'read' ? 'names.read' : 'names.versions';
         const res = await this.send(kind, cred, 'GET', path(a, cmd.action === 'read' ? '/content' : '/versions', name));
         // Its own name, unless it deleted it since.
@@ -1599,9 +1601,9 @@ class Workload {
         return;
       }
       case 'delete': {
-        const key = own[cmd.pick % Math.max(own.length, 1)];
-        if (!key) return;
-        const [a, name] = key.split('\n') as [string, string];
+        const picked = ownName();
+        if (!picked) return;
+        const [a, name] = picked;
         const res = await this.send('names.delete', cred, 'DELETE', path(a, '', name));
         this.expectStatus(res, [204, 404], 'delete an own name', 'names.delete', cred);
         return;

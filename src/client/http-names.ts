@@ -2,7 +2,7 @@
 import type { NamedArtifactStore, NameRef, NameWhere, UrlOptions } from '../core/artifact-store.js';
 import { checkApp } from '../core/names.js';
 import { TEXT_MIME } from '../core/put-options.js';
-import { decodeStandard } from '../core/base64.js';
+import { decodeBase64 } from '../core/base64.js';
 import { ArtifactRefSchema, NameInfoSchema, type ArtifactRef, type NamePage } from '../core/schemas.js';
 import { rangeHeaderOf } from '../core/store-scope.js';
 import { z } from 'zod';
@@ -53,7 +53,7 @@ export function httpNames(request: HttpTransport['request'], scope: ScopeNames):
     const raw = res.headers.get('x-artifact-ref');
     if (!raw) return undefined;
     try {
-      const json = new TextDecoder().decode(decodeStandard(raw.replace(/-/g, '+').replace(/_/g, '/')));
+      const json = new TextDecoder().decode(decodeBase64(raw).bytes);
       const parsed = ArtifactRefSchema.safeParse(JSON.parse(json));
       return parsed.success ? parsed.data : undefined;
     } catch {

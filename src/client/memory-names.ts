@@ -4,10 +4,11 @@
  * long as the process; they are kept apart from the content store's list().
  */
 import type { NamedArtifactStore } from '../core/artifact-store.js';
+import { streamOfBytes } from '../core/bytes.js';
 import { errors } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { artifactId } from '../core/ids.js';
-import { checkVersion, nameKeyFor } from '../core/names.js';
+import { checkVersion, nameCursorOf, nameKeyFor, nameOfCursor } from '../core/names.js';
 import { DEFAULT_MIME, expiryOf, NEVER_EXPIRES_AT, TEXT_MIME, validatePutOptions } from '../core/put-options.js';
 import type { ArtifactRef, ArtifactScope, NameInfo } from '../core/schemas.js';
 import { resolveByteRange } from '../core/store-scope.js';
@@ -38,17 +39,6 @@ const keyOf = (k: { tenantId: string; app: string; userId: string; sessionId: st
   `${k.tenantId}\n${k.app}\n${k.userId}\n${k.sessionId}\n${k.name}`;
 const scopePrefix = (k: { tenantId: string; app: string; userId: string; sessionId: string }) =>
   `${k.tenantId}\n${k.app}\n${k.userId}\n${k.sessionId}\n`;
-const cursorOf = (name: string) =>
-  btoa(unescape(encodeURIComponent(name)))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_');
-function nameOfCursor(cursor: string): string {
-  try {
-    return decodeURIComponent(escape(atob(cursor.replace(/-/g, '+').replace(/_/g, '/'))));
-  } catch {
-    throw errors.badRequest('Invalid cursor: pass back nextCursor exactly as it came, or start without one.');
-  }
-}
 
 export function memoryNames(
   names: MemoryNames,
@@ -132,13 +122,7 @@ export function memoryNames(
       if (!found) return null;
       const range = resolveByteRange(o.range, found.bytes.byteLength);
       const bytes = range ? found.bytes.slice(range.start, range.end + 1) : new Uint8Array(found.bytes);
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          if (bytes.byteLength > 0) controller.enqueue(bytes);
-          controller.close();
-        },
-      });
-      return { ref: structuredClone(found.ref), stream };
+      return { ref: structuredClone(found.ref), stream: streamOfBytes(bytes) };
     },
 
     async listVersions(ref) {
@@ -171,7 +155,7 @@ export function memoryNames(
       items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       const page = items.slice(0, limit);
       return items.length > limit
-        ? { items: page, nextCursor: cursorOf(page[page.length - 1]!.name) }
+        ? { items: page, nextCursor: nameCursorOf(page[page.length - 1]!.name) }
         : { items: page };
     },
 

@@ -30,3 +30,13 @@ export function formatBytes(n: number): string {
   }
   return `${value.toFixed(value < 10 ? 1 : 0)} ${BYTE_UNITS[unit]}`;
 }
+
+/** Bytes in memory as a stream of (at most) one chunk: no chunk at all for zero bytes. */
+export function streamOfBytes(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      if (bytes.byteLength > 0) controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}

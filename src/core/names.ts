@@ -3,6 +3,7 @@
  * scope a NameRef means for a store acting for `scope`.
  */
 import type { NameRef } from './artifact-store.js';
+import { decodeBase64, encodeBase64 } from './base64.js';
 import { errors } from './errors.js';
 import { NAMESPACE_PATTERN } from './ids.js';
 import { narrowFilter } from './scope.js';
@@ -65,3 +66,16 @@ export function nameKeyFor(
 }
 
 export type { NameKey };
+
+/** A listing of names resumes after the last name it gave: that name, base64url. */
+export const nameCursorOf = (name: string): string =>
+  encodeBase64(new TextEncoder().encode(name)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+/** The name a cursor resumes after; bad_request for anything nameCursorOf did not make. */
+export function nameOfCursor(cursor: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(decodeBase64(cursor).bytes);
+  } catch {
+    throw errors.badRequest('Invalid cursor: pass back nextCursor exactly as it came, or start without one.');
+  }
+}

@@ -1,5 +1,6 @@
 import { isActiveType } from '../core/active-types.js';
 import { decodeBase64 } from '../core/base64.js';
+import { streamOfBytes } from '../core/bytes.js';
 import { errors } from '../core/errors.js';
 import { contentDisposition } from '../core/filename.js';
 import { artifactId, DEFAULT_NAMESPACE, isArtifactId } from '../core/ids.js';
@@ -292,18 +293,18 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
 
     /** Buffered put of bytes already in memory. */
     putBytes(scope: ArtifactScope, bytes: Uint8Array, options: PutOptions = {}) {
-      return putStream(scope, streamOf(bytes), options);
+      return putStream(scope, streamOfBytes(bytes), options);
     },
 
     /** A UTF-8 text artifact; mime defaults to text/plain. */
     putText(scope: ArtifactScope, text: string, options: PutOptions = {}) {
-      return putStream(scope, streamOf(new TextEncoder().encode(text)), { mimeType: TEXT_MIME, ...options });
+      return putStream(scope, streamOfBytes(new TextEncoder().encode(text)), { mimeType: TEXT_MIME, ...options });
     },
 
     /** base64, base64url or a data: URL (whose media type is used unless mimeType is given). */
     async putBase64(scope: ArtifactScope, data: string, options: PutOptions = {}): Promise<PutResult> {
       const decoded = decodeBase64(data);
-      return putStream(scope, streamOf(decoded.bytes), {
+      return putStream(scope, streamOfBytes(decoded.bytes), {
         ...(decoded.mimeType ? { mimeType: decoded.mimeType } : {}),
         ...options,
       });
@@ -457,13 +458,4 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
 
 async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {
   return stream ? new Uint8Array(await new Response(stream).arrayBuffer()) : null;
-}
-
-function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      if (bytes.byteLength > 0) controller.enqueue(bytes);
-      controller.close();
-    },
-  });
 }

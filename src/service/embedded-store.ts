@@ -7,6 +7,7 @@ import type {
   NameRef,
   UrlOptions,
 } from '../core/artifact-store.js';
+import { streamOfBytes } from '../core/bytes.js';
 import { nameKeyFor } from '../core/names.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactError } from '../core/errors.js';
@@ -104,13 +105,7 @@ function embeddedNames(
   const streamOf = (data: Uint8Array | ReadableStream<Uint8Array> | string) =>
     data instanceof ReadableStream
       ? data
-      : new ReadableStream<Uint8Array>({
-          start(controller) {
-            const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
-            if (bytes.byteLength > 0) controller.enqueue(bytes);
-            controller.close();
-          },
-        });
+      : streamOfBytes(typeof data === 'string' ? new TextEncoder().encode(data) : data);
   const loadVersionStream: NamedArtifactStore['loadVersionStream'] = async (ref, version, o = {}) => {
     const key = nameKeyFor(scope, ref);
     return nullWhenNotFound(async () => {
@@ -121,15 +116,7 @@ function embeddedNames(
         ({ sizeBytes }) => resolveByteRange(o.range, sizeBytes),
         0,
       );
-      const stream =
-        body instanceof Uint8Array
-          ? new ReadableStream<Uint8Array>({
-              start(controller) {
-                if (body.byteLength > 0) controller.enqueue(body);
-                controller.close();
-              },
-            })
-          : body;
+      const stream = body instanceof Uint8Array ? streamOfBytes(body) : body;
       return { ref: versionRef, stream };
     });
   };

@@ -5,7 +5,7 @@
  * or skip one; reads, listings and deletes are plans/names.ts.
  */
 import { ArtifactError, errors } from '../core/errors.js';
-import { checkNameKey, checkVersion } from '../core/names.js';
+import { checkNameKey, checkVersion, nameCursorOf, nameOfCursor } from '../core/names.js';
 import type { ArtifactRef, ByteRange, NamePage, PutOptions } from '../core/schemas.js';
 import type { ArtifactRepository, NameKey, NameScope, RefRow } from '../db/repository.js';
 import { rowToRef } from './refs.js';
@@ -16,18 +16,6 @@ const notFound = (key: NameKey, version?: number) =>
     'not_found',
     `No ${version === undefined ? 'version' : `version ${version}`} of ${JSON.stringify(key.name)} in app ${JSON.stringify(key.app)} in your scope. Check the name, the app and whether it is user-wide or in a session; list names with GET /v1/names/{app}.`,
   );
-
-const cursorOf = (name: string) =>
-  btoa(unescape(encodeURIComponent(name)))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_');
-function nameOfCursor(cursor: string): string {
-  try {
-    return decodeURIComponent(escape(atob(cursor.replace(/-/g, '+').replace(/_/g, '/'))));
-  } catch {
-    throw errors.badRequest('Invalid cursor: pass back nextCursor exactly as it came, or start without one.');
-  }
-}
 
 export interface NamedVersionDeps {
   repo: ArtifactRepository;
@@ -134,7 +122,9 @@ export function createNamedVersions(deps: NamedVersionDeps) {
         versions: r.versions,
         updatedAt: new Date(r.updatedAt).toISOString(),
       }));
-      return rows.length > limit ? { items: page, nextCursor: cursorOf(page[page.length - 1]!.name) } : { items: page };
+      return rows.length > limit
+        ? { items: page, nextCursor: nameCursorOf(page[page.length - 1]!.name) }
+        : { items: page };
     },
 
     /** Deletes a name and every version; a later save starts again at 0. False when there was none. */

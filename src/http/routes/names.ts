@@ -7,6 +7,7 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { encodeBase64 } from '../../core/base64.js';
 import { ArtifactError, errors } from '../../core/errors.js';
 import { narrowFilter } from '../../core/scope.js';
 import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
@@ -162,11 +163,10 @@ const REF_HEADER_MAX = 8 * 1024;
  * version it read, its type and metadata in the same answer (left out when it would be over 8 KiB).
  */
 function refHeader(ref: ArtifactRef): Record<string, string> {
-  const json = JSON.stringify(ref);
-  const bytes = new TextEncoder().encode(json);
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  const value = btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const value = encodeBase64(new TextEncoder().encode(JSON.stringify(ref)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
   return value.length <= REF_HEADER_MAX ? { 'X-Artifact-Ref': value } : {};
 }
 
