@@ -10,6 +10,7 @@ import type { BlobPutOptions } from '../src/blob/blob-store.js';
 import { createFsBlobStore } from '../src/blob/fs.js';
 import { nodeSha256 } from '../src/blob/node-hash.js';
 import { loadConfig } from '../src/core/config.js';
+import { createJsonLogger } from '../src/http/logger.js';
 import { errors } from '../src/core/errors.js';
 import { createPolicies, type Policy, type TenantPolicies } from '../src/core/policy.js';
 import type { ArtifactScope } from '../src/core/schemas.js';
@@ -453,6 +454,58 @@ describe('retention triggers', () => {
         (e) => e.role === 'scheduler' && e.actorId === 'schedule',
       ),
     ).toBe(true);
+  });
+
+  it('runs every 10 minutes by default; 0 turns it off', () => {
+    expect(loadConfig({}).retentionIntervalSeconds).toBe(600);
+    expect(loadConfig({ ARTIFACT_STORE_RETENTION_INTERVAL_SECONDS: '0' }).retentionIntervalSeconds).toBe(0);
+  });
+
+  it('the retention lease: taken when free, renewed by its holder, refused to others until it lapses or is given up', async () => {
+    const repo = createSqliteRepository({ path: join(await tempDir(), 'artifacts.db') });
+    cleanups.push(() => repo.close());
+    expect(await repo.claimLease('retention', 'a', 2000, 1000)).toBe(true);
+    expect(await repo.claimLease('retention', 'b', 2500, 1500)).toBe(false);
+    expect(await repo.claimLease('retention', 'a', 3000, 1900)).toBe(true); // renewed until 3000
+    expect(await repo.claimLease('retention', 'b', 3500, 2500)).toBe(false);
+    expect(await repo.claimLease('retention', 'b', 4000, 3000)).toBe(true); // lapsed
+    await repo.releaseLease('retention', 'a'); // not a's any more: nothing happens
+    expect(await repo.claimLease('retention', 'a', 4500, 3100)).toBe(false);
+    await repo.releaseLease('retention', 'b');
+    expect(await repo.claimLease('retention', 'a', 4500, 3100)).toBe(true);
+  });
+
+  it('two services on one database: one runs the schedule, the other takes over when it stops', {
+    timeout: 60_000,
+  }, async () => {
+    const dataDir = await tempDir();
+    const start = async () => {
+      const runs: string[] = [];
+      const logger = createJsonLogger('info', (line) => {
+        const { msg, trigger } = JSON.parse(line) as { msg: string; trigger?: string };
+        if (msg === 'retention run' && trigger === 'schedule') runs.push(line);
+      });
+      const config = loadConfig({}, { port: 0, dataDir, env: 'test', retentionIntervalSeconds: 1 });
+      return { server: await startServer(config, { logger }), runs };
+    };
+    const first = await start();
+    const second = await start();
+    cleanups.push(() => second.server.close());
+    const waitFor = async (done: () => boolean) => {
+      while (!done()) await new Promise((r) => setTimeout(r, 100));
+    };
+    await waitFor(() => first.runs.length + second.runs.length >= 4);
+    const [leader, other] = first.runs.length > 0 ? [first, second] : [second, first];
+    expect(other.runs).toEqual([]);
+    expect(leader.runs.length).toBeGreaterThanOrEqual(4);
+
+    // Closing gives the lease up: the other one's next tick takes it.
+    await leader.server.close();
+    const before = leader.runs.length;
+    await waitFor(() => other.runs.length >= 2);
+    expect(leader.runs.length).toBe(before);
+    const scheduled = (await other.server.repo.retentionRuns(100)).filter((r) => r.trigger === 'schedule');
+    expect(scheduled.length).toBe(before + other.runs.length);
   });
 
   it('artifact-store retention run: the CLI prints the report (and JSON with --json)', {

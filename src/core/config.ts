@@ -97,8 +97,11 @@ export const ConfigSchema = z.object({
   auditRetentionDays: positiveFromEnv(90),
   /** Per-tenant overrides of the policy, as JSON (from a file: ARTIFACT_STORE_TENANT_POLICIES="$(cat policies.json)"). */
   tenantPolicies: z.string().optional(),
-  /** Run retention in-process every this many seconds (0 = only from the CLI or the admin endpoint). */
-  retentionIntervalSeconds: intFromEnv(0),
+  /**
+   * Run retention in the service every this many seconds (0 = only from the CLI or the admin
+   * endpoint). Processes sharing the database take turns through a lease: one of them runs it.
+   */
+  retentionIntervalSeconds: intFromEnv(600),
   /** Unreferenced blobs, staging objects and unfinished direct uploads younger than this are left alone. */
   gcGraceSeconds: intFromEnv(3600),
   /** Prometheus metrics at GET /metrics (off by default: recording costs small GETs a few percent). */

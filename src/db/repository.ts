@@ -327,6 +327,13 @@ export interface RetentionRepository {
   recordRetentionRun(run: Omit<RetentionRun, 'id'>): Promise<void>;
   /** The newest `limit` retention runs, newest first. */
   retentionRuns(limit: number): Promise<RetentionRun[]>;
+  /**
+   * Takes or renews the lease `name` for `holder` until `until`: true when `holder` now holds it
+   * (it was free, lapsed at `now`, or already its own).
+   */
+  claimLease(name: string, holder: string, until: number, now: number): Promise<boolean>;
+  /** Gives the lease up if `holder` holds it, so another process may take it at once. */
+  releaseLease(name: string, holder: string): Promise<void>;
 }
 
 /** Blob rows: the pins puts take, garbage collection of bytes nothing holds, and fsck. */

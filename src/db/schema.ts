@@ -168,6 +168,16 @@ export const retentionRuns = sqliteTable(
 );
 
 /**
+ * Named leases between processes that share the database: the holder of `retention` runs the
+ * scheduled retention; the others skip their turn until it lapses.
+ */
+export const leases = sqliteTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+});
+
+/**
  * Every admin and operator action: who, when, what, on which tenant ('' = the whole service), and
  * the request it came in. Kept for ARTIFACT_STORE_AUDIT_RETENTION_DAYS; nothing else trims it.
  */

@@ -2,7 +2,9 @@
  * The HTTP service on Node: the composed app on the configured drivers, served by @hono/node-server,
  * with the in-process retention schedule and a draining shutdown.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -20,6 +22,9 @@ import { nodeDocsAssets, nodeUiAssets } from './assets.js';
 import { openNodeDrivers } from './drivers.js';
 import { nodeKeySources } from './keys.js';
 import { batchedLines } from './log-lines.js';
+
+/** The lease whose holder runs the scheduled retention among processes sharing the database. */
+export const RETENTION_LEASE = 'retention';
 
 export interface RunningServer {
   url: string;
@@ -95,16 +100,33 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const { app, service, retention } = composed;
   const { devSecret } = composed.settings.keys;
 
-  // The in-process schedule: the same run as the CLI and the admin endpoint.
+  // The in-process schedule: the same run as the CLI and the admin endpoint. Processes sharing the
+  // database take turns through the `retention` lease: its holder runs every tick and renews it for
+  // two intervals; the others skip until it lapses (its holder stopped or died) or is given up.
+  const intervalMs = config.retentionIntervalSeconds * 1000;
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const claim = () => drivers.repo.claimLease(RETENTION_LEASE, holder, Date.now() + 2 * intervalMs, Date.now());
+  const scheduled = async () => {
+    if (!(await claim())) {
+      logger.debug('retention run skipped: another process holds the lease');
+      return;
+    }
+    const report = await retention('schedule');
+    logger.info('retention run', { ...report });
+    await claim();
+  };
   let scheduledRun: Promise<unknown> | undefined;
   const schedule =
-    config.retentionIntervalSeconds > 0
+    intervalMs > 0
       ? setInterval(() => {
-          scheduledRun = retention('schedule').then(
-            (report) => logger.info('retention run', { ...report }),
-            (err) => logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) }),
-          );
-        }, config.retentionIntervalSeconds * 1000)
+          scheduledRun ??= scheduled()
+            .catch((err) =>
+              logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) }),
+            )
+            .finally(() => {
+              scheduledRun = undefined;
+            });
+        }, intervalMs)
       : undefined;
   schedule?.unref();
 
@@ -147,6 +169,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       clearInterval(sweep);
       clearTimeout(timer);
       await scheduledRun;
+      if (schedule) await drivers.repo.releaseLease(RETENTION_LEASE, holder).catch(() => {});
       await gateway?.gateway.close();
       await service.close();
       await drivers.close();

@@ -3,7 +3,7 @@
  * the reports of past runs. Each multi-statement write is one batch (see plans/removal.ts).
  */
 import { enforcePlan, expirePlan } from '../plans/removal.js';
-import { SCOPE, scopeEviction } from '../plans/sql.js';
+import { CLAIM_LEASE, RELEASE_LEASE, SCOPE, scopeEviction } from '../plans/sql.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
 import { tallyByTenant } from '../usage-sql.js';
 import type { D1Context } from './binding.js';
@@ -66,6 +66,14 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
         { limit },
       );
       return rows.map((r) => ({ ...r, report: JSON.parse(r.report) as Record<string, unknown> }));
+    },
+
+    async claimLease(name, holder, until, now) {
+      return (await run(CLAIM_LEASE, { name, holder, until, now })) > 0;
+    },
+
+    async releaseLease(name, holder) {
+      await run(RELEASE_LEASE, { name, holder });
     },
   };
 }

@@ -76,3 +76,14 @@ export function scopeWhere(filter: ScopeFilter, alias: string): string {
     filter.traceId !== undefined ? `AND ${p}trace_id = @traceId` : '',
   ].join(' ');
 }
+
+/**
+ * Takes a lease that is free, lapsed or already the holder's (@name, @holder, @until, @now): one row
+ * changes when the holder has it afterwards.
+ */
+export const CLAIM_LEASE = `INSERT INTO leases (name, holder, expires_at) VALUES (@name, @holder, @until)
+  ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+  WHERE leases.expires_at <= @now OR leases.holder = excluded.holder`;
+
+/** Gives up a lease the holder has (@name, @holder). */
+export const RELEASE_LEASE = 'DELETE FROM leases WHERE name = @name AND holder = @holder';

@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { desc } from 'drizzle-orm';
-import { scopeEviction } from '../plans/sql.js';
+import { CLAIM_LEASE, RELEASE_LEASE, scopeEviction } from '../plans/sql.js';
 import type { RetentionRepository, ScopeUsage } from '../repository.js';
 import { retentionRuns } from '../schema.js';
 import { tallyByTenant } from '../usage-sql.js';
@@ -130,6 +130,14 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
         .orderBy(desc(retentionRuns.startedAt), desc(retentionRuns.id))
         .limit(limit)
         .all();
+    },
+
+    async claimLease(name, holder, until, now) {
+      return writing(() => sqlite.prepare(CLAIM_LEASE).run({ name, holder, until, now }).changes > 0);
+    },
+
+    async releaseLease(name, holder) {
+      writing(() => sqlite.prepare(RELEASE_LEASE).run({ name, holder }));
     },
   };
 }
