@@ -279,12 +279,22 @@ describe('configuration and errors', () => {
       ['keys', 'create', '--operator', '--tenant', 'acme', ...ops],
       ['audit', '--since', 'last tuesday', ...ops],
       ['audit', '--limit', '0', ...ops],
+      ['serve', '--port', 'abc', ...ops],
+      ['serve', '--port', '', ...ops],
+      ['serve', '--port', '70000', ...ops],
     ]) {
       const run = await cli(args, as());
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(run.stderr).not.toMatch(/ at .*\.ts:\d+/);
     }
+    // A bad flag is named as typed, with its value; a bad variable by its name.
+    expect((await cli(['serve', '--port', 'abc', ...ops], as())).stderr).toBe(
+      'artifact-store: Invalid configuration: --port: must be a whole number from 0 to 65535 (0 takes any free port) (got "abc")\n',
+    );
+    expect((await cli(['serve', ...ops], { ARTIFACT_STORE_PORT: 'abc' })).stderr).toMatch(
+      /^artifact-store: Invalid configuration: ARTIFACT_STORE_PORT: must be a whole number/,
+    );
     const badConfig = await cli(['usage', ...ops], { ARTIFACT_STORE_MAX_TTL_SECONDS: 'forever' });
     expect(badConfig.code).toBe(2);
     expect(badConfig.stderr).toMatch(/^artifact-store: Invalid configuration: ARTIFACT_STORE_MAX_TTL_SECONDS: .*\n$/);

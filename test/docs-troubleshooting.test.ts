@@ -3,7 +3,16 @@
  * meets it, and the message the page quotes is the one that comes out.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -53,25 +62,74 @@ describe('docs/troubleshooting.md', () => {
       const port = new URL(first.url).port;
       const second = await cli(['serve', '--port', port, '--data-dir', join(scratchDir(), 'data')], ROOT);
       expect(second.code).toBe(1);
-      expect(second.stderr.replace(`:${port}`, ':8787')).toMatch(quoted('The port is in use (EADDRINUSE)'));
+      expect(second.stderr.replace(` ${port} `, ' 8787 ')).toMatch(quoted('The port is in use (EADDRINUSE)'));
+      // The holder is a service of ours: the line says which.
+      expect(second.stderr).toContain(`in use by artifact-store serve (pid ${first.proc.pid}, data dir `);
     } finally {
       first.kill();
       await first.exited;
     }
   }, 60_000);
 
-  it("a token minted in another folder fails with the page's message", async () => {
+  it("token and the ops commands refuse, with the page's message, where they find no data dir", async () => {
+    const nowhere = scratchDir();
+    for (const args of [['token'], ['usage'], ['fsck'], ['keys', 'ls']]) {
+      const run = await cli(args, nowhere);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(quoted('No data dir to use'));
+      expect(run.stdout).toBe('');
+    }
+    // Nothing was made there.
+    expect(readdirSync(nowhere)).toEqual([]);
+    // Told a data dir that no service started on, they say so and still make nothing.
+    const empty = join(nowhere, 'data');
+    mkdirSync(empty);
+    for (const args of [
+      ['token', '--data-dir', empty],
+      ['usage', '--data-dir', empty],
+    ]) {
+      const run = await cli(args, nowhere);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(args[0] === 'token' ? /No dev signing secret at / : /No database at /);
+    }
+    expect(readdirSync(empty)).toEqual([]);
+  }, 60_000);
+
+  it('token finds the data dir of the service running on this host, from any folder', async () => {
+    const server = await startCliServer(join(scratchDir(), 'data'));
+    try {
+      const run = await cli(['token'], scratchDir());
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain(`using the data dir of the service running as pid ${server.proc.pid}`);
+      const res = await fetch(`${server.url}/v1/artifacts`, {
+        headers: { Authorization: `Bearer ${run.stdout.trim()}` },
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      server.kill();
+      await server.exited;
+    }
+    // Stopped, it is forgotten: the same command refuses again.
+    expect((await cli(['token'], scratchDir())).code).toBe(2);
+  }, 60_000);
+
+  it("a token minted with another data dir's secret fails with the page's message", async () => {
     const here = scratchDir();
     const config = loadConfig({}, { port: 0, dataDir: join(here, 'data'), logLevel: 'silent', env: 'development' });
     const server: RunningServer = await startServer(config);
+    // Another service's data dir, with its own secret.
+    const otherDir = join(scratchDir(), 'data');
+    await (await startServer({ ...config, dataDir: otherDir })).close();
     try {
-      const elsewhere = await cli(['token'], scratchDir());
+      const elsewhere = await cli(['token', '--data-dir', otherDir], scratchDir());
       const list = (token: string) =>
         fetch(`${server.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
       const res = await list(elsewhere.stdout.trim());
       expect(res.status).toBe(401);
-      expect(await res.text()).toMatch(quoted('The token signature is invalid'));
-      // The fix the page gives: the same folder, or --data-dir.
+      const body = await res.text();
+      expect(body).toMatch(quoted('The token signature is invalid'));
+      expect(body).toContain(`artifact-store token --data-dir ${join(here, 'data')}`);
+      // The fix the page gives: the service's folder, or --data-dir.
       for (const ok of [
         await cli(['token'], here),
         await cli(['token', '--data-dir', join(here, 'data')], scratchDir()),

@@ -1,16 +1,15 @@
 /** The ops commands about who may do what and what is used: keys, usage, audit. They act on this host's data. */
 import { parseArgs } from 'node:util';
 import { formatBytes } from '../core/bytes.js';
-import { loadConfig, policiesOf } from '../core/config.js';
-import { createSqliteRepository } from '../db/sqlite.js';
+import { policiesOf } from '../core/config.js';
 import { PERMS, type Perm } from '../core/perms.js';
 import { usageReport, type UsageReport } from '../service/usage.js';
 import { issueApiKey } from '../service/api-keys.js';
-import { resolve, join } from 'node:path';
 import { recordAction } from '../service/audit.js';
 import type { AuditEntry } from '../db/repository.js';
 import { CliError, EXIT } from './cli-error.js';
 import { hostActor } from './host.js';
+import { openServiceDb } from './data-dir.js';
 
 export async function keys(argv: string[]) {
   const [action, ...rest] = argv;
@@ -25,11 +24,7 @@ export async function keys(argv: string[]) {
       'data-dir': { type: 'string' },
     },
   });
-  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({
-    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
-    busyTimeoutMs: config.sqliteBusyTimeoutMs,
-  });
+  const { repo } = openServiceDb(values['data-dir']);
   try {
     if (action === 'create' && values.operator) {
       if (values.tenant !== undefined || values.perms !== undefined)
@@ -111,11 +106,7 @@ export async function usage(argv: string[]) {
   const top = values.top === undefined ? 20 : Number(values.top);
   if (!Number.isInteger(top) || top < 1 || top > 1000)
     throw new CliError('--top must be a whole number from 1 to 1000.', EXIT.usage);
-  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({
-    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
-    busyTimeoutMs: config.sqliteBusyTimeoutMs,
-  });
+  const { repo, config } = openServiceDb(values['data-dir']);
   try {
     const report = await usageReport(
       repo,
@@ -206,11 +197,7 @@ export async function auditCommand(argv: string[]) {
         EXIT.usage,
       );
   }
-  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({
-    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
-    busyTimeoutMs: config.sqliteBusyTimeoutMs,
-  });
+  const { repo } = openServiceDb(values['data-dir']);
   try {
     const entries = await repo.listAudit({
       ...(values.tenant !== undefined ? { tenantId: values.tenant } : {}),

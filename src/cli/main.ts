@@ -11,6 +11,7 @@ import { CliError, EXIT, REMOTE_COMMANDS, type RemoteCommand } from './cli-error
 import { auditCommand, keys, usage } from './admin-commands.js';
 import { OPS_HELP, USAGE } from './help.js';
 import { backupCommand, fsckCommand, retention } from './maintenance-commands.js';
+import { recordServe, runningServes } from './data-dir.js';
 
 const UI_LINK_TTL_SECONDS = 3600;
 
@@ -20,14 +21,20 @@ async function serve(argv: string[]) {
     options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } },
   });
   const overrides: Partial<ConfigInput> = {};
-  if (values.host) overrides.host = values.host;
-  if (values.port) overrides.port = Number(values.port);
-  if (values['data-dir']) overrides.dataDir = values['data-dir'];
-  const config = loadConfig(process.env, overrides);
-  const running = await startServer(config);
+  // The schema coerces and checks them, and its errors name the flag.
+  if (values.host !== undefined) overrides.host = values.host;
+  if (values.port !== undefined) overrides.port = values.port;
+  if (values['data-dir'] !== undefined) overrides.dataDir = values['data-dir'];
+  const config = loadConfig(process.env, overrides, { host: '--host', port: '--port', dataDir: '--data-dir' });
+  const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  const running = await startServer(config).catch((err: NodeJS.ErrnoException) => {
+    throw err.code === 'EADDRINUSE' ? portInUse(config.host, config.port) : err;
+  });
+  // The ops commands and `token` run elsewhere find this service's data dir through this record.
+  const forget = recordServe({ url: running.url, dataDir: resolve(config.dataDir), dbPath });
   const out = [
     '',
-    `artifact-store listening on ${running.url}  (${config.env}, blobs: ${config.blobDriver}, db: ${resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'))})`,
+    `artifact-store listening on ${running.url}  (${config.env}, blobs: ${config.blobDriver}, db: ${dbPath})`,
     `  API docs:  ${running.url}/docs`,
     `  OpenAPI:   ${running.url}/openapi.json`,
   ];
@@ -62,13 +69,22 @@ async function serve(argv: string[]) {
       `${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal })}\n`,
     );
     await running.close();
+    forget();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-/** The CLI acts from the host: recorded in the audit trail as the host user. */
+/** EADDRINUSE as one line with the fix, naming the artifact-store serve that holds the port when it is one. */
+function portInUse(host: string, port: number): CliError {
+  const holder = runningServes().find((s) => new URL(s.url).port === String(port));
+  const who = holder ? `artifact-store serve (pid ${holder.pid}, data dir ${holder.dataDir})` : 'another process';
+  return new CliError(
+    `Port ${port} on ${host} is in use by ${who}: stop it, or start this one on another port (--port 8790 or ARTIFACT_STORE_PORT=8790; 0 takes any free port).`,
+    EXIT.failed,
+  );
+}
 
 async function mcp(argv: string[]) {
   const { values } = parseArgs({ args: argv, options: { url: { type: 'string' }, session: { type: 'string' } } });

@@ -13,6 +13,7 @@ import { resolve, join } from 'node:path';
 import { recordAction } from '../service/audit.js';
 import { CliError, EXIT } from './cli-error.js';
 import { hostActor } from './host.js';
+import { findServiceData } from './data-dir.js';
 
 const PHASES: Record<RetentionPhase, string> = {
   expire: 'expired',
@@ -31,7 +32,7 @@ export async function retention(argv: string[]) {
       EXIT.usage,
     );
   const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
-  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const { config } = findServiceData(values['data-dir'], 'database');
   const drivers = await openNodeDrivers(config);
   // On a terminal, one line that updates in place; in logs and pipes, nothing until the report.
   const tty = process.stderr.isTTY;
@@ -92,7 +93,7 @@ export async function fsckCommand(argv: string[]) {
       json: { type: 'boolean' },
     },
   });
-  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const { config } = findServiceData(values['data-dir'], 'database');
   const drivers = await openNodeDrivers(config);
   const { repo, blobs } = drivers;
   const tty = process.stderr.isTTY;

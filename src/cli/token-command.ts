@@ -4,9 +4,10 @@
  */
 import { loadConfig } from '../core/config.js';
 import { PERMS, type Perm } from '../core/perms.js';
-import { mintToken } from '../http/tokens.js';
+import { mintToken, parseJwtSecrets } from '../http/tokens.js';
 import { resolveNodeKeys } from '../node/keys.js';
 import { CliError, EXIT } from './cli-error.js';
+import { findServiceData } from './data-dir.js';
 import { type Command, parseDuration, readConfigFile, runCommand } from './connection.js';
 
 const TOKEN: Command = {
@@ -22,7 +23,8 @@ own auth.
   --trace T        bind it to one trace
   --perms LIST     comma separated: ${PERMS.join(', ')} (default read,write)
   --ttl DURATION   lifetime: 3600, 15m, 12h, 30d (default 1h)
-  --data-dir DIR   where the dev secret lives (default ./data)
+  --data-dir DIR   where the dev secret lives (default: the data dir of the artifact-store serve
+                   running here, else ./data when it exists; never made here)
   --ui             print a link that opens the artifact browser signed in with the token
   --url URL        the service the --ui link points at (default: ARTIFACT_STORE_URL, the config
                    file, else http://127.0.0.1:8787)
@@ -56,12 +58,17 @@ Examples:
         EXIT.usage,
       );
     const ttl = values.ttl ? parseDuration(values.ttl as string, '--ttl') : 3600;
+    const flag = values['data-dir'] as string | undefined;
     let config;
     try {
-      config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] as string } : {});
+      config = loadConfig(process.env, flag !== undefined ? { dataDir: flag } : {}, { dataDir: '--data-dir' });
     } catch (err) {
       throw new CliError((err as Error).message.replace(/\n\s*/g, ' '), EXIT.usage);
     }
+    // With configured secrets the data dir plays no part; else the dev secret must be the service's
+    // own, found where the service keeps it, never made here.
+    if (config.env === 'development' && parseJwtSecrets(config.jwtSecrets).length === 0)
+      config = findServiceData(flag, 'dev-secret').config;
     const { hmacSecrets: secrets, devSecret } = await resolveNodeKeys(config).catch((err: Error) => {
       throw new CliError(err.message);
     });

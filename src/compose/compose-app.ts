@@ -120,6 +120,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     issuer: config.jwtIssuer,
     audience: config.jwtAudience,
     apiKeys: ops,
+    ...(keys.signatureHint ? { signatureHint: keys.signatureHint } : {}),
   });
   const retentionDeps = retentionDepsOf(config, settings, drivers, {
     ...(runtime.now ? { now: runtime.now } : {}),

@@ -12,6 +12,8 @@ export interface KeySources {
   devSecret?: () => UrlSigningKey;
   /** How to set keys on this runtime, for the error a production start without keys gets. */
   howToSetKeys: string;
+  /** Where the dev secret lives, added to the 401 a token signed with another secret gets (development only). */
+  devSecretHint?: string;
 }
 
 export interface ResolvedKeys {
@@ -21,6 +23,8 @@ export interface ResolvedKeys {
   devSecret?: UrlSigningKey;
   /** Signs proxy download links; undefined (proxy links off) with JWKS-only auth and no link keys. */
   urlSigner?: UrlSigner;
+  /** Said after "The token signature is invalid." while the dev secret signs (see KeySources.devSecretHint). */
+  signatureHint?: string;
 }
 
 /**
@@ -33,6 +37,7 @@ export async function resolveKeys(config: Config, sources: KeySources): Promise<
   const linkKeys = parseJwtSecrets(config.urlSigningKeys);
   let hmacSecrets = configured;
   let devSecret: UrlSigningKey | undefined;
+  let signatureHint: string | undefined;
   if (config.env === 'production') {
     if (configured.length === 0 && !sources.hasJwks)
       throw new Error(`Refusing to start in production without keys: ${sources.howToSetKeys}`);
@@ -51,7 +56,13 @@ export async function resolveKeys(config: Config, sources: KeySources): Promise<
   } else if (sources.devSecret) {
     devSecret = sources.devSecret();
     hmacSecrets = [devSecret];
+    signatureHint = sources.devSecretHint;
   }
   const signingKeys = linkKeys.length > 0 ? linkKeys : await deriveUrlSigningKeys(hmacSecrets);
-  return { hmacSecrets, devSecret, urlSigner: signingKeys.length > 0 ? createUrlSigner(signingKeys) : undefined };
+  return {
+    hmacSecrets,
+    devSecret,
+    urlSigner: signingKeys.length > 0 ? createUrlSigner(signingKeys) : undefined,
+    ...(signatureHint ? { signatureHint } : {}),
+  };
 }

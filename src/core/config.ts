@@ -33,10 +33,22 @@ const list = z
  * Every setting of the service, parsed from the environment (ARTIFACT_STORE_*). Defaults run on one
  * machine with nothing else installed. docs/configuration.md lists this schema (a test checks every setting is there).
  */
+const PORT_RULE = 'must be a whole number from 0 to 65535 (0 takes any free port)';
+
 export const ConfigSchema = z.object({
   env: z.enum(['development', 'production', 'test']).default('development'),
   host: z.string().default('127.0.0.1'),
-  port: z.coerce.number().int().min(0).max(65535).default(8787),
+  port: z
+    .preprocess(
+      // An empty value is a mistake, not port 0.
+      (v) => (typeof v === 'string' && v.trim() === '' ? Number.NaN : v),
+      z.coerce
+        .number({ error: PORT_RULE })
+        .int({ error: PORT_RULE })
+        .min(0, { error: PORT_RULE })
+        .max(65535, { error: PORT_RULE }),
+    )
+    .default(8787),
   dataDir: z.string().default('./data'),
   /** SQLite file; defaults to {dataDir}/artifacts.db. */
   dbPath: z.string().optional(),
@@ -277,8 +289,16 @@ export function policiesOf(c: Config): (tenantId: string) => Policy {
   return createPolicies(basePolicy(c), readTenantPolicies(c.tenantPolicies));
 }
 
-/** Parses config from an environment map plus explicit overrides (CLI flags win over env). */
-export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<ConfigInput> = {}): Config {
+/**
+ * Parses config from an environment map plus explicit overrides (CLI flags win over env). `flags`
+ * names the flag each override came from, so an error names what the user typed (`--port`), not
+ * the variable it stands for.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  overrides: Partial<ConfigInput> = {},
+  flags: Partial<Record<keyof Config, string>> = {},
+): Config {
   const fromEnv: Record<string, unknown> = {};
   for (const [key, name] of Object.entries(ENV_NAMES)) {
     const v = env[name];
@@ -345,9 +365,13 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
       }),
       ...(parsed.success
         ? []
-        : parsed.error.issues.map(
-            (i) => `  ${ENV_NAMES[i.path[0] as keyof Config] ?? String(i.path[0])}: ${i.message}`,
-          )),
+        : parsed.error.issues.map((i) => {
+            const key = i.path[0] as keyof Config;
+            const flag = key in overrides ? flags[key] : undefined;
+            // What a flag was given is echoed; environment values are not (some are secrets).
+            const got = flag ? ` (got ${JSON.stringify(overrides[key])})` : '';
+            return `  ${flag ?? ENV_NAMES[key] ?? String(key)}: ${i.message}${got}`;
+          })),
     ];
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }

@@ -43,6 +43,8 @@ export interface AuthOptions {
   audience?: string;
   /** Looks up API keys (`ask_…`); without it every API key is refused. */
   apiKeys?: Pick<ServiceOperations, 'findApiKey'>;
+  /** Added to "The token signature is invalid." (development: where the signing secret lives). */
+  signatureHint?: string;
 }
 
 const CACHE_TTL_MS = 60_000;
@@ -176,7 +178,7 @@ export function createAuthenticator(options: AuthOptions): Authenticator {
         ...(options.audience ? { audience: options.audience } : {}),
       }));
     } catch (err) {
-      throw errors.unauthorized(explainJoseError(err), { cause: err });
+      throw errors.unauthorized(explainJoseError(err, options.signatureHint), { cause: err });
     }
     const claims = TokenClaimsSchema.safeParse(payload);
     if (!claims.success) {
@@ -230,11 +232,12 @@ export function createAuthenticator(options: AuthOptions): Authenticator {
   };
 }
 
-function explainJoseError(err: unknown): string {
+function explainJoseError(err: unknown, signatureHint?: string): string {
   if (err instanceof joseErrors.JWTExpired) return 'The token has expired. Mint a new one.';
   if (err instanceof joseErrors.JWTClaimValidationFailed)
     return `Token claim check failed (${err.claim}): ${err.reason}.`;
-  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'The token signature is invalid.';
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+    return signatureHint ? `The token signature is invalid. ${signatureHint}` : 'The token signature is invalid.';
   if (err instanceof joseErrors.JWKSNoMatchingKey) return 'No configured key matches the token kid.';
   if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'The token algorithm is not accepted here.';
   if (err instanceof Error && 'code' in err && err.code === 'unauthorized') return err.message;

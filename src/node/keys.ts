@@ -27,6 +27,11 @@ export function nodeKeySources(config: Config): Omit<KeySources, 'hasJwks'> {
     devSecret: () => devSecretOf(config),
     howToSetKeys:
       'set ARTIFACT_STORE_JWT_SECRETS (kid:secret,...), ARTIFACT_STORE_JWKS_FILE or ARTIFACT_STORE_JWKS_URL.',
+    ...(config.env === 'development'
+      ? {
+          devSecretHint: `This development service signs tokens with ${resolve(config.dataDir, 'dev-jwt-secret')}: a token minted with another data dir's secret fails like this. Mint one for this service with: artifact-store token --data-dir ${resolve(config.dataDir)}`,
+        }
+      : {}),
   };
 }
 
