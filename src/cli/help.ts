@@ -16,7 +16,8 @@ Usage:
   artifact-store retention run [--data-dir DIR] [--json]
   artifact-store usage [--tenant T] [--top N] [--data-dir DIR] [--json]
   artifact-store fsck [--verify] [--repair] [--data-dir DIR] [--json]
-  artifact-store backup DIR [--data-dir DIR]
+  artifact-store backup DIR|s3://bucket/prefix [--data-dir DIR]
+  artifact-store restore DIR|s3://bucket/prefix [--data-dir DIR] [--force]
   artifact-store audit [--tenant T] [--action A] [--since 7d] [--limit N] [--data-dir DIR] [--json]
   artifact-store mcp [--url URL] [--session S]   (an MCP server on stdio; token from ARTIFACT_STORE_TOKEN)
   artifact-store gateway --config mcp.json [--embedded]   (the MCP gateway on stdio; see --help)
@@ -106,14 +107,33 @@ ${DATA_DIR_HELP}
 Examples:
   artifact-store fsck --verify
   artifact-store fsck --repair`,
-  backup: `artifact-store backup DIR [--data-dir DIR]
+  backup: `artifact-store backup DIR|s3://bucket/prefix [--data-dir DIR]
 
-A consistent copy while the service runs: SQLite online backup, a blob manifest, and (fs driver) the
-blobs, copied incrementally. Exits 1 if recorded blobs are missing (run fsck).
+A consistent backup while the service runs, into a folder or an S3 bucket and prefix: SQLite's
+online backup, a manifest of the blobs it records, and on the fs driver the blob files, copied
+incrementally (only those the target lacks). On the s3 driver the bucket holds the blobs (keep
+versioning on). backup.json is written last: a backup cut short is never taken for a complete one.
+The target is proven writable first: if it is not, nothing is touched. s3:// targets use the S3
+driver's connection settings (ARTIFACT_STORE_S3_ENDPOINT, _REGION, _ACCESS_KEY_ID,
+_SECRET_ACCESS_KEY, _FORCE_PATH_STYLE). Exits 1 if recorded blobs are missing (run fsck).
 ${DATA_DIR_HELP}
 
 Examples:
-  artifact-store backup /backups/artifact-store`,
+  artifact-store backup /backups/artifact-store
+  artifact-store backup s3://acme-backups/artifact-store`,
+  restore: `artifact-store restore DIR|s3://bucket/prefix [--data-dir DIR] [--force]
+
+Brings a data dir back from a backup (stop the service first): the database, checked against the
+backup's sha256; the blobs its manifest names, each verified while copied (fs driver) or looked up
+in the bucket (s3 driver, whose backups hold the database only); then what the restored database
+no longer references (blobs stored after the backup) is removed, so fsck is clean. Exits 1 when
+blobs are missing, naming them and what to do.
+  --force          replace the database the data dir already holds (refused without it)
+${DATA_DIR_HELP}
+
+Examples:
+  artifact-store restore /backups/artifact-store --data-dir ./data
+  artifact-store restore s3://acme-backups/artifact-store --force`,
   mcp: `artifact-store mcp [--url URL] [--session S]
 
 The artifact MCP server on stdio, as a client of a running service; its token comes from

@@ -10,7 +10,7 @@ import { resolve, join } from 'node:path';
 import { CliError, EXIT, REMOTE_COMMANDS, type RemoteCommand } from './cli-error.js';
 import { auditCommand, keys, usage } from './admin-commands.js';
 import { OPS_HELP, USAGE } from './help.js';
-import { backupCommand, fsckCommand, retention } from './maintenance-commands.js';
+import { backupCommand, fsckCommand, restoreCommand, retention } from './maintenance-commands.js';
 import { recordServe, runningServes } from './data-dir.js';
 
 const UI_LINK_TTL_SECONDS = 3600;
@@ -160,6 +160,8 @@ async function ops(command: string | undefined, rest: string[]) {
       return fsckCommand(rest);
     case 'backup':
       return backupCommand(rest);
+    case 'restore':
+      return restoreCommand(rest);
     case 'audit':
       return auditCommand(rest);
     case 'mcp':

@@ -1,14 +1,27 @@
-/** The ops commands that keep the data in shape: retention runs, fsck and backups. They act on this host's data. */
+/** The ops commands that keep the data in shape: retention runs, fsck, backups and restores. They act on this host's data. */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config.js';
 import { createSqliteRepository } from '../db/sqlite.js';
 import { retentionDepsOf } from '../compose/retention.js';
 import { policySettings } from '../compose/settings.js';
-import { openNodeDrivers } from '../node/drivers.js';
+import { openBlobStore, openNodeDrivers } from '../node/drivers.js';
 import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
 import { fsck, type FsckReport } from '../service/fsck.js';
-import { backup } from '../service/backup.js';
+import { BACKUP_FILES, backup, type BackupReport } from '../service/backup.js';
+import { restore, RestoreError, type RestoreReport } from '../service/restore.js';
 import { nodeSha256 } from '../blob/node-hash.js';
+import { createFsBlobStore } from '../blob/fs.js';
+import type { Config } from '../core/config.js';
+import {
+  assertNotLiveData,
+  assertNotServing,
+  BackupLocationError,
+  openBackupTarget,
+  parseBackupLocation,
+  stageDatabase,
+  type BackupLocation,
+} from '../node/backup-target.js';
+import { existsSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { recordAction } from '../service/audit.js';
 import { CliError, EXIT } from './cli-error.js';
@@ -155,35 +168,178 @@ function formatFsck(r: FsckReport, repair: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The AWS SDK warns on every Node before 22 that its releases from 2027 on will need it: nothing an
+ * operator running a backup can act on, and it would bury the one line that says what went wrong.
+ */
+function quietAwsNodeNotice() {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+}
+
 export async function backupCommand(argv: string[]) {
+  quietAwsNodeNotice();
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: { 'data-dir': { type: 'string' } },
   });
-  const dir = positionals[0];
-  if (!dir) throw new CliError('backup needs a target folder: artifact-store backup DIR', EXIT.usage);
+  if (positionals.length !== 1)
+    throw new CliError('backup needs one target: artifact-store backup DIR|s3://bucket/prefix', EXIT.usage);
+  const location = locationOf(positionals[0]!);
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
-  const repo = createSqliteRepository({
-    path: resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db')),
-    busyTimeoutMs: config.sqliteBusyTimeoutMs,
-  });
+  if (config.blobDriver === 'memory')
+    throw new CliError('The memory blob driver keeps nothing on disk: there is nothing to back up.', EXIT.usage);
+  usageIfThrows(() => assertNotLiveData(location, config));
+  const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  // Nothing is opened, created or written before the target proved writable.
+  if (!existsSync(dbPath))
+    throw new CliError(`No database at ${dbPath}: run in the service's folder, or pass its --data-dir.`);
+  const target = await openBackupTarget(location, config);
   try {
-    const blobDir = config.blobDriver === 'fs' ? resolve(config.blobDir ?? join(config.dataDir, 'blobs')) : undefined;
-    const r = await backup(repo, resolve(dir), blobDir);
-    process.stdout.write(
-      `${[
-        `backup in ${r.dir}`,
-        `  database   ${r.database} (online backup)`,
-        `  manifest   ${r.manifest} (${r.blobs} blobs, ${r.blobBytes} bytes)`,
-        blobDir
-          ? `  blobs      ${r.copied} copied, the rest already there${r.missing.length ? `; ${r.missing.length} recorded but missing: run fsck` : ''}`
-          : '  blobs      on S3: the bucket holds them (keep versioning or replication on); the manifest lists what it must hold',
-      ].join('\n')}\n`,
-    );
-    if (r.missing.length > 0) process.exitCode = 1;
+    await target.probe();
+    const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+    const blobs =
+      config.blobDriver === 'fs'
+        ? createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 })
+        : undefined;
+    const tty = process.stderr.isTTY;
+    let last = 0;
+    try {
+      const r = await backup({
+        repo,
+        target,
+        hash: nodeSha256,
+        openSnapshot: (path) => createSqliteRepository({ path }),
+        blobDriver: config.blobDriver,
+        blobs,
+        onProgress: (phase, n) => {
+          if (!tty || Date.now() - last < 100) return;
+          last = Date.now();
+          process.stderr.write(`\r\x1b[Kbackup: ${phase} ${n}`);
+        },
+      });
+      if (tty) process.stderr.write('\r\x1b[K');
+      process.stdout.write(formatBackup(r, config));
+      if (r.info.missing > 0) process.exitCode = 1;
+    } finally {
+      await repo.close();
+      await blobs?.close?.();
+    }
   } finally {
-    await repo.close();
+    await target.close();
+  }
+}
+
+function formatBackup(r: BackupReport, config: Config): string {
+  const { info } = r;
+  const lines = [
+    `backup in ${r.location}`,
+    `  database   ${info.database.name} (online backup)`,
+    `  manifest   ${info.manifest.name} (${info.manifest.blobs} blobs, ${info.manifest.blobBytes} bytes)`,
+    info.holdsBlobs
+      ? `  blobs      ${r.copied} copied (${r.copiedBytes} bytes), ${r.present} already there${r.removed ? `, ${r.removed} no longer recorded removed` : ''}`
+      : `  blobs      in s3://${config.s3Bucket}/${config.s3Prefix}: keep versioning on there (the manifest lists what it must hold)`,
+  ];
+  if (info.missing > 0)
+    lines.push(
+      `  missing    ${info.missing} recorded blobs are not in the blob store: ${r.missing.slice(0, 5).join(', ')}${info.missing > 5 ? ', …' : ''} (run artifact-store fsck)`,
+    );
+  lines.push(`  complete   ${BACKUP_FILES.info} (taken ${info.takenAt})`);
+  return `${lines.join('\n')}\n`;
+}
+
+export async function restoreCommand(argv: string[]) {
+  quietAwsNodeNotice();
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { 'data-dir': { type: 'string' }, force: { type: 'boolean' } },
+  });
+  if (positionals.length !== 1)
+    throw new CliError(
+      'restore needs one backup: artifact-store restore DIR|s3://bucket/prefix [--data-dir DIR] [--force]',
+      EXIT.usage,
+    );
+  const location = locationOf(positionals[0]!);
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  if (config.blobDriver === 'memory')
+    throw new CliError('The memory blob driver keeps nothing on disk: there is nothing to restore into.', EXIT.usage);
+  const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  await assertNotServing(config.dataDir, dbPath, { force: values.force });
+  const source = await openBackupTarget(location, config);
+  try {
+    const blobs = await openBlobStore(config);
+    const tty = process.stderr.isTTY;
+    let last = 0;
+    try {
+      const r = await restore({
+        source,
+        blobs,
+        hash: nodeSha256,
+        stageDatabase: (body) => stageDatabase(dbPath, body),
+        openRepository: async () => createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs }),
+        onProgress: (phase, n) => {
+          if (!tty || Date.now() - last < 100) return;
+          last = Date.now();
+          process.stderr.write(`\r\x1b[Krestore: ${phase} ${n}`);
+        },
+      });
+      if (tty) process.stderr.write('\r\x1b[K');
+      process.stdout.write(formatRestore(r, dbPath, config));
+      if (r.missingCount > 0 || r.fsck.unresolved > 0) process.exitCode = 1;
+    } catch (err) {
+      if (err instanceof RestoreError) throw new CliError(err.message);
+      throw err;
+    } finally {
+      await blobs.close?.();
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+function formatRestore(r: RestoreReport, dbPath: string, config: Config): string {
+  const { info, fsck: check } = r;
+  const count = (kind: string, repaired: boolean) =>
+    check.problems.filter((p) => p.kind === kind && 'repaired' in p && p.repaired === repaired).length;
+  const lines = [
+    `restore from ${r.location} (taken ${info.takenAt} on the ${info.blobDriver} driver)`,
+    `  database   ${dbPath} (sha256 checked)`,
+    `  blobs      ${info.manifest.blobs} in the manifest: ${r.copied} copied (${r.copiedBytes} bytes), ${r.present} already there, ${r.missingCount} missing`,
+    `  removed    ${count('orphan_bytes', true)} blobs stored after the backup, ${count('stale_row', true)} rows of puts unfinished at backup time`,
+    `  fsck       ${check.checkedRows - count('stale_row', true)} blob rows, ${check.checkedBlobs - count('orphan_bytes', true)} stored blobs after the cleanup; ${check.unresolved} problems left`,
+  ];
+  if (r.missingCount > 0) {
+    const heldBy = new Map<string, string>();
+    for (const p of check.problems)
+      if (p.kind === 'missing_bytes')
+        heldBy.set(p.sha256, ` (held by ${p.artifacts.map((a) => `${a.tenantId}/${a.id}`).join(', ')})`);
+    lines.push(
+      `${r.missingCount} blobs the restored database records are missing${r.missingCount > r.missing.length ? ` (the first ${r.missing.length})` : ''}:`,
+    );
+    for (const sha of r.missing) lines.push(`  ${sha}${heldBy.get(sha) ?? ' (held by no artifact)'}`);
+    lines.push(
+      info.holdsBlobs
+        ? 'The backup does not have them either (its backup reported them missing). Restore them from an older backup, or delete the artifacts that hold them.'
+        : `Restore these objects in s3://${config.s3Bucket}/${config.s3Prefix}blobs/sha256/<ab>/<cd>/<sha256> from the bucket's versions (S3 versioning keeps deleted objects as older versions), then run artifact-store fsck; or delete the artifacts that hold them.`,
+    );
+  }
+  const other = check.problems.filter((p) => !('repaired' in p && p.repaired) && p.kind !== 'missing_bytes');
+  for (const p of other) lines.push(`  ${p.kind} ${p.sha256}: run artifact-store fsck for details`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A backup location from the command line; a bad one is a usage error. */
+function locationOf(text: string): BackupLocation {
+  return usageIfThrows(() => parseBackupLocation(text));
+}
+
+function usageIfThrows<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof BackupLocationError) throw new CliError(err.message, EXIT.usage);
+    throw err;
   }
 }
 

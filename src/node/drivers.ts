@@ -16,7 +16,8 @@ export interface NodeDrivers extends Drivers {
   close(): Promise<void>;
 }
 
-async function openBlobStore(config: Config): Promise<BlobStore> {
+/** The blob store of this configuration alone (a restore fills it before the database is in place). */
+export async function openBlobStore(config: Config): Promise<BlobStore> {
   switch (config.blobDriver) {
     case 'memory':
       return createMemoryBlobStore({ hash: nodeSha256 });
