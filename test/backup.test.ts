@@ -568,6 +568,19 @@ describe('backups to a folder', () => {
     expect(fingerprint(dataDir)).toEqual(before);
     expect(statSync(join(dataDir, 'artifacts.db')).isFile()).toBe(true);
 
+    // While a service runs on it, not even --force restores into it.
+    const serving = await startCliServer(dataDir, { ARTIFACT_STORE_ENV: 'development' });
+    try {
+      const busy = await cli(['restore', backupDir, '--data-dir', dataDir, '--force']);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toBe(
+        `artifact-store: A service runs on ${dataDir} (pid ${serving.proc.pid}, ${serving.url}): stop it before restoring into its data dir.\n`,
+      );
+    } finally {
+      serving.kill();
+      await serving.exited;
+    }
+
     for (const args of [
       ['restore'],
       ['restore', 'a', 'b'],

@@ -21,12 +21,11 @@ import {
   stageDatabase,
   type BackupLocation,
 } from '../node/backup-target.js';
-import { existsSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { recordAction } from '../service/audit.js';
 import { CliError, EXIT } from './cli-error.js';
 import { hostActor } from './host.js';
-import { findServiceData } from './data-dir.js';
+import { findServiceData, runningServes } from './data-dir.js';
 
 const PHASES: Record<RetentionPhase, string> = {
   expire: 'expired',
@@ -186,14 +185,11 @@ export async function backupCommand(argv: string[]) {
   if (positionals.length !== 1)
     throw new CliError('backup needs one target: artifact-store backup DIR|s3://bucket/prefix', EXIT.usage);
   const location = locationOf(positionals[0]!);
-  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  // Nothing is opened, created or written before the target proved writable.
+  const { config, dbPath } = findServiceData(values['data-dir'], 'database');
   if (config.blobDriver === 'memory')
     throw new CliError('The memory blob driver keeps nothing on disk: there is nothing to back up.', EXIT.usage);
   usageIfThrows(() => assertNotLiveData(location, config));
-  const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
-  // Nothing is opened, created or written before the target proved writable.
-  if (!existsSync(dbPath))
-    throw new CliError(`No database at ${dbPath}: run in the service's folder, or pass its --data-dir.`);
   const target = await openBackupTarget(location, config);
   try {
     await target.probe();
@@ -265,7 +261,8 @@ export async function restoreCommand(argv: string[]) {
   if (config.blobDriver === 'memory')
     throw new CliError('The memory blob driver keeps nothing on disk: there is nothing to restore into.', EXIT.usage);
   const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
-  await assertNotServing(config.dataDir, dbPath, { force: values.force });
+  const servedBy = runningServes().filter((s) => s.dbPath === dbPath || s.dataDir === resolve(config.dataDir));
+  await assertNotServing(config.dataDir, dbPath, { force: values.force, servedBy });
   const source = await openBackupTarget(location, config);
   try {
     const blobs = await openBlobStore(config);

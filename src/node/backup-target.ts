@@ -253,7 +253,16 @@ export async function removeDatabaseFile(file: string): Promise<void> {
  * yet tell a running service from a stopped one. Extend it here once `serve` records its running
  * processes.
  */
-export async function assertNotServing(dataDir: string, dbPath: string, options: { force?: boolean }): Promise<void> {
+export async function assertNotServing(
+  dataDir: string,
+  dbPath: string,
+  options: { force?: boolean; servedBy?: { pid: number; url: string }[] },
+): Promise<void> {
+  const serving = options.servedBy?.[0];
+  if (serving)
+    throw new Error(
+      `A service runs on ${resolve(dataDir)} (pid ${serving.pid}, ${serving.url}): stop it before restoring into its data dir.`,
+    );
   if (options.force || !existsSync(dbPath)) return;
   throw new Error(
     `${resolve(dataDir)} already holds a database (${dbPath}). Stop the service on it, then pass --force to replace it; or restore into an empty data dir.`,
