@@ -188,6 +188,15 @@ describe(`ending a session over HTTP (${RUNTIME})`, () => {
     expect((await end('a b/c')).json).toMatchObject({ sessionId: 'a b/c', refs: 1 });
   });
 
+  it('is in /openapi.json, with its answer', async () => {
+    const { app } = await setup();
+    const doc = (await (await app.app.request('/openapi.json')).json()) as any;
+    const op = doc.paths['/v1/sessions/{id}'];
+    expect(Object.keys(op)).toEqual(['delete']);
+    expect(Object.keys(op.delete.responses).sort()).toEqual(['200', '400', '401', '403']);
+    expect(doc.components.schemas.SessionEnd.required.sort()).toEqual(['bytes', 'refs', 'sessionId', 'versions']);
+  });
+
   it("tenant A cannot end tenant B's session: A's answer is zeros and B's references stay", async () => {
     const { app, put, save, end } = await setup();
     const b = await app.token({ tenant: 'globex', sub: 'u1', perms: ['read', 'write'] });
