@@ -12,7 +12,7 @@ import { accessOf, namedScope, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { errorResponses } from '../openapi-schemas.js';
 
-export const SessionEndDoc = z
+const SessionEndDoc = z
   .object({
     sessionId: z.string(),
     refs: z.number().int().openapi({ description: 'References removed, named versions among them' }),
