@@ -17,6 +17,7 @@ const SHARED_HTTP_SUITE = [
   'test/http-links.test.ts',
   'test/http-retention.test.ts',
   'test/http-names.test.ts',
+  'test/http-sessions.test.ts',
 ];
 
 export default defineConfig({

@@ -1,5 +1,5 @@
 """The Python client against a running service: store a tool's PDF, read it back whole and by range,
-list, get a browser link, delete; then the same with the async client.
+list, get a browser link, delete, end the session; then the same with the async client.
 
     npm start                      # in another terminal: prints ARTIFACT_STORE_TOKEN
     export ARTIFACT_STORE_TOKEN=…
@@ -35,6 +35,17 @@ with ArtifactStoreClient(scope={"session": "s-42"}) as store:
 
 print(f"stored {ref.id} ({ref.mime_type}, {ref.size_bytes} bytes) in session {ref.scope.session_id}")
 print(f"read {len(data or b'')} bytes, head {head!r}, listed {len(listed)}, link {link.fetch_mode}")
+
+with ArtifactStoreClient(scope={"session": "s-42"}) as store:
+    store.put(b"scratch notes of the session", filename="scratch.txt")
+
+# #region end-session
+with ArtifactStoreClient(scope={"session": "s-42"}) as store:
+    # The agent's session is over: everything it still holds goes at once (user-wide names stay).
+    ended = store.end_session()  # the client's session (s-42 here), or end_session("s-43")
+    # SessionEnd(session_id="s-42", refs=…, bytes=…, versions=…): what went
+# #endregion
+print(f"ended session {ended.session_id}: {ended.refs} references, {ended.bytes} bytes")
 
 
 # #region async

@@ -1,6 +1,6 @@
 /**
  * The TypeScript SDK against a running service: store a tool's base64 PDF, read it back whole and
- * by range, list, get a browser link, follow the event stream, delete.
+ * by range, list, get a browser link, follow the event stream, delete, end the session.
  *
  *   npm start                      # in another terminal: prints ARTIFACT_STORE_TOKEN
  *   export ARTIFACT_STORE_TOKEN=…
@@ -92,3 +92,11 @@ seen = true;
 await producer;
 
 await store.delete(report.id);
+await store.putText('scratch notes of the session', { filename: 'scratch.txt' });
+
+// #region end-session
+// The agent's session is over: everything it still holds goes at once (user-wide names stay).
+const ended = await store.endSession(); // the store's session (s-42 here), or endSession('s-43')
+// → { sessionId: 's-42', refs, bytes, versions }: what went; bytes nothing holds go at the next retention run
+// #endregion
+console.log(`ended session ${ended.sessionId}: ${ended.refs} references, ${ended.bytes} bytes`);

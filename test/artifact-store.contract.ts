@@ -398,6 +398,52 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
     });
 
+    describe('ending a session', () => {
+      const report = { app: 'contract-app', name: 'report.txt' };
+
+      it('removes what the session holds, named versions with their names, and says what went; the rest stays', async () => {
+        expect(store.endSession).toBeTypeOf('function');
+        const a = await store.putText('held by the session', { filename: 'a.txt' });
+        const b = await store.putBytes(bytesOf(21, 300));
+        const session = a.scope.sessionId!;
+        const v0 = await store.names!.saveVersion(report, 'draft');
+        const v1 = await store.names!.saveVersion(report, 'final');
+        const profile = { app: 'contract-app', name: 'profile', userWide: true };
+        await store.names!.saveVersion(profile, 'user-wide');
+        const other = subject.otherSession;
+        const theirs = await other?.putText('held by the session', { filename: 'theirs.txt' });
+
+        expect(await store.endSession!(session)).toEqual({
+          sessionId: session,
+          refs: 4,
+          bytes: a.sizeBytes + b.sizeBytes + v0.sizeBytes + v1.sizeBytes,
+          versions: 2,
+        });
+        expect(await store.get(a.id)).toBeNull();
+        expect(await store.exists(b.id)).toBe(false);
+        expect((await store.list()).items).toEqual([]);
+        expect(await store.names!.loadVersion(report)).toBeNull();
+        expect(text((await store.names!.loadVersion(profile))!.bytes)).toBe('user-wide');
+        // Another session holding the same bytes keeps them.
+        if (other && theirs) expect(await other.getRef(theirs.id)).toMatchObject({ filename: 'theirs.txt' });
+
+        expect(await store.endSession!(session)).toEqual({ sessionId: session, refs: 0, bytes: 0, versions: 0 });
+        expect((await store.names!.saveVersion(report, 'again')).version).toBe(0);
+      });
+
+      it("ends the store's own session by default where it knows it; a malformed id is bad_request", async () => {
+        const ref = await store.putText('x');
+        const session = ref.scope.sessionId!;
+        const byDefault = await store.endSession!().catch((err: unknown) => err);
+        // A store over a session-bound token does not know its session: it asks for it.
+        if (byDefault instanceof ArtifactError) {
+          expect(byDefault).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/Name the session/) });
+          expect((await store.endSession!(session)).refs).toBe(1);
+        } else expect(byDefault).toEqual({ sessionId: session, refs: 1, bytes: 1, versions: 0 });
+        for (const bad of ['', 'x'.repeat(257), '..']) await expectArtifactError(store.endSession!(bad), 'bad_request');
+      });
+    });
+
     describe('named versions', () => {
       const report = { app: 'contract-app', name: 'report.txt' };
 

@@ -143,6 +143,31 @@ describe('in-memory store specifics', () => {
     expect(await b.exists(ref.id)).toBe(false);
   });
 
+  it('ending a session: a bound view ends only its own, a trace-bound one none, a tenant-wide one any', async () => {
+    const tenant = createInMemoryArtifactStore({ scope: { tenantId: 't' } });
+    const s1 = tenant.withScope({ tenantId: 't', sessionId: 's-1' });
+    const s2 = tenant.withScope({ tenantId: 't', sessionId: 's-2' });
+    const traced = tenant.withScope({ tenantId: 't', traceId: 'tr-1' });
+    const ref = await s2.putText('in s-2');
+    await s2.names!.saveVersion({ app: 'app', name: 'n' }, 'a version');
+    expect((await rejection(s1.endSession('s-2'))).code).toBe('forbidden');
+    expect((await rejection(traced.endSession('s-2'))).code).toBe('forbidden');
+    expect((await rejection(tenant.endSession())).message).toMatch(/Name the session to end/);
+    expect(await s2.exists(ref.id)).toBe(true);
+    expect(await tenant.endSession('s-2')).toEqual({
+      sessionId: 's-2',
+      refs: 2,
+      bytes: 'in s-2'.length + 'a version'.length,
+      versions: 1,
+    });
+    expect(await s2.exists(ref.id)).toBe(false);
+    // Another tenant's session of the same name is not this tenant's to end.
+    const other = tenant.withScope({ tenantId: 'u', sessionId: 's-2' });
+    const theirs = await other.putText('in u');
+    expect((await tenant.endSession('s-2')).refs).toBe(0);
+    expect(await other.exists(theirs.id)).toBe(true);
+  });
+
   it('does not share buffers with the caller', async () => {
     const store = createInMemoryArtifactStore();
     const data = new Uint8Array([1, 2, 3]);
@@ -181,6 +206,12 @@ describe('embedded store specifics', () => {
       expect((await rejection(store.putBytes(new Uint8Array(2048).fill(1)))).code).toBe('payload_too_large');
       const ref = await store.putText('x', { scope: { traceId: 'tr-1' } });
       expect(ref.scope).toEqual({ tenantId: 't', sessionId: 's-1', traceId: 'tr-1' });
+      // Ending a session: its own only; a store bound to a trace ends none.
+      expect((await rejection(store.endSession!('s-2'))).code).toBe('forbidden');
+      const traced = createEmbeddedArtifactStore({ service, scope: { tenantId: 't', traceId: 'tr-1' } });
+      expect((await rejection(traced.endSession!('s-1'))).code).toBe('forbidden');
+      expect(await store.exists(ref.id)).toBe(true);
+      expect(await store.endSession!()).toEqual({ sessionId: 's-1', refs: 1, bytes: 1, versions: 0 });
     } finally {
       await service.close();
       await repo.close();
@@ -217,6 +248,12 @@ describe('NoOp store', () => {
     expect(await store.delete(ref.id)).toBe(false);
     expect(await store.list()).toEqual({ items: [] });
     expect(store.capabilities).toEqual({ persistent: false, ranges: false, signedUrls: false, events: false });
+    // It kept nothing, so ending a session removes nothing; the id is checked as everywhere.
+    expect(await store.endSession!('s-1')).toEqual({ sessionId: 's-1', refs: 0, bytes: 0, versions: 0 });
+    expect((await rejection(store.endSession!())).code).toBe('bad_request');
+    expect((await rejection(store.endSession!('x'.repeat(257)))).code).toBe('bad_request');
+    const bound = createNoOpArtifactStore({ warn, scope: { tenantId: 'local', sessionId: 's-9' } });
+    expect((await bound.endSession!()).sessionId).toBe('s-9');
   });
 
   it('warns once, however many puts', async () => {

@@ -179,6 +179,39 @@ describe('artifact-store put / get / ls / rm', () => {
     expect(run.stdout).toMatch(/art_[0-9a-f]{24}/);
   });
 
+  it('end-session removes what a session holds and prints what went; a second run finds nothing', async () => {
+    const put = (args: string[], body: string) => cli(['put', '-', ...args, '-q'], as(), body);
+    const id = (await put(['--name', 'a.txt', '--session', 's-end'], 'end me')).stdout.trim();
+    expect((await put(['--to', 'my-agent/notes.md', '--session', 's-end'], 'a note')).code).toBe(0);
+    // The same bytes in another session: that session keeps them.
+    expect((await put(['--name', 'b.txt', '--session', 's-keep'], 'end me')).stdout.trim()).toBe(id);
+
+    const ended = await cli(['end-session', 's-end'], as());
+    expect(ended).toMatchObject({ code: 0, stderr: '' });
+    expect(ended.stdout).toBe('ended session s-end: 2 references (12 B), 1 of them named version\n');
+    expect(JSON.parse((await cli(['ls', '--session', 's-end', '--json'], as())).stdout)).toEqual([]);
+    const kept = JSON.parse((await cli(['ls', '--session', 's-keep', '--json'], as())).stdout);
+    expect(kept.map((r: { id: string; filename: string }) => [r.id, r.filename])).toEqual([[id, 'b.txt']]);
+    expect((await cli(['get', 'my-agent/notes.md', '--session', 's-end'], as())).code).toBe(3);
+
+    // The session from the environment; --json prints the report.
+    const again = await cli(['end-session', '--json'], { ...as(), ARTIFACT_STORE_SESSION: 's-end' });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ sessionId: 's-end', refs: 0, bytes: 0, versions: 0 });
+
+    // A session-bound token ends its own session only: the service's refusal, exit 1.
+    const minted = await cli(['token', '--data-dir', dataDir, '--tenant', 'dev', '--session', 's-mine'], {});
+    const bound = { ARTIFACT_STORE_URL: server.url, ARTIFACT_STORE_TOKEN: minted.stdout.trim() };
+    const refused = await cli(['end-session', 's-keep'], bound);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/bound to session "s-mine".*\(forbidden\)\n$/);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    for (const args of [['end-session'], ['end-session', 'a', 'b'], ['end-session', 'x'.repeat(257)]]) {
+      const run = await cli(args, as());
+      expect([run.code, run.stderr.trim().split('\n').length], args.join(' ').slice(0, 40)).toEqual([2, 1]);
+    }
+  });
+
   it('prints a link a browser can open without the token', async () => {
     const id = (await cli(['put', '-', '--name', 'hello.txt', '-q'], as(), 'hello link')).stdout.trim();
     const url = await cli(['url', id, '--expires', '1h'], as());
@@ -307,7 +340,7 @@ describe('configuration and errors', () => {
   });
 
   it('has --help with examples on every command, and documents the exit codes', async () => {
-    for (const command of ['put', 'get', 'ls', 'rm', 'url', 'token']) {
+    for (const command of ['put', 'get', 'ls', 'rm', 'url', 'end-session', 'token']) {
       const help = await cli([command, '--help'], {});
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));

@@ -440,6 +440,88 @@ describe('D1 repository', () => {
     expect(await repo.dropUnreferencedArtifacts(10)).toBe(1);
   });
 
+  it('endSession removes a session in batches with its events and names, as SQLite does; other scopes stay', async () => {
+    const { db } = await openD1();
+    let batches = 0;
+    // The binding, counting the batches (transactions) the repository sends.
+    const counting: D1DatabaseLike = {
+      prepare: (sql) => db.prepare(sql),
+      batch: (stmts) => {
+        batches++;
+        return db.batch(stmts);
+      },
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'd1-end-session-'));
+    const file = join(dir, 'artifacts.db');
+    const repos = { sqlite: createSqliteRepository({ path: file }), d1: createD1Repository({ db: counting }) };
+    const named = (c: string, size: number, at: number, sessionId?: string) =>
+      putOf(c, size, at, {
+        scope: { tenantId: 'acme', userId: 'u1', ...(sessionId ? { sessionId } : {}) },
+        name: 'notes',
+        expiresAt: T0 + at + 600_000,
+      });
+    try {
+      const answers: Record<string, unknown[]> = { sqlite: [], d1: [] };
+      for (const [which, repo] of Object.entries(repos)) {
+        // Session s1 of acme: three live references (one in a trace, one of user u2), one expired
+        // before the end, and two versions of a name (the same bytes twice).
+        await repo.commitPut(putOf('a', 10, 0));
+        await repo.commitPut(putOf('b', 20, 1, { scope: { tenantId: 'acme', sessionId: 's1', traceId: 'x1' } }));
+        await repo.commitPut(putOf('c', 30, 2, { scope: { tenantId: 'acme', userId: 'u2', sessionId: 's1' } }));
+        await repo.commitPut(putOf('d', 40, 3, { expiresAt: T0 + 10 }));
+        await repo.commitPut(named('e', 5, 4, 's1'));
+        await repo.commitPut(named('e', 5, 5, 's1'));
+        // What stays: session s2, the user-wide name, another tenant's s1.
+        await repo.commitPut(putOf('a', 10, 6, { scope: { tenantId: 'acme', sessionId: 's2' } }));
+        await repo.commitPut(named('f', 6, 7));
+        await repo.commitPut(putOf('a', 10, 8, { scope: { tenantId: 'beta', sessionId: 's1' } }));
+        batches = 0;
+        answers[which]!.push(await repo.endSession('acme', 's1', {}, T0 + 100, 2));
+        if (which === 'd1') expect(batches).toBe(3); // 2 + 2 + 1 references, one transaction each
+        answers[which]!.push(await repo.endSession('acme', 's1', {}, T0 + 101));
+        answers[which]!.push(await repo.endSession('acme', '', {}, T0 + 101).catch((e: Error) => e.message));
+        answers[which]!.push((await repo.commitPut(named('e', 5, 102, 's1'))).row.version);
+        answers[which]!.push(await repo.readEvents('acme', 0, 100));
+      }
+      expect(answers.d1).toEqual(answers.sqlite);
+      const [ended, again, empty, version, events] = answers.d1 as [unknown, unknown, string, number, any[]];
+      expect(ended).toEqual({ refs: 5, bytes: 10 + 20 + 30 + 5 + 5, versions: 2 });
+      expect(again).toEqual({ refs: 0, bytes: 0, versions: 0 });
+      expect(empty).toMatch(/needs a session id/);
+      expect(version).toBe(0); // the name went with its versions: its counter starts again
+      const deleted = events.filter((e) => e.type === 'artifact.deleted');
+      expect(deleted.map((e) => [e.artifactId, e.ref.sessionId, e.ref.name, e.ref.version])).toEqual([
+        [idOf('a'), 's1', '', -1],
+        [idOf('b'), 's1', '', -1],
+        [idOf('c'), 's1', '', -1],
+        [idOf('e'), 's1', 'notes', 0],
+        [idOf('e'), 's1', 'notes', 1],
+      ]);
+
+      const raw = new Database(file, { readonly: true });
+      const sqliteTables = await dumpTables(async (sqls) => sqls.map((sql) => raw.prepare(sql).all()));
+      raw.close();
+      const tables = await dumpTables(queryOf(db));
+      expect(tables).toEqual(sqliteTables);
+      expect(tables.evict_plan).toEqual([]);
+      const left = (tables.artifact_refs as any[]).map((r) => [r.tenant_id, r.session_id, r.artifact_id, r.name]);
+      expect(left).toEqual([
+        ['acme', 's1', idOf('d'), ''], // expired: retention's to remove
+        ['acme', 's2', idOf('a'), ''],
+        ['acme', '', idOf('f'), 'notes'],
+        ['beta', 's1', idOf('a'), ''],
+        ['acme', 's1', idOf('e'), 'notes'],
+      ]);
+      expect((tables.names as any[]).map((n) => [n.session_id, n.name, n.next_version])).toEqual([
+        ['', 'notes', 1],
+        ['s1', 'notes', 1],
+      ]);
+    } finally {
+      await repos.sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('list, usage, scopesOver and storedTotals see live references only', async () => {
     const { repo } = await openD1();
     await repo.commitPut(putOf('a', 10, 0, { mimeType: 'image/png', expiresAt: T0 + 50 }));

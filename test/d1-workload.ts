@@ -79,8 +79,16 @@ export function generateWorkload(seed: number, length: number): Op[] {
       const b = pinId === pinned.length ? blobs.find((x) => x.sha === pinned.at(-1))! : pick(blobs);
       const other = blobs[(blobs.indexOf(b) + 1) % blobs.length]!;
       const collide = r() < 0.04; // the id of one blob, the bytes of another
+      // Now and then a named version (no trace: names have none), which ending a session removes too.
+      const name = r() < 0.15 ? pick(['n1', 'n2']) : undefined;
       const input: Omit<CommitPutInput, 'clock'> = {
-        scope: { tenantId: pick(TENANTS), userId: pick(USERS), sessionId: pick(SESSIONS), traceId: pick(TRACES) },
+        scope: {
+          tenantId: pick(TENANTS),
+          userId: pick(USERS),
+          sessionId: pick(SESSIONS),
+          traceId: name ? '' : pick(TRACES),
+        },
+        ...(name ? { name } : {}),
         artifactId: idOf(b.sha),
         namespace: 'ns',
         sha256: collide ? other.sha : b.sha,
@@ -142,8 +150,12 @@ export function generateWorkload(seed: number, length: number): Op[] {
         q,
         now,
       ]);
-    } else if (k < 0.83) {
+    } else if (k < 0.81) {
       ops.push(['deleteRefs', pick(TENANTS), idOf(pick(blobs).sha), pick(filters), now]);
+    } else if (k < 0.83) {
+      // Batches of one or two, so most ends take several transactions.
+      const filter = pick([{}, {}, { userId: 'u1' }, { userId: '' }, { traceId: 'x1' }]);
+      ops.push(['endSession', pick(TENANTS), pick(['s1', 's2']), filter, now, pick([1, 2, 500])]);
     } else if (k < 0.85) {
       pick([
         () => ops.push(['releasePin', int(1, pinned.length + 1)]),
@@ -307,7 +319,7 @@ function withClock({ clockAt, ...input }: CommitPutInput & { clockAt?: number })
 }
 
 /** The operations that run as batches over the scratch tables. */
-const SCRATCH_USERS = new Set(['commitPut', 'deleteRefs', 'expireRefs', 'enforceScope']);
+const SCRATCH_USERS = new Set(['commitPut', 'deleteRefs', 'expireRefs', 'enforceScope', 'endSession']);
 
 const jsonSafe = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null)) as unknown;
 
@@ -382,6 +394,7 @@ export async function dumpTables(query: Query): Promise<Record<string, unknown[]
     'blob_pins',
     'blobs',
     'evict_plan',
+    'names',
     'outbox',
     'put_ctx',
     'retention_runs',

@@ -223,6 +223,7 @@ describe('docs/cli.md', () => {
     expect(readFileSync(join(cwd, 'copy.pdf'))).toEqual(readFileSync(join(cwd, 'report.pdf')));
     expect(out).toMatch(new RegExp(`^${s.url}/v1/download/art_[0-9a-f]{24}\\?tenant=dev&`, 'm'));
     expect(out).toMatch(/^deleted art_[0-9a-f]{24}$/m);
+    expect(out).toMatch(/^ended session s-42: 1 reference \(20 B\)$/m); // rows.json was left
     const [token, uiLink] = out.trim().split('\n').slice(-2);
     expect(uiLink).toMatch(new RegExp(`^${s.url}/ui#token=ey`));
     const res = await fetch(`${s.url}/v1/artifacts`, { headers: { Authorization: `Bearer ${token}` } });
@@ -348,6 +349,28 @@ describe('docs/http-api.md', () => {
         )
         .join('\n');
       expect(out).toMatch(new RegExp(`^${shown}`));
+    },
+    30_000,
+  );
+});
+
+describe('docs/http-api.md: ending a session', () => {
+  it.skipIf(!hasCurl)(
+    `the curl call answers what the page shows${hasCurl ? '' : ' (skipped: curl not installed)'}`,
+    async () => {
+      const { cwd, server: s } = await serveIn();
+      const inSession = { 'X-Artifact-Session': 's-42' };
+      await put(s, s.token, new Uint8Array(1024).fill(1), inSession);
+      await put(s, s.token, new Uint8Array(512).fill(2), inSession);
+      const saved = await fetch(`${s.url}/v1/names/my-agent?name=plan.md&session=s-42`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'text/markdown' },
+        body: '#'.repeat(307),
+      });
+      expect(saved.status).toBe(201);
+      const block = runBlock('docs/http-api.md', 'end-session');
+      const out = await runBash(block, { cwd, env: { API: s.url, ARTIFACT_STORE_TOKEN: s.token } });
+      expect(out.trim()).toBe(shownOutput(block));
     },
     30_000,
   );

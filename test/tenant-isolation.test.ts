@@ -2,7 +2,7 @@
  * Tenant isolation under a seeded random workload. Three tenants, three sessions each, and four
  * kinds of credential (session-bound token, tenant-wide token, tenant admin, operator key) drive
  * every route in process: artifacts (put, get, HEAD, meta, list, delete, links and the signed
- * downloads they point at), direct uploads, usage, admin, events (SSE), /mcp (resources and tools),
+ * downloads they point at), direct uploads, ending sessions, usage, admin, events (SSE), /mcp (resources and tools),
  * the MCP gateway (/mcp/gateway and /v1/mcp/servers, with one gateway server per tenant group) and
  * the calls the /ui page makes. At least 10,000 requests per run.
  *
@@ -13,7 +13,8 @@
  * request itself named it (an echo of the caller's own input). JSON answers are also checked by
  * structure: every tenantId / sessionId / traceId / userId in them is the caller's, and usage
  * figures match what the operator sees for the caller's tenant alone. The operator key may see
- * everything, and must be refused (403) on /v1/artifacts*, /v1/uploads*, /v1/mcp*, /mcp and /mcp/gateway.
+ * everything, and must be refused (403) on /v1/artifacts*, /v1/uploads*, /v1/sessions*, /v1/mcp*, /mcp and
+ * /mcp/gateway.
  *
  * The workload is random and seeded: each run picks a new seed and names it in the test title;
  * ISOLATION_SEED=<seed> replays a run (ISOLATION_VERBOSE=1 prints requests per route and status).
@@ -156,8 +157,14 @@ function findLeaks(response: string, viewer: number, request: string, owners: Ow
 /**
  * Scope fields in a JSON answer that are not the viewer's: every tenantId is its tenant, every
  * session / trace / user is one of its tenant's, and a session-bound token sees only its session.
+ * `echoed`: values the request itself named that its answer repeats (the session a DELETE
+ * /v1/sessions/{id} names, whoever's it is), not data of anyone.
  */
-function foreignScopeFields(value: unknown, viewer: { tenant: number; session?: number }): string[] {
+function foreignScopeFields(
+  value: unknown,
+  viewer: { tenant: number; session?: number },
+  echoed: readonly string[] = [],
+): string[] {
   const out: string[] = [];
   const own = tenantId(viewer.tenant);
   const prefix = `${WORDS[viewer.tenant]}-`;
@@ -169,6 +176,7 @@ function foreignScopeFields(value: unknown, viewer: { tenant: number; session?: 
     if (v === null || typeof v !== 'object') return;
     for (const [k, x] of Object.entries(v)) {
       const at = `${path}.${k}`;
+      if (typeof x === 'string' && echoed.includes(x)) continue;
       if ((k === 'tenantId' || k === 'tenant') && typeof x === 'string' && x !== own)
         out.push(`${at} = ${JSON.stringify(x)}`);
       if (
@@ -278,6 +286,7 @@ type Cmd =
       action: 'save' | 'read' | 'foreign' | 'list' | 'versions' | 'delete';
       pick: number;
     }
+  | { op: 'sessions'; who: Who; whose: 'own' | 'other' | 'foreign' | 'common'; user: boolean }
   | {
       op: 'gateway';
       who: Who;
@@ -490,6 +499,15 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
     }),
   ),
   w(
+    1,
+    fc.record({
+      op: fc.constant('sessions' as const),
+      who: artifactWho,
+      whose: fc.constantFrom('own' as const, 'other' as const, 'foreign' as const, 'common' as const),
+      user: fc.nat({ max: 3 }).map((n) => n === 0),
+    }),
+  ),
+  w(
     3,
     fc.record({
       op: fc.constant('gateway' as const),
@@ -544,7 +562,7 @@ interface OpenStream {
 
 class IsolationBreach extends Error {}
 
-const ARTIFACT_ROUTES = /^\/(v1\/(artifacts|uploads|mcp|names)(\/|\?|$)|mcp(\/gateway)?(\?|$))/;
+const ARTIFACT_ROUTES = /^\/(v1\/(artifacts|uploads|mcp|names|sessions)(\/|\?|$)|mcp(\/gateway)?(\?|$))/;
 
 class Workload {
   readonly stats = new Map<string, Map<number, number>>();
@@ -646,6 +664,7 @@ class Workload {
     headers: Headers,
     body: string,
     json: unknown,
+    echoed: readonly string[] = [],
   ) {
     if (status >= 500) this.breach(`a ${status} answer (the service failed)`, kind, cred, request, status, body);
     if (cred.kind === 'operator') {
@@ -673,10 +692,11 @@ class Workload {
         `${headerText}\n\n${body}`,
       );
     if (json !== undefined) {
-      const fields = foreignScopeFields(json, {
-        tenant: cred.tenant,
-        ...(cred.kind === 'session' ? { session: cred.session! } : {}),
-      });
+      const fields = foreignScopeFields(
+        json,
+        { tenant: cred.tenant, ...(cred.kind === 'session' ? { session: cred.session! } : {}) },
+        echoed,
+      );
       if (fields.length > 0)
         this.breach(
           `scope fields of another tenant or session: ${fields.join('; ')}`,
@@ -695,7 +715,7 @@ class Workload {
     cred: Cred,
     method: string,
     path: string,
-    init: { headers?: Record<string, string>; body?: string; auth?: boolean } = {},
+    init: { headers?: Record<string, string>; body?: string; auth?: boolean; echoed?: string[] } = {},
   ): Promise<Answer> {
     const started = performance.now();
     const headers = { ...(init.auth === false ? {} : bearer(cred.token)), ...init.headers };
@@ -708,7 +728,7 @@ class Workload {
     const json = jsonOf(res, text);
     const request = `${method} ${path}\n${JSON.stringify(headers)}\n${init.body ?? ''}`;
     this.count(kind, res.status);
-    this.inspect(kind, cred, request, res.status, res.headers, text, json);
+    this.inspect(kind, cred, request, res.status, res.headers, text, json, init.echoed);
     if (cred.kind === 'operator' && (kind.startsWith('usage') || kind.startsWith('admin') || kind === 'events'))
       this.operatorSamples.push(text);
     this.elapsed.set(kind, (this.elapsed.get(kind) ?? 0) + performance.now() - started);
@@ -945,6 +965,69 @@ class Workload {
         return this.gateway(cmd);
       case 'ui':
         return this.ui(cmd);
+      case 'sessions':
+        return this.endSession(cmd);
+    }
+  }
+
+  /** How many references a tenant's own tenant-wide token lists in one of its sessions. */
+  private async sessionCount(t: number, session: string): Promise<number> {
+    const path = `/v1/artifacts?session=${encodeURIComponent(session)}&limit=1000`;
+    const a = await this.send('sessions.check', this.creds.tenant[t]!, 'GET', path);
+    this.expectStatus(a, [200], 'list a session', 'sessions.check', this.creds.tenant[t]!);
+    return a.json.items.length;
+  }
+
+  /**
+   * DELETE /v1/sessions/{id}: a session-bound token ends its own session only (another, or another
+   * tenant's name: 403); a tenant-wide token any of its tenant's, and another tenant's session of the
+   * same name finds nothing. The common session's other holders keep what they hold there.
+   */
+  private async endSession(cmd: Extract<Cmd, { op: 'sessions' }>) {
+    const cred = this.cred(cmd.who);
+    const t = Math.max(cred.tenant, 0);
+    const own = cred.session ?? cmd.who.session;
+    const session = {
+      own: sessionOf(t, own),
+      other: sessionOf(t, (own + 1) % 3),
+      foreign: sessionOf((t + 1) % 3, own),
+      common: COMMON_SESSION,
+    }[cmd.whose];
+    const query = cmd.user && cred.kind !== 'session' ? `?user=${userOf(t, 0)}` : '';
+    const bystander = (t + 1) % 3;
+    const watch =
+      (cred.kind === 'tenant' || cred.kind === 'admin') && (cmd.whose === 'common' || cmd.whose === 'foreign');
+    const before = watch ? await this.sessionCount(bystander, session) : 0;
+    const path = `/v1/sessions/${encodeURIComponent(session)}${query}`;
+    const a = await this.send('sessions.end', cred, 'DELETE', path, { echoed: [session] });
+    if (cred.kind === 'operator') return;
+    if (cred.kind === 'session' && cmd.whose !== 'own') {
+      this.expectStatus(a, [403], 'a session-bound token ending another session', 'sessions.end', cred);
+      return;
+    }
+    this.expectStatus(a, [200], 'end a session of its own tenant', 'sessions.end', cred);
+    if (cmd.whose === 'foreign' && (a.json.refs !== 0 || a.json.bytes !== 0 || a.json.versions !== 0))
+      this.breach(
+        "ending another tenant's session name removed something",
+        'sessions.end',
+        cred,
+        a.request,
+        200,
+        a.text,
+      );
+    if (a.json.refs > 0) this.saw('sessions.end with refs');
+    if (watch) {
+      const after = await this.sessionCount(bystander, session);
+      if (after !== before)
+        this.breach(
+          `${tenantId(bystander)}'s references in ${session} went from ${before} to ${after}`,
+          'sessions.end',
+          cred,
+          a.request,
+          a.status,
+          a.text,
+        );
+      if (before > 0) this.saw("sessions.end next to another tenant's references");
     }
   }
 
@@ -1963,6 +2046,8 @@ describe('tenant isolation', () => {
           ['names.foreign', (s) => s === 404, 10],
           ['names.list', ok, 5],
           ['names.versions', ok, 5],
+          ['sessions.end', ok, 10],
+          ['sessions.end', (s) => s === 403, 3],
           ['gateway.initialize', ok, 5],
           ['gateway.initialize', (s) => s === 403, 1],
           ['gateway.servers', ok, 5],
@@ -1996,6 +2081,8 @@ describe('tenant isolation', () => {
           ['gateway.resources with resources', 3],
           ['gateway.read with artifacts', 3],
           ['gateway.tools/call with a stored artifact', 3],
+          ['sessions.end with refs', 3],
+          ["sessions.end next to another tenant's references", 2],
           ['narrowed reads answered', 20],
           ['narrowed reads refused (another session)', 5],
         ];

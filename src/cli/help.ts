@@ -8,6 +8,7 @@ Usage:
   artifact-store ls [--session S] [--type PREFIX] [--limit N] [--json]
   artifact-store rm <id> [<id> …]
   artifact-store url <id> [--direct|--proxy] [--expires 1h] [--inline]
+  artifact-store end-session [SESSION] [--json]   (removes everything the session holds)
   artifact-store token [--tenant T] [--session S] [--perms read,write] [--ttl 1h] [--ui]
   artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
   artifact-store keys create --operator [--label L] [--data-dir DIR]

@@ -1,6 +1,6 @@
 /**
  * The CLI's commands that talk to a running service over HTTP with the SDK's store: put, get, ls,
- * rm and url. They load nothing of the server.
+ * rm, url and end-session. They load nothing of the server.
  *
  * Exit codes: 0 done; 1 the service or the machine failed (the message says what to do); 2 bad usage;
  * 3 no such artifact (in your scope).
@@ -14,6 +14,7 @@ import { createHttpArtifactStore } from '../client/http-store.js';
 import { formatBytes } from '../core/bytes.js';
 import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
+import { checkSessionId } from '../core/sessions.js';
 import { CliError, EXIT, type RemoteCommand } from './cli-error.js';
 import {
   type Command,
@@ -394,6 +395,50 @@ Examples:
       process.stdout.write(`${link.url}\n`);
       if (values.direct && link.fetchMode !== 'direct')
         process.stderr.write('note: this blob store cannot presign; the link goes through the service.\n');
+    },
+  },
+
+  'end-session': {
+    usage: `artifact-store end-session [SESSION] [--json]
+
+Ends a session: everything it holds goes at once (its references and its named versions, with
+their names; user-wide names stay), and prints what went. SESSION defaults to --session or
+ARTIFACT_STORE_SESSION. A session that holds nothing (any more) is not an error.
+  --session S    the session, when not given as SESSION
+  --json         what went as JSON: {"sessionId", "refs", "bytes", "versions"}
+
+${CONNECTION_HELP}
+
+Examples:
+  artifact-store end-session s-42
+  ARTIFACT_STORE_SESSION=s-42 artifact-store end-session --json | jq .bytes`,
+    options: { ...CONNECTION, session: { type: 'string' }, json: { type: 'boolean' } },
+    async run(values, positionals) {
+      const [asked, ...extra] = positionals;
+      if (extra.length > 0 || (asked !== undefined && values.session !== undefined && asked !== values.session))
+        throw new CliError('end-session ends one session: artifact-store end-session s-42', EXIT.usage);
+      const c = connection(values);
+      const session = asked ?? c.session;
+      if (session === undefined)
+        throw new CliError(
+          'end-session needs a session: artifact-store end-session s-42 (or --session, ARTIFACT_STORE_SESSION).',
+          EXIT.usage,
+        );
+      try {
+        checkSessionId(session);
+      } catch (err) {
+        throw new CliError((err as Error).message, EXIT.usage);
+      }
+      const report = await storeOf(c).endSession(session);
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(report)}\n`);
+        return;
+      }
+      const { refs, bytes, versions } = report;
+      const named = versions > 0 ? `, ${versions} of them named version${versions === 1 ? '' : 's'}` : '';
+      process.stdout.write(
+        `ended session ${session}: ${refs} reference${refs === 1 ? '' : 's'} (${formatBytes(bytes)})${named}\n`,
+      );
     },
   },
 };

@@ -8,6 +8,7 @@ import type { ArtifactEvent, DownloadLink } from '../core/artifact-store.js';
 import { errors, type ArtifactError } from '../core/errors.js';
 import type { ArtifactEventType } from '../core/events.js';
 import { ArtifactRefSchema, FetchModeSchema, type ArtifactRef, type ListPage } from '../core/schemas.js';
+import type { SessionEndReport } from '../core/sessions.js';
 import { isRecord, type RequestLine } from './http-errors.js';
 
 /** An answer's schema and the name the API documents it by (in /openapi.json). */
@@ -32,6 +33,13 @@ export const LINK_ANSWER: Answer<DownloadLink> = {
     mimeType: z.string(),
     sizeBytes: z.number().int().nonnegative(),
   }),
+};
+
+const count = z.number().int().nonnegative();
+
+export const SESSION_END_ANSWER: Answer<SessionEndReport> = {
+  name: 'SessionEnd',
+  schema: z.object({ sessionId: z.string(), refs: count, bytes: count, versions: count }),
 };
 
 /** POST /v1/uploads: where to PUT the bytes. The fields the SDK uses; `headers` may be left out. */

@@ -9,6 +9,7 @@ import { errors } from '../core/errors.js';
 import { isArtifactId } from '../core/ids.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import type { ArtifactRef, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+import { sessionToEnd, type SessionEndReport } from '../core/sessions.js';
 import { rangeHeaderOf } from '../core/store-scope.js';
 import type {
   ArtifactStore,
@@ -17,7 +18,7 @@ import type {
   GetStreamOptions,
   UrlOptions,
 } from './artifact-store.js';
-import { LINK_ANSWER, LIST_ANSWER, readAnswer, REF_ANSWER } from './http-answers.js';
+import { LINK_ANSWER, LIST_ANSWER, readAnswer, REF_ANSWER, SESSION_END_ANSWER } from './http-answers.js';
 import { createDirectUploads, putSpooled } from './http-direct-upload.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
@@ -75,12 +76,17 @@ export interface HttpArtifactStoreOptions {
 
 export interface HttpArtifactStore extends ArtifactStore {
   readonly baseUrl: string;
+  /**
+   * DELETE /v1/sessions/{id}: ends `sessionId`, by default the store's `scope.sessionId` (a
+   * session-bound token's own session is not known here: name it). Retried like any delete.
+   */
+  endSession(sessionId?: string): Promise<SessionEndReport>;
 }
 
 /**
- * The SDK over the HTTP API. Replayable requests (buffered puts, reads, deletes) are retried on
- * 429 / 503 / network errors with exponential backoff and jitter, honouring Retry-After; a streamed
- * put is sent once.
+ * The SDK over the HTTP API. Replayable requests (buffered puts, reads, deletes, ending a session)
+ * are retried on 429 / 503 / network errors with exponential backoff and jitter, honouring
+ * Retry-After; a streamed put is sent once.
  *
  * @example
  * const store = createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:8787', token: process.env.ARTIFACT_STORE_TOKEN });
@@ -198,6 +204,13 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     async list(query: ListQuery = {}): Promise<ListPage> {
       const call: Call = { method: 'GET', path: '/v1/artifacts', query: listParams(query, scope) };
       return readAnswer(await request(call), LIST_ANSWER, call);
+    },
+    async endSession(sessionId?: string): Promise<SessionEndReport> {
+      // Idempotent, and the route takes the session from its path alone: nothing of the store's
+      // scope goes with it.
+      const session = sessionToEnd(sessionId, scope.sessionId);
+      const call: Call = { method: 'DELETE', path: `/v1/sessions/${encodeURIComponent(session)}` };
+      return readAnswer(await request(call), SESSION_END_ANSWER, call);
     },
   };
 }

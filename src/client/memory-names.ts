@@ -40,6 +40,33 @@ const keyOf = (k: { tenantId: string; app: string; userId: string; sessionId: st
 const scopePrefix = (k: { tenantId: string; app: string; userId: string; sessionId: string }) =>
   `${k.tenantId}\n${k.app}\n${k.userId}\n${k.sessionId}\n`;
 
+/**
+ * Ends a session's names (of one user, when given): every version, live or not, and the names
+ * themselves, so a later save starts at 0. Returns how many versions went and their bytes.
+ */
+export function endSessionNames(
+  names: MemoryNames,
+  tenantId: string,
+  sessionId: string,
+  userId: string | undefined,
+): { versions: number; bytes: number } {
+  let versions = 0;
+  let bytes = 0;
+  const prefix = `${tenantId}\n`;
+  for (const [key, entry] of names) {
+    // After the tenant (which could hold anything) come app, user, session and name: no line breaks.
+    if (!key.startsWith(prefix)) continue;
+    const [, user, session] = key.slice(prefix.length).split('\n');
+    if (session !== sessionId || (userId !== undefined && user !== userId)) continue;
+    for (const v of entry.versions.values()) {
+      versions++;
+      bytes += v.bytes.byteLength;
+    }
+    names.delete(key);
+  }
+  return { versions, bytes };
+}
+
 export function memoryNames(
   names: MemoryNames,
   settings: MemoryNameSettings,

@@ -16,7 +16,8 @@ import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
 import { narrowFilter } from '../core/scope.js';
-import { memoryNames, type MemoryNames } from './memory-names.js';
+import { sessionEndFilter, sessionToEnd, type SessionEndReport } from '../core/sessions.js';
+import { endSessionNames, memoryNames, type MemoryNames } from './memory-names.js';
 
 export interface InMemoryArtifactStoreOptions {
   /** Who this store acts for; default `{ tenantId: 'local' }`. */
@@ -38,6 +39,8 @@ export interface InMemoryArtifactStore extends ArtifactStore {
   readonly scope: ArtifactScope;
   /** Another store over the same artifacts, acting for `scope` (for example another session). */
   withScope(scope: ArtifactScope): InMemoryArtifactStore;
+  /** Ends `sessionId` (default: this store's session), as the service does. */
+  endSession(sessionId?: string): Promise<SessionEndReport>;
 }
 
 interface StoredRef {
@@ -283,6 +286,24 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
       }
       if (removed > 0) dropUnreferenced();
       return removed > 0;
+    },
+
+    async endSession(sessionId?: string): Promise<SessionEndReport> {
+      const session = sessionToEnd(sessionId, scope.sessionId);
+      const { userId } = sessionEndFilter(access.filter, session);
+      const at = now();
+      let refs = 0;
+      let bytes = 0;
+      for (const [key, ref] of state.refs) {
+        if (ref.tenantId !== access.tenantId || ref.sessionId !== session || ref.expiresAt <= at) continue;
+        if (userId !== undefined && ref.userId !== userId) continue;
+        state.refs.delete(key);
+        refs++;
+        bytes += state.artifacts.get(artifactKey(ref.tenantId, ref.artifactId))?.bytes.byteLength ?? 0;
+      }
+      if (refs > 0) dropUnreferenced();
+      const named = endSessionNames(state.names, access.tenantId, session, userId);
+      return { sessionId: session, refs: refs + named.versions, bytes: bytes + named.bytes, versions: named.versions };
     },
 
     async list(rawQuery: ListQuery = {}): Promise<ListPage> {

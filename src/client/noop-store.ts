@@ -3,6 +3,7 @@ import { sanitizeFilename } from '../core/filename.js';
 import { sha256Hex } from '../core/hash.js';
 import { artifactId, DEFAULT_NAMESPACE } from '../core/ids.js';
 import type { ArtifactRef, ArtifactScope, ListPage, PutOptions } from '../core/schemas.js';
+import { emptySessionEnd, sessionToEnd } from '../core/sessions.js';
 import type { ArtifactStore, ArtifactStoreCapabilities } from './artifact-store.js';
 
 export interface NoOpArtifactStoreOptions {
@@ -74,6 +75,8 @@ export function createNoOpArtifactStore(options: NoOpArtifactStoreOptions = {}):
     exists: async () => false,
     delete: async () => false,
     list: async (): Promise<ListPage> => ({ items: [] }),
+    // It kept nothing, so ending a session removes nothing; the id is still checked.
+    endSession: async (sessionId?: string) => emptySessionEnd(sessionToEnd(sessionId, scope.sessionId)),
   };
   noOpStores.add(store);
   return store;

@@ -4,6 +4,7 @@
  */
 import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, NamePage, PutOptions } from './schemas.js';
 import type { ArtifactEvent } from './events.js';
+import type { SessionEndReport } from './sessions.js';
 
 /** What a store can do beyond the required methods; the contract suite tests what is declared. */
 export interface ArtifactStoreCapabilities {
@@ -123,7 +124,17 @@ export interface ArtifactStore {
   events?(options?: EventsOptions): AsyncIterable<ArtifactEvent>;
   /** Present when capabilities.names: named, versioned artifacts (NamedArtifactStore). */
   readonly names?: NamedArtifactStore;
+  /**
+   * Ends a session: every reference of it the store sees goes at once, named versions and their
+   * names too (user-wide names stay), and the answer says what went. `sessionId` defaults to the
+   * store's own session; a store bound to a session may end only that one (forbidden), one bound
+   * to a trace none. Ending a session that holds nothing answers zeros. Every store this package
+   * makes has it.
+   */
+  endSession?(sessionId?: string): Promise<SessionEndReport>;
 }
+
+export type { SessionEndReport } from './sessions.js';
 
 export type { ArtifactEvent, ArtifactEventType } from './events.js';
 

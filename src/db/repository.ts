@@ -208,6 +208,13 @@ export interface UsageOptions {
   limit: number;
 }
 
+/** What ending a session removed: references, the bytes they held, the named versions among them. */
+export interface SessionTally {
+  refs: number;
+  bytes: number;
+  versions: number;
+}
+
 /** Totals for metrics: live references and their bytes; blobs and theirs. */
 export interface StoredTotals {
   refs: number;
@@ -261,6 +268,21 @@ export interface ReferenceRepository {
    * appends `artifact.deleted`, atomically. Returns how many references went.
    */
   deleteRefs(tenantId: string, artifactId: string, filter: ScopeFilter, now: number): Promise<number>;
+  /**
+   * Ends a session (`sessionId` not empty): removes its live references visible through `filter`
+   * (whose sessionId is ignored), and every version, live or not, of its names with the names'
+   * counters, so a later save of such a name starts at 0 again; each reference with
+   * `artifact.deleted`, each artifact with its last reference. User-wide names have no session and
+   * stay. Runs as transactions of at most `batchSize` references (default 500), so memory and lock
+   * time stay bounded however much the session holds; references stored after it began stay.
+   */
+  endSession(
+    tenantId: string,
+    sessionId: string,
+    filter: ScopeFilter,
+    now: number,
+    batchSize?: number,
+  ): Promise<SessionTally>;
   /** Newest first, stable under concurrent inserts: ordered by (createdAt, refId) descending. */
   list(tenantId: string, filter: ListFilter): Promise<RefRow[]>;
   /**

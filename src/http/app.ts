@@ -32,6 +32,7 @@ import { registerHealth } from './routes/health.js';
 import { registerListArtifacts } from './routes/list-artifacts.js';
 import { registerNames } from './routes/names.js';
 import { registerPutArtifact } from './routes/put-artifact.js';
+import { registerSessions } from './routes/sessions.js';
 import { registerUploads } from './routes/uploads.js';
 
 export interface AppDeps {
@@ -252,6 +253,7 @@ export function createApp(deps: AppDeps): App {
   registerArtifactUrl(app, deps.service, deps.publicUrl);
   registerUploads(app, deps.service, deps.publicUrl);
   registerDeleteArtifact(app, deps.service);
+  registerSessions(app, deps.service);
   registerAdminRetention(app, deps.retention);
   registerAdminPurge(app, deps.service, deps.ops);
   registerAdminFsck(app, deps.ops, deps.fsck);

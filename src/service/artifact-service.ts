@@ -25,6 +25,7 @@ import { createSmallBlobCache } from './small-blob-cache.js';
 import { createTouchBatcher } from './touch.js';
 import { createDirectUploads } from './direct-uploads.js';
 import { createNamedVersions } from './names.js';
+import { createSessionEnding } from './sessions.js';
 import { createPutPin } from './put-pin.js';
 import type {
   ServiceLimits,
@@ -367,6 +368,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     },
 
     ...createNamedVersions({ repo, now, putStream, bodyOf, linkOf }),
+
+    ...createSessionEnding({ repo, now }),
 
     ...createDirectUploads({
       repo,

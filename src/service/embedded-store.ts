@@ -12,6 +12,7 @@ import { nameKeyFor } from '../core/names.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, ArtifactScope, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+import { sessionToEnd } from '../core/sessions.js';
 import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
 import type { ArtifactService, PutResult } from './artifact-service.js';
 
@@ -93,6 +94,7 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     delete: (id: string) => service.delete(access, id),
     list: (query?: ListQuery): Promise<ListPage> => service.list(access, query),
     names: embeddedNames(service, scope, options.publicUrl),
+    endSession: async (sessionId?: string) => service.endSession(access, sessionToEnd(sessionId, scope.sessionId)),
   };
 }
 

@@ -1,5 +1,6 @@
 /** The service's public shapes: its interface, what it takes and what it answers. */
 import type { NamedVersions } from './names.js';
+import type { SessionEnding } from './sessions.js';
 import type { Policy } from '../core/policy.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import type {
@@ -119,8 +120,8 @@ export interface GetResult {
  * nothing of HTTP. Every read takes an Access (the caller's tenant and bound scope parts): another
  * scope's artifact is indistinguishable from a missing one.
  */
-/** Named versions (names.ts): save, read, link, list and delete by name. */
-export interface ArtifactService extends NamedVersions {
+/** Named versions (names.ts): save, read, link, list and delete by name. Ending a session (sessions.ts). */
+export interface ArtifactService extends NamedVersions, SessionEnding {
   readonly limits: ServiceLimits;
   /** Streams the body into the blob store (hashing as it goes), then commits the reference. */
   putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<PutResult>;

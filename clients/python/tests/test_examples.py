@@ -30,12 +30,13 @@ def run_example(name: str, service: Service) -> str:
     return done.stdout
 
 
-def test_the_client_example_stores_reads_lists_links_and_deletes(service: Service) -> None:
+def test_the_client_example_stores_reads_lists_links_deletes_and_ends_the_session(service: Service) -> None:
     lines = run_example("python_client.py", service).splitlines()
     assert lines[0].startswith("stored tableau.download_workbook_")
     assert lines[0].endswith("(application/pdf, 43 bytes) in session s-42")
     assert lines[1] == "read 43 bytes, head b'%PDF-1.4', listed 1, link proxy"
-    assert lines[2].startswith("async: stored and read back 28 characters as observation.SearchTool_")
+    assert lines[2] == "ended session s-42: 1 references, 28 bytes"
+    assert lines[3].startswith("async: stored and read back 28 characters as observation.SearchTool_")
 
 
 def test_the_names_example_saves_versions_reads_lists_links_and_deletes(service: Service) -> None:

@@ -4,7 +4,8 @@
  * together).
  *
  * D1 has no interactive transactions, so each multi-statement write is one batch (one transaction):
- * commitPut, deleteRefs, expireRefs, enforceScope, pinBlob, forgetBlobs and recordAudit. See
+ * commitPut, deleteRefs, expireRefs, enforceScope, pinBlob, forgetBlobs and recordAudit; endSession
+ * is a batch per bounded part of the session (plans/sessions.ts). See
  * plans/put.ts for how a put decides inside its batch. Lists of ids travel as one JSON parameter
  * (json_each), since D1 takes at most 100 bound parameters per statement. The schema comes from the
  * same migrations, applied with `wrangler d1 migrations apply`; nothing migrates at runtime. No

@@ -4,6 +4,7 @@
  */
 import { commitPutPlan, putRefusal, type PutVerdict } from '../plans/put.js';
 import { deletePlan } from '../plans/removal.js';
+import { endSessionInBatches } from '../plans/sessions.js';
 import { REF_COLUMNS, REF_JOIN, scopeWhere } from '../plans/sql.js';
 import type { EvictedRef, ReferenceRepository, ScopeUsage } from '../repository.js';
 import { usageSql } from '../usage-sql.js';
@@ -52,6 +53,10 @@ export function d1References({ all, run, batch, sqlClock }: D1Context): Referenc
     async deleteRefs(tenantId, artifactId, filter, now) {
       const plan = deletePlan(tenantId, artifactId, filter, now);
       return (await batch(plan.stmts))[plan.removedAt]!.length;
+    },
+
+    async endSession(tenantId, sessionId, filter, now, batchSize) {
+      return endSessionInBatches(batch, tenantId, sessionId, filter, now, batchSize);
     },
 
     async list(tenantId, f) {

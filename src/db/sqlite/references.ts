@@ -4,6 +4,8 @@
  */
 import type Database from 'better-sqlite3';
 import { and, desc, eq, gt, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { endSessionInBatches } from '../plans/sessions.js';
+import type { Stmt } from '../plans/sql.js';
 import type { ListFilter, RefRow, ReferenceRepository, ScopeFilter, ScopeUsage } from '../repository.js';
 import { artifactRefs, artifacts } from '../schema.js';
 import { usageSql } from '../usage-sql.js';
@@ -47,6 +49,27 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
       WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId AND r.expires_at > @now ${extra}
       ORDER BY r.created_at DESC, r.ref_id DESC
       LIMIT 1`);
+  }
+
+  /** Statements as one immediate transaction, each one's rows (none for a write), like a D1 batch. */
+  const planStatements = new Map<string, Database.Statement>();
+  function runPlan(stmts: Stmt[]): unknown[][] {
+    return writing(() =>
+      sqlite
+        .transaction(() =>
+          stmts.map(({ sql, params }) => {
+            let stmt = planStatements.get(sql);
+            if (!stmt) {
+              stmt = sqlite.prepare(sql);
+              planStatements.set(sql, stmt);
+            }
+            if (stmt.reader) return stmt.all(params);
+            stmt.run(params);
+            return [];
+          }),
+        )
+        .immediate(),
+    );
   }
 
   return {
@@ -106,6 +129,16 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
           { behavior: 'immediate' },
         ),
       );
+    },
+
+    async endSession(tenantId, sessionId, filter, now, batchSize) {
+      // Between batches other requests get their turn (the event loop, and other processes the lock).
+      const run = async (stmts: Stmt[]) => {
+        const rows = runPlan(stmts);
+        await new Promise((resolve) => setImmediate(resolve));
+        return rows;
+      };
+      return endSessionInBatches(run, tenantId, sessionId, filter, now, batchSize);
     },
 
     async list(tenantId, filter: ListFilter) {

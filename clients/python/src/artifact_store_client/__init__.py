@@ -26,6 +26,7 @@ from .models import (
     NamePage,
     Page,
     Scope,
+    SessionEnd,
     StreamedVersion,
     UploadTicket,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "NamePage",
     "Page",
     "Scope",
+    "SessionEnd",
     "StreamedVersion",
     "UploadTicket",
     "ArtifactStoreError",

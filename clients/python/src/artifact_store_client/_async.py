@@ -42,6 +42,7 @@ from .models import (
     NamePage,
     Page,
     Scope,
+    SessionEnd,
     StreamedVersion,
     UploadTicket,
 )
@@ -287,6 +288,15 @@ class AsyncArtifactStoreClient:
                 await response.aclose()
             await asyncio.sleep(policy.backoff(attempt))
             attempt += 1
+
+    async def end_session(self, session_id: str | None = None) -> SessionEnd:
+        """Ends a session (default: the client's scope's): everything of it the token sees goes at
+        once, its references and its named versions with their names (user-wide names stay), and the
+        answer says what went. A session that holds nothing answers zeros, so it is retried like a
+        delete. A session-bound token ends only its own session (ForbiddenError), a trace-bound one
+        none.
+        """
+        return await self._run(self._core.end_session(session_id))
 
     async def usage(self, **params: Any) -> dict[str, Any]:
         """Live bytes and counts against the limits (GET /v1/usage; `top`, `tenant`)."""

@@ -24,7 +24,17 @@ from ._headers import OCTET_STREAM, put_headers, scope_headers
 from ._ranges import ByteRange, range_header
 from ._retry import RETRYABLE_STATUSES, RetryPolicy
 from .errors import ArtifactStoreError, BackendUnavailableError, BadRequestError, NotFoundError
-from .models import ArtifactRef, DownloadLink, LoadedVersion, NamePage, Page, Scope, UploadTicket, versions_from_json
+from .models import (
+    ArtifactRef,
+    DownloadLink,
+    LoadedVersion,
+    NamePage,
+    Page,
+    Scope,
+    SessionEnd,
+    UploadTicket,
+    versions_from_json,
+)
 
 T = TypeVar("T")
 
@@ -115,6 +125,16 @@ def names_path(app: str, tail: str = "") -> str:
     if not isinstance(app, str) or app in ("", ".", ".."):
         raise BadRequestError(f"Invalid app {app!r}: it travels in the URL path, so it cannot be empty, '.' or '..'.")
     return f"/v1/names/{quote(app, safe='')}{tail}"
+
+
+def session_path(session_id: str) -> str:
+    """DELETE /v1/sessions/{id}; the id is checked as the service checks it, and must survive a URL path."""
+    if not isinstance(session_id, str) or not 1 <= len(session_id) <= 256:
+        size = f" ({len(session_id)} characters)" if isinstance(session_id, str) else ""
+        raise BadRequestError(f"Invalid session id{size}: session ids have 1-256 characters.")
+    if session_id in (".", ".."):
+        raise BadRequestError(f"Invalid session id {session_id!r}: it cannot travel in a URL path.")
+    return f"/v1/sessions/{quote(session_id, safe='')}"
 
 
 @dataclass(frozen=True)
@@ -463,6 +483,19 @@ class ClientCore:
         call.params = where.params(name, version)
         answer: Answer = yield call
         return answer.parse(DownloadLink.from_json, "DownloadUrl")
+
+    # Sessions
+
+    def end_session(self, session_id: str | None) -> Op[SessionEnd]:
+        session = session_id if session_id is not None else self.scope.session
+        if session is None:
+            raise BadRequestError(
+                "Name the session to end: end_session(session_id). Only a client with a session of its own "
+                "(scope or ARTIFACT_STORE_SESSION) ends that one by default."
+            )
+        # Idempotent, with no body: retried like a delete.
+        answer: Answer = yield Call("DELETE", session_path(session))
+        return answer.parse(SessionEnd.from_json, "SessionEnd")
 
     # Usage
 

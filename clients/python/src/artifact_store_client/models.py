@@ -178,6 +178,27 @@ class StreamedVersion(Generic[Chunks]):
 
 
 @dataclass(frozen=True)
+class SessionEnd:
+    """What ending a session removed: `refs` references (`versions` of them named versions, whose
+    names went too), which held `bytes` bytes, each counting its artifact's size."""
+
+    session_id: str
+    refs: int
+    bytes: int
+    versions: int
+
+    @classmethod
+    def from_json(cls, data: object) -> SessionEnd:
+        r = _Reader(data, "")
+        return cls(
+            session_id=r.text("sessionId"),
+            refs=r.count("refs"),
+            bytes=r.count("bytes"),
+            versions=r.count("versions"),
+        )
+
+
+@dataclass(frozen=True)
 class DownloadLink:
     """A link a browser can GET without a token, until `url_expires_at`."""
 
