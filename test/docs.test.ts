@@ -35,7 +35,7 @@ const hasCurl = spawnSync('curl', ['--version']).status === 0;
 if (process.env.CI && !hasCurl) throw new Error('curl is required in CI for the documentation walkthroughs');
 
 /** How many blocks may say they cannot run: raise it only for a block that truly cannot. */
-const MAX_NOT_RUN = 12;
+const MAX_NOT_RUN = 13;
 
 const allBlocks = docFiles().flatMap((doc) => blocksOf(doc));
 
