@@ -570,6 +570,19 @@ describe('D1 repository', () => {
     expect(await repo.storedTotals(now)).toEqual({ refs: 3, refBytes: 60, blobs: 3, blobBytes: 60 });
   });
 
+  it('the retention lease: taken when free or lapsed, renewed by its holder, given up', async () => {
+    const { repo } = await openD1();
+    expect(await repo.claimLease('retention', 'a', T0 + 2000, T0)).toBe(true);
+    expect(await repo.claimLease('retention', 'b', T0 + 2500, T0 + 500)).toBe(false);
+    expect(await repo.claimLease('retention', 'a', T0 + 3000, T0 + 900)).toBe(true);
+    expect(await repo.claimLease('retention', 'b', T0 + 3500, T0 + 2500)).toBe(false);
+    expect(await repo.claimLease('retention', 'b', T0 + 4000, T0 + 3000)).toBe(true);
+    await repo.releaseLease('retention', 'a');
+    expect(await repo.claimLease('retention', 'a', T0 + 4500, T0 + 3100)).toBe(false);
+    await repo.releaseLease('retention', 'b');
+    expect(await repo.claimLease('retention', 'a', T0 + 4500, T0 + 3100)).toBe(true);
+  });
+
   it('API keys, uploads and retention runs', async () => {
     const { repo } = await openD1();
     await repo.createApiKey({
