@@ -132,12 +132,15 @@ const healthcheck = /^((?:--\S+\s+)*)CMD\s+(\[[\s\S]*\])$/.exec(only(runtime, 'H
 
 // ---- Where it can run ----
 
-// Neither ARTIFACT_STORE_* settings nor npm's own variables (set when the suite runs under `npm test`:
-// npm_config_local_prefix would point npm at this repository) leak into what the test starts.
+// No ARTIFACT_STORE_* setting leaks into what the test starts, nor what `npm test` tells its scripts about
+// this repository (npm_package_*, npm_lifecycle_*, INIT_CWD…). npm's settings (npm_config_registry,
+// npm_config_cache…) pass: the installs here use the registry and cache this machine's npm uses.
+const NPM_RUN_VARIABLE =
+  /^(npm_package_|npm_lifecycle_|npm_command$|npm_execpath$|npm_node_execpath$|npm_config_local_prefix$|npm_config_user_agent$|INIT_CWD$)/i;
 const inherited = Object.fromEntries(
   Object.entries(process.env).filter(
     (e): e is [string, string] =>
-      e[1] !== undefined && !e[0].startsWith('ARTIFACT_STORE_') && !/^npm_/i.test(e[0]) && e[0] !== 'INIT_CWD',
+      e[1] !== undefined && !e[0].startsWith('ARTIFACT_STORE_') && !NPM_RUN_VARIABLE.test(e[0]),
   ),
 );
 const npmEnv = { ...inherited, npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false' };
