@@ -35,6 +35,7 @@ import { loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { ROOT, runExample } from './doc-blocks.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { CLI_ARGS } from './helpers/cli-server.js';
 import { pdf } from './helpers/payloads.js';
 
 setLogLevel(LogLevel.ERROR);
@@ -269,11 +270,11 @@ describe('examples/adk.ts', () => {
     // session) with the data dir's dev secret. npm start's own token has sub "dev", which may not
     // name the ADK app's users.
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
-    const minted = await promisify(execFile)(
-      process.execPath,
-      [join(ROOT, 'bin', 'artifact-store.js'), 'token', '--sub', '', '--data-dir', dir],
-      { cwd: ROOT, env: inherited, encoding: 'utf8' },
-    );
+    const minted = await promisify(execFile)(process.execPath, [...CLI_ARGS, 'token', '--sub', '', '--data-dir', dir], {
+      cwd: ROOT,
+      env: inherited,
+      encoding: 'utf8',
+    });
     const token = minted.stdout.trim();
     const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
     expect(claims).toMatchObject({ tenant: 'dev', perms: ['read', 'write'] });

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, startCliServer, type CliServer } from './helpers/cli-server.js';
 
 let server: CliServer;
 let dir: string;
@@ -37,8 +37,8 @@ interface Run {
 function cli(args: string[], env: Record<string, string> = {}, input?: Buffer | string): Promise<Run> {
   return new Promise((ok) => {
     const child = execFile(
-      join(ROOT, 'bin/artifact-store.js'),
-      args,
+      process.execPath,
+      [...CLI_ARGS, ...args],
       {
         cwd: dir,
         encoding: 'buffer',
@@ -165,7 +165,7 @@ describe('artifact-store put / get / ls / rm', () => {
   it('draws a progress bar on a terminal for a big file', async () => {
     writeFileSync(join(dir, 'tty.bin'), randomBytes(2 * 1024 * 1024));
     // `script` runs the CLI on a pseudo-terminal, as a person at a shell would.
-    const shell = `${join(ROOT, 'bin/artifact-store.js')} put tty.bin -q`;
+    const shell = `${[process.execPath, ...CLI_ARGS].map((a) => JSON.stringify(a)).join(' ')} put tty.bin -q`;
     const run = await new Promise<Run>((ok) =>
       execFile(
         'script',

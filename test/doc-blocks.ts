@@ -16,6 +16,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { CLI_ARGS } from './helpers/cli-server.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -128,11 +129,11 @@ export async function runExample(name: string, env: Record<string, string> = {},
 }
 
 /**
- * Bash that makes `npx artifact-store …` run this checkout's CLI from any folder (npx would look for
- * the package elsewhere outside the repository), so a block can run as written in a scratch folder.
+ * Bash that makes `npx artifact-store …` run this checkout's CLI, from source, from any folder (npx would
+ * look for the package elsewhere outside the repository), so a block can run as written in a scratch folder.
  */
 export const CLI_SHIM = `npx() {
-  if [ "$1" = artifact-store ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'artifact-store.js'))} "$@"
+  if [ "$1" = artifact-store ]; then shift; node ${CLI_ARGS.map((a) => JSON.stringify(a)).join(' ')} "$@"
   else command npx "$@"; fi
 }
 `;

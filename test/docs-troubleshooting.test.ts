@@ -20,10 +20,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { readDoc, ROOT } from './doc-blocks.js';
-import { startCliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, startCliServer } from './helpers/cli-server.js';
 
 const page = readDoc('docs/troubleshooting.md');
-const CLI = join(ROOT, 'bin', 'artifact-store.js');
 const scratch: string[] = [];
 afterAll(() => {
   for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
@@ -40,7 +39,7 @@ async function cli(args: string[], cwd: string, env: Record<string, string> = {}
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
   const options = { cwd, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 } as const;
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], options);
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...CLI_ARGS, ...args], options);
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -4,34 +4,18 @@
  * test/docs.test.ts checks) run and do what the README says.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
-import { runBash, runBlock, runExample } from './doc-blocks.js';
+import { runBlock, runExample } from './doc-blocks.js';
+import { runCurlWalkthrough } from './helpers/readme-walkthrough.js';
 
 // CI installs curl (.ci/run); elsewhere a machine without curl skips, by that name.
 const hasCurl = spawnSync('curl', ['--version']).status === 0;
 if (process.env.CI && !hasCurl) throw new Error('curl is required in CI for the README walkthrough');
-
-/** The first JSON object in text where several answers are printed back to back. */
-function firstJsonObject(text: string): Record<string, unknown> {
-  const start = text.indexOf('{');
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (ch === '\\') i++;
-      else if (ch === '"') inString = false;
-    } else if (ch === '"') inString = true;
-    else if (ch === '{') depth++;
-    else if (ch === '}' && --depth === 0) return JSON.parse(text.slice(start, i + 1));
-  }
-  throw new Error(`no JSON object in ${text}`);
-}
 
 let server: RunningServer;
 let dataDir: string;
@@ -53,25 +37,7 @@ describe('README examples', () => {
   it.skipIf(!hasCurl)(
     `the curl walkthrough works as written${hasCurl ? '' : ' (skipped: curl not installed)'}`,
     async () => {
-      const block = runBlock('README.md', 'curl-walkthrough');
-      const script = block
-        .replace(/^export ARTIFACT_STORE_TOKEN=.*$/m, `export ARTIFACT_STORE_TOKEN=${server.token}`)
-        .replace(/^API=.*$/m, `API=${server.url}`);
-      // Asynchronously: the server answering curl runs in this process.
-      const out = await runBash(script, { cwd: workDir });
-      expect(out).not.toMatch(/"code":"/);
-      const stored = firstJsonObject(out);
-      expect(stored).toMatchObject({
-        mimeType: 'application/pdf',
-        filename: 'Sales.pdf',
-        namespace: 'tableau.download_workbook',
-        scope: { sessionId: 's-42' },
-      });
-      // The answer shown in the README matches what came back.
-      expect(block).toContain(`"sizeBytes":${stored.sizeBytes}`);
-      expect(out).toContain('%PDF-1.4');
-      expect(out.trim().endsWith('204')).toBe(true);
-      expect(readFileSync(join(workDir, 'Downloaded.pdf'))).toEqual(readFileSync(join(workDir, 'Sales.pdf')));
+      await runCurlWalkthrough(runBlock('README.md', 'curl-walkthrough'), server.url, server.token, workDir);
     },
   );
 

@@ -32,12 +32,12 @@ export function nodeDocsAssets(): DocsAssets {
 }
 
 /**
- * The artifact browser's files: src/ui/ of this package (two levels above both src/node/ and dist/node/), and
- * the SSE parser from its own package.
+ * The artifact browser's files: ui/ beside this module's folder (src/ui/ when running from source, dist/ui/ in
+ * a built or installed package, which scripts/build.mjs copies there), and the SSE parser from its own package.
  */
 export function nodeUiAssets(): UiAssets {
   const files: Record<string, string> = Object.fromEntries(
-    Object.keys(UI_ASSET_TYPES).map((name) => [name, fileURLToPath(new URL(`../../src/ui/${name}`, import.meta.url))]),
+    Object.keys(UI_ASSET_TYPES).map((name) => [name, fileURLToPath(new URL(`../ui/${name}`, import.meta.url))]),
   );
   // The package's ESM build sits beside the CommonJS entry require() resolves to.
   files['eventsource-parser.js'] = join(

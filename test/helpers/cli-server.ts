@@ -1,9 +1,22 @@
 import type { ChildProcessByStdio } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnProcess, stopProcess } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Node's arguments for the CLI as tests run it, from any folder: tsx's loader (resolved here) and
+ * src/cli/main.ts. Not bin/artifact-store.js, which runs the compiled dist/ and could be older than the
+ * source; test/package.test.ts runs the bin of the packed package.
+ */
+export const CLI_ARGS: readonly string[] = [
+  '--import',
+  pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
+  join(ROOT, 'src', 'cli', 'main.ts'),
+];
 
 /** `artifact-store serve` in its own process, as `npm start` runs it. */
 export interface CliServer {

@@ -21,6 +21,7 @@ export interface SqliteRepositoryOptions {
   busyTimeoutMs?: number;
 }
 
+/** migrations/ at the package root: three levels above src/db/sqlite/ and dist/db/sqlite/ alike (package.json ships it). */
 export const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), '../../../migrations');
 
 /** What each part of the SQLite repository builds its methods from. */
