@@ -21,10 +21,9 @@ import { startServer } from '../src/node.js';
 import { createFolderTarget, stageDatabase } from '../src/node/backup-target.js';
 import { BACKUP_FILES, backup, type BackupInfo } from '../src/service/backup.js';
 import { restore } from '../src/service/restore.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { createTestBucket, describeS3, s3TestTarget, testS3Client } from './helpers/s3.js';
 
-const CLI = join(ROOT, 'bin', 'artifact-store.js');
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const scratch: string[] = [];
 const cleanups: (() => Promise<void>)[] = [];
@@ -44,7 +43,7 @@ async function cli(args: string[], env: Record<string, string> = {}, cwd = ROOT)
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
   const options = { cwd, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 120_000 } as const;
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], options);
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...CLI_ARGS, ...args], options);
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
