@@ -1,4 +1,4 @@
-import { fmt, max, median } from './stats.js';
+import { fmt, max, median, min } from './stats.js';
 
 export interface Row {
   metric: string;
@@ -20,40 +20,57 @@ export const samples = (): Samples => ({ service: [], baseline: [] });
 const serviceOk = (s: Samples): s is { service: number[]; baseline: number[] } =>
   s.service !== null && s.service.length > 0;
 
-/** A figure judged by service / baseline (medians), higher is better. */
+/** `median (min–max)` of the runs; the median alone for one run. */
+export function spread(values: number[], digits: number, unit = ''): string {
+  const m = `${fmt(median(values), digits)}${unit}`;
+  return values.length > 1 ? `${m} (${fmt(min(values), digits)}–${fmt(max(values), digits)})` : m;
+}
+
+/**
+ * The ratio of each round (service run i over baseline run i: the rounds alternate, so each pair
+ * shared the machine's state), where the runs pair up; else the ratio of the medians alone.
+ */
+function roundRatios(s: { service: number[]; baseline: number[] }): number[] {
+  if (s.service.length !== s.baseline.length) return [median(s.service) / median(s.baseline)];
+  return s.service.map((v, i) => v / s.baseline[i]!);
+}
+
+/**
+ * A figure judged by service / baseline, higher is better. Cells show median (min–max) over the
+ * rounds; the ratio is the median of the rounds' ratios, which is judged.
+ */
 export function ratioRow(metric: string, s: Samples, digits: number, minRatio: number): Row {
-  const base = median(s.baseline);
   if (!serviceOk(s)) {
     return {
       metric,
       service: 'n/a',
-      baseline: fmt(base, digits),
+      baseline: spread(s.baseline, digits),
       ratio: 'n/a',
       target: `≥ ${minRatio.toFixed(2)}×`,
       result: 'not run',
     };
   }
-  const svc = median(s.service);
-  const ratio = svc / base;
+  const ratios = roundRatios(s);
+  const ratio = median(ratios);
   return {
     metric,
-    service: fmt(svc, digits),
-    baseline: fmt(base, digits),
-    ratio: `${fmt(ratio, 2)}×`,
+    service: spread(s.service, digits),
+    baseline: spread(s.baseline, digits),
+    ratio: spread(ratios, 2, '×'),
     target: `≥ ${minRatio.toFixed(2)}×`,
     result: Number.isFinite(ratio) ? (ratio >= minRatio ? 'PASS' : 'FAIL') : 'n/a',
   };
 }
 
-/** A figure shown for context next to its baseline, not judged. */
+/** A figure shown for context next to its baseline, not judged (cells as in ratioRow). */
 export function infoRow(metric: string, s: Samples, digits: number): Row {
-  const base = median(s.baseline);
-  const svc = serviceOk(s) ? median(s.service) : Number.NaN;
+  if (!serviceOk(s))
+    return { metric, service: 'n/a', baseline: spread(s.baseline, digits), ratio: 'n/a', target: '—', result: 'info' };
   return {
     metric,
-    service: fmt(svc, digits),
-    baseline: fmt(base, digits),
-    ratio: Number.isFinite(svc) ? `${fmt(svc / base, 2)}×` : 'n/a',
+    service: spread(s.service, digits),
+    baseline: spread(s.baseline, digits),
+    ratio: spread(roundRatios(s), 2, '×'),
     target: '—',
     result: 'info',
   };

@@ -202,45 +202,53 @@ async function smallGetTarget(
   }
 }
 
+/** A second service process for the small GETs, on other settings. */
+interface SmallGetVariant {
+  name: string;
+  /** Its settings by config key (service-server.ts's configJson), and its small-blob cache ('' = default). */
+  config: Record<string, unknown>;
+  cacheBytes: string;
+  figures: SmallGetFigures;
+}
+
 /**
- * Hono hello-world, the service on its defaults and the service with its small-blob cache off
- * (so every GET reads the file) take turns under the same wrk load.
+ * Hono hello-world, the service on its defaults (logs off) and its variants (logs at info, at
+ * warn, the small-blob cache off), each in its own process, take turns under the same wrk load.
  */
-async function smallGets(withDefaults: SmallGetFigures, withoutBlobCache: SmallGetFigures) {
+async function smallGets(withDefaults: SmallGetFigures, variants: SmallGetVariant[]) {
   const missing = await wrkMissing();
   if (missing) {
     serviceProblems.push(`small GETs: ${missing}`);
     return;
   }
   const hello = await startServerChild('Hono hello-world', 'baseline-servers.ts', ['hello']);
-  let uncached: Service | null = null;
+  const children: Service[] = [];
   try {
     const targets: { target: SmallGetTarget | null; figures: SmallGetFigures }[] = [];
     if (service)
       targets.push({ target: await smallGetTarget(service, 'service', serviceFailed), figures: withDefaults });
-    try {
-      uncached = await startServerChild('service, small-blob cache off', 'service-server.ts', [
-        join(work, 'service-data-uncached'),
-        String(MiB),
-        '0',
-      ]);
-    } catch (err) {
-      serviceProblems.push(
-        `service with the small-blob cache off: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-    if (uncached) {
+    for (const [i, v] of variants.entries()) {
+      let child: Service;
+      try {
+        child = await startServerChild(v.name, 'service-server.ts', [
+          join(work, `service-data-small-${i}`),
+          String(MiB),
+          v.cacheBytes,
+          '',
+          JSON.stringify(v.config),
+        ]);
+      } catch (err) {
+        serviceProblems.push(`${v.name}: ${err instanceof Error ? err.message : String(err)}`);
+        continue;
+      }
+      children.push(child);
+      const entry: (typeof targets)[number] = { target: null, figures: v.figures };
       const failed = (step: string, err: unknown) => {
-        serviceProblems.push(
-          `service with the small-blob cache off, ${step}: ${err instanceof Error ? err.message : String(err)}`,
-        );
-        const entry = targets.find((t) => t.figures === withoutBlobCache);
-        if (entry) entry.target = null;
+        serviceProblems.push(`${v.name}, ${step}: ${err instanceof Error ? err.message : String(err)}`);
+        entry.target = null;
       };
-      targets.push({
-        target: await smallGetTarget(uncached, 'service, small-blob cache off', failed),
-        figures: withoutBlobCache,
-      });
+      entry.target = await smallGetTarget(child, v.name, failed);
+      targets.push(entry);
     }
 
     const { connections, durationS } = settings;
@@ -266,7 +274,7 @@ async function smallGets(withDefaults: SmallGetFigures, withoutBlobCache: SmallG
       const steps = [
         async () => {
           const r = await load(`${hello.info.url}/`, {}, connections, durationS);
-          for (const f of [withDefaults, withoutBlobCache]) {
+          for (const f of [withDefaults, ...variants.map((v) => v.figures)]) {
             f.rps.baseline.push(r.requestsPerSecond);
             f.p50.baseline.push(r.p50Ms);
             f.p99.baseline.push(r.p99Ms);
@@ -278,7 +286,7 @@ async function smallGets(withDefaults: SmallGetFigures, withoutBlobCache: SmallG
       progress(`small GET run ${run + 1}/${settings.runs} done`);
     }
   } finally {
-    await Promise.all([hello.stop(), uncached?.stop()]);
+    await Promise.all([hello.stop(), ...children.map((c) => c.stop())]);
   }
 }
 
@@ -307,8 +315,15 @@ async function main() {
   const downRss = samples();
   const gets = smallGetFigures();
   const uncachedGets = smallGetFigures();
+  const infoGets = smallGetFigures();
+  const warnGets = smallGetFigures();
   if (settings.only.has('transfers')) await bigTransfers(up, upRss, down, downRss);
-  if (settings.only.has('small')) await smallGets(gets, uncachedGets);
+  if (settings.only.has('small'))
+    await smallGets(gets, [
+      { name: 'service, logs at info', config: { logLevel: 'info' }, cacheBytes: '', figures: infoGets },
+      { name: 'service, logs at warn', config: { logLevel: 'warn' }, cacheBytes: '', figures: warnGets },
+      { name: 'service, small-blob cache off', config: {}, cacheBytes: '0', figures: uncachedGets },
+    ]);
   let pythonTable: Row[] = [];
   if (settings.only.has('python')) {
     progress('python: the Python client against curl, both through the service');
@@ -394,7 +409,13 @@ async function main() {
   }
 
   // A figure whose service runs were cut short by a failure is not reported.
-  for (const s of [up, upRss, down, downRss, ...Object.values(gets), ...Object.values(uncachedGets)]) {
+  for (const s of [
+    up,
+    upRss,
+    down,
+    downRss,
+    ...[gets, uncachedGets, infoGets, warnGets].flatMap((f) => Object.values(f)),
+  ]) {
     if (s.service && s.service.length < s.baseline.length) s.service = null;
   }
 
@@ -410,7 +431,20 @@ async function main() {
   }
   if (settings.only.has('small')) {
     rows.push(
-      ratioRow(`Small GETs, 4 KiB, ${settings.connections} conns (req/s)`, gets.rps, 0, 0.35),
+      ratioRow(
+        `Small GETs, 4 KiB, ${settings.connections} conns, logs at info (the default) (req/s)`,
+        infoGets.rps,
+        0,
+        0.5,
+      ),
+      ratioRow('Small GETs, 4 KiB, logs at warn (req/s)', warnGets.rps, 0, 0.55),
+      infoRow('Small GETs, 4 KiB, logs off (req/s)', gets.rps, 0),
+      ratioRow(
+        'Small GETs: logs at info ÷ logs off (req/s; the access log costs ≤ 10%)',
+        { service: infoGets.rps.service, baseline: gets.rps.service ?? [] },
+        0,
+        0.9,
+      ),
       infoRow('Small GETs p50 latency (ms)', gets.p50, 2),
       infoRow('Small GETs p99 latency (ms)', gets.p99, 2),
       infoRow('Small GETs, small-blob cache off (req/s)', uncachedGets.rps, 0),

@@ -1,13 +1,13 @@
 /**
  * The service under test in its own process: fs blobs + SQLite in <dataDir>, 127.0.0.1 at a free
- * port, logs off. Prints {"url", "token"} (a tenant-wide dev token) once listening.
+ * port, logs off unless configJson sets logLevel. Prints {"url", "token"} (a tenant-wide dev token) once listening.
  * Usage: service-server.ts <dataDir> <maxArtifactBytes> [smallBlobCacheBytes] [s3Json] [configJson]
  * (smallBlobCacheBytes: '' or absent = the service's default, 0 = off; s3Json: the S3 driver's
  * {"endpoint","region","accessKeyId","secretAccessKey","bucket"} instead of fs blobs, '' for none;
  * configJson: more settings by their config key, e.g. {"tenantRequestsPerSecond": 1e7}).
  */
 import { loadConfig } from '../src/core/config.js';
-import { startServer } from '../src/node.js';
+import { createServiceLogger, startServer } from '../src/node.js';
 import { announceAndWait } from './server-lifecycle.js';
 
 async function main() {
@@ -49,7 +49,12 @@ async function main() {
       ...(configJson ? (JSON.parse(configJson) as Record<string, unknown>) : {}),
     },
   );
-  const running = await startServer(config);
+  // With logs on, they go to <dataDir>.log through the service's own logger, as they would to a
+  // container's log file; the bench process never reads them.
+  const running = await startServer(
+    config,
+    config.logLevel === 'silent' ? {} : { logger: createServiceLogger(config.logLevel, `${dataDir}.log`) },
+  );
   announceAndWait({ url: running.url, token: running.token }, () => running.close());
 }
 

@@ -54,7 +54,7 @@ function sections(raw: string | undefined): Settings['only'] {
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     sizeMiB: positiveInt(env, 'BENCH_SIZE_MIB', 256),
-    runs: positiveInt(env, 'BENCH_RUNS', 3),
+    runs: positiveInt(env, 'BENCH_RUNS', 5),
     durationS: positiveInt(env, 'BENCH_DURATION', 10),
     soakS: positiveInt(env, 'BENCH_SOAK_SECONDS', 60),
     connections: positiveInt(env, 'BENCH_CONNECTIONS', 50),

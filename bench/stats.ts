@@ -5,6 +5,11 @@ export function median(values: number[]): number {
   return finite.length % 2 === 1 ? finite[mid]! : (finite[mid - 1]! + finite[mid]!) / 2;
 }
 
+export function min(values: number[]): number {
+  const finite = values.filter((v) => Number.isFinite(v));
+  return finite.length === 0 ? Number.NaN : Math.min(...finite);
+}
+
 export function max(values: number[]): number {
   const finite = values.filter((v) => Number.isFinite(v));
   return finite.length === 0 ? Number.NaN : Math.max(...finite);

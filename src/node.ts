@@ -3,6 +3,7 @@
  * drivers for embedding. The startup machinery lives in src/node/; this file only names what is public.
  */
 export { startServer, type RunningServer } from './node/server.js';
+export { createServiceLogger } from './node/logger.js';
 export { openNodeDrivers, type NodeDrivers } from './node/drivers.js';
 export { createFileSpool } from './node/file-spool.js';
 export { createFsBlobStore } from './blob/fs.js';

@@ -1,40 +1,76 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createJsonLogger } from '../src/http/logger.js';
 import { batchedLines } from '../src/node/log-lines.js';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
 describe('batchedLines', () => {
-  it('writes the lines of one turn as one chunk, in order, once the turn ends', async () => {
-    const chunks: string[] = [];
-    const log = batchedLines((c) => chunks.push(c));
-    log('a');
-    log('b');
-    log('c');
-    expect(chunks).toEqual([]);
-    await nextTurn();
-    expect(chunks).toEqual(['a\nb\nc\n']);
-    log('d');
-    await nextTurn();
-    expect(chunks).toEqual(['a\nb\nc\n', 'd\n']);
+  it('writes a batch maxDelayMs after its first line, in order, as one chunk', async () => {
+    vi.useFakeTimers();
+    try {
+      const chunks: string[] = [];
+      const log = batchedLines((c) => chunks.push(c), { maxDelayMs: 50 });
+      log('a');
+      vi.advanceTimersByTime(30);
+      log('b');
+      log('c');
+      vi.advanceTimersByTime(19);
+      expect(chunks).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(chunks).toEqual(['a\nb\nc\n']);
+      log('d');
+      vi.advanceTimersByTime(50);
+      expect(chunks).toEqual(['a\nb\nc\n', 'd\n']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it('writes at once when maxPending lines are waiting, and keeps the order', async () => {
+  it('with maxDelayMs 0, writes the lines of one turn when the turn ends', async () => {
     const chunks: string[] = [];
-    const log = batchedLines((c) => chunks.push(c), 3);
+    const log = batchedLines((c) => chunks.push(c), { maxDelayMs: 0 });
+    log('a');
+    log('b');
+    expect(chunks).toEqual([]);
+    await nextTurn();
+    expect(chunks).toEqual(['a\nb\n']);
+  });
+
+  it('writes at once when maxBytes are waiting, and keeps the order', async () => {
+    const chunks: string[] = [];
+    const log = batchedLines((c) => chunks.push(c), { maxBytes: 6, maxDelayMs: 0 });
     for (const l of ['1', '2', '3', '4']) log(l);
     expect(chunks).toEqual(['1\n2\n3\n']);
     await nextTurn();
     expect(chunks.join('')).toBe('1\n2\n3\n4\n');
   });
 
+  it('formats the line JSON.stringify({ time, level, msg, ...fields }) would', () => {
+    const lines: string[] = [];
+    const logger = createJsonLogger('debug', (l) => lines.push(l));
+    const cases: [string, Record<string, unknown> | undefined][] = [
+      ['request', { requestId: 'r', path: '/a"b\\c\u2028', status: 200, durationMs: 1.5, tenant: undefined }],
+      ['empty', {}],
+      ['none', undefined],
+      ['nested "quotes"', { error: { message: 'x' }, list: [1, 'two'] }],
+    ];
+    for (const [msg, fields] of cases) logger.info(msg, fields);
+    lines.forEach((line, i) => {
+      const [msg, fields] = cases[i]!;
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      expect(Object.keys(parsed).slice(0, 3)).toEqual(['time', 'level', 'msg']);
+      expect(line).toBe(JSON.stringify({ time: parsed.time, level: 'info', msg, ...fields }));
+      expect(Math.abs(Date.parse(parsed.time as string) - Date.now())).toBeLessThan(60_000);
+    });
+  });
+
   it('carries JSON log lines unchanged', async () => {
     const chunks: string[] = [];
     const logger = createJsonLogger(
       'info',
-      batchedLines((c) => chunks.push(c)),
+      batchedLines((c) => chunks.push(c), { maxDelayMs: 0 }),
     );
     logger.info('request', { status: 200, path: '/v1/artifacts/x\ny' });
     logger.debug('dropped');

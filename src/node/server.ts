@@ -11,7 +11,7 @@ import { serve } from '@hono/node-server';
 import { composeApp } from '../compose/compose-app.js';
 import type { Config } from '../core/config.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { createJsonLogger, type Logger } from '../http/logger.js';
+import type { Logger } from '../http/logger.js';
 import type { Metrics } from '../http/metrics.js';
 import { createRateLimiter, rateLimitsOf } from '../http/rate-limit.js';
 import { LOOPBACK_HOSTS, registerMcpOnDemand } from '../http/routes/mcp-on-demand.js';
@@ -21,7 +21,7 @@ import type { ArtifactService, ServiceObserver } from '../service/types.js';
 import { nodeDocsAssets, nodeUiAssets } from './assets.js';
 import { openNodeDrivers } from './drivers.js';
 import { nodeKeySources } from './keys.js';
-import { batchedLines } from './log-lines.js';
+import { createServiceLogger } from './logger.js';
 
 /** The lease whose holder runs the scheduled retention among processes sharing the database. */
 export const RETENTION_LEASE = 'retention';
@@ -43,12 +43,7 @@ export interface RunningServer {
 
 /** Starts the HTTP service on the configured drivers. */
 export async function startServer(config: Config, options: { logger?: Logger } = {}): Promise<RunningServer> {
-  const logger =
-    options.logger ??
-    createJsonLogger(
-      config.logLevel,
-      batchedLines((chunk) => process.stdout.write(chunk)),
-    );
+  const logger = options.logger ?? createServiceLogger(config.logLevel);
   const jwks = config.jwksFile ? JSON.parse(readFileSync(config.jwksFile, 'utf8')) : undefined;
   let metrics: Metrics | undefined;
   const observer: ServiceObserver = {
