@@ -13,6 +13,7 @@ import { createRecentRefs, type RecentRefs } from '../recent-refs.js';
 import * as schema from '../schema.js';
 import { createRemoval, type Removal } from './removal.js';
 import type { RawRefRow } from './rows.js';
+import type { Stmt } from '../plans/sql.js';
 
 export interface SqliteRepositoryOptions {
   /** A file path, or ':memory:'. */
@@ -34,6 +35,8 @@ export interface SqliteContext {
   writing<T>(write: () => T): T;
   /** Removal of references with their events, shared by deletes and retention. */
   removal: Removal;
+  /** Statements (a plan shared with D1) as one immediate transaction, each one's rows (none for a write), like a D1 batch. */
+  runPlan(stmts: Stmt[]): unknown[][];
 }
 
 /**
@@ -74,5 +77,23 @@ export function openSqlite(options: SqliteRepositoryOptions): SqliteContext {
       recentRefs.clear();
     }
   };
-  return { sqlite, db, recentRefs, writing, removal: createRemoval(sqlite) };
+  const planStatements = new Map<string, Database.Statement>();
+  const runPlan = (stmts: Stmt[]): unknown[][] =>
+    writing(() =>
+      sqlite
+        .transaction(() =>
+          stmts.map(({ sql, params }) => {
+            let stmt = planStatements.get(sql);
+            if (!stmt) {
+              stmt = sqlite.prepare(sql);
+              planStatements.set(sql, stmt);
+            }
+            if (stmt.reader) return stmt.all(params);
+            stmt.run(params);
+            return [];
+          }),
+        )
+        .immediate(),
+    );
+  return { sqlite, db, recentRefs, writing, removal: createRemoval(sqlite), runPlan };
 }

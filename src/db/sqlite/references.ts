@@ -28,7 +28,7 @@ function scopeConditions(filter: ScopeFilter): SQL[] {
 }
 
 export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
-  const { sqlite, db, recentRefs, writing, removal } = ctx;
+  const { sqlite, db, recentRefs, writing, removal, runPlan } = ctx;
 
   // The hot path (every GET), as plain prepared statements, one per filter shape: drizzle's
   // prepared queries cost ~30 µs a call here against ~7 µs for better-sqlite3 directly.
@@ -49,27 +49,6 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
       WHERE r.tenant_id = @tenantId AND r.artifact_id = @artifactId AND r.expires_at > @now ${extra}
       ORDER BY r.created_at DESC, r.ref_id DESC
       LIMIT 1`);
-  }
-
-  /** Statements as one immediate transaction, each one's rows (none for a write), like a D1 batch. */
-  const planStatements = new Map<string, Database.Statement>();
-  function runPlan(stmts: Stmt[]): unknown[][] {
-    return writing(() =>
-      sqlite
-        .transaction(() =>
-          stmts.map(({ sql, params }) => {
-            let stmt = planStatements.get(sql);
-            if (!stmt) {
-              stmt = sqlite.prepare(sql);
-              planStatements.set(sql, stmt);
-            }
-            if (stmt.reader) return stmt.all(params);
-            stmt.run(params);
-            return [];
-          }),
-        )
-        .immediate(),
-    );
   }
 
   return {

@@ -5,7 +5,8 @@
 import type Database from 'better-sqlite3';
 import { desc } from 'drizzle-orm';
 import { CLAIM_LEASE, RELEASE_LEASE, scopeEviction } from '../plans/sql.js';
-import type { RetentionRepository, ScopeUsage } from '../repository.js';
+import { expirePlan } from '../plans/removal.js';
+import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
 import { retentionRuns } from '../schema.js';
 import { tallyByTenant } from '../usage-sql.js';
 import type { SqliteContext } from './connection.js';
@@ -14,7 +15,7 @@ import { REMOVED_COLUMNS, type RemovedRow } from './rows.js';
 const SCOPE_COLUMNS = { session: 'session_id', trace: 'trace_id' } as const;
 type ScopeKind = keyof typeof SCOPE_COLUMNS;
 
-export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext): RetentionRepository {
+export function sqliteRetention({ sqlite, db, writing, removal, runPlan }: SqliteContext): RetentionRepository {
   /**
    * Eviction of one session or trace, as one statement: rank the scope's live references, most
    * recently accessed (lru) or created (fifo) first, keep the longest run that fits both limits
@@ -41,10 +42,6 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
     }
     return stmt;
   }
-  const expireBatch = sqlite.prepare(`
-    DELETE FROM artifact_refs
-    WHERE ref_id IN (SELECT ref_id FROM artifact_refs WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)
-    RETURNING ${REMOVED_COLUMNS}`);
   const scopesOverStatements = Object.fromEntries(
     (Object.keys(SCOPE_COLUMNS) as ScopeKind[]).map((kind) => {
       const column = SCOPE_COLUMNS[kind];
@@ -67,19 +64,11 @@ export function sqliteRetention({ sqlite, db, writing, removal }: SqliteContext)
 
   return {
     async expireRefs(now, limit) {
-      return writing(() =>
-        sqlite
-          .transaction(() => {
-            const gone = expireBatch.all({ now, limit }) as RemovedRow[];
-            removal.recordRemoved(gone, 'artifact.expired', now);
-            return {
-              refs: gone.length,
-              bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0),
-              byTenant: tallyByTenant(gone),
-            };
-          })
-          .immediate(),
-      );
+      // Set-based, as on D1: the events are built in SQL, with no row crossing into JavaScript but
+      // the removed references' tallies.
+      const plan = expirePlan(now, limit);
+      const gone = runPlan(plan.stmts)[plan.removedAt] as EvictedRef[];
+      return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0), byTenant: tallyByTenant(gone) };
     },
 
     async scopesOver(kind, now, minCount, minBytes, after, limit) {
