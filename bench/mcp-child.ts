@@ -8,6 +8,8 @@
  *     same payload) and transformToolResult into an in-memory store take turns, <warmups> times each
  *     unrecorded, then <runs> times each. Prints {"inputChars", "pdfBytes", "bare", "transform",
  *     "charsBefore", "charsAfter", "artifacts"}; bare and transform are lists of {"ms", "extraMiB"}.
+ *     Then the same turns again with no gc() between runs (natural GC): "natural" = {"bare", "transform"},
+ *     lists of ms.
  *
  * Peak extra memory: before each run a full gc(), a short pause and another gc() leave only live
  * data (the input, the PDF kept for the check), then writing "5" to /proc/self/clear_refs resets
@@ -126,10 +128,29 @@ async function main() {
       },
     ]);
   }
+  // Natural GC: the same calls back to back, no gc() between them, so each pays for the garbage the
+  // one before left, as a busy process does. Times only.
+  const natural = { bare: [] as number[], transform: [] as number[] };
+  for (let i = 0; i < warmups! + runs!; i++) {
+    const record = i >= warmups!;
+    await rotate(i, [
+      async () => {
+        const started = performance.now();
+        await bare();
+        if (record) natural.bare.push(performance.now() - started);
+      },
+      async () => {
+        const started = performance.now();
+        await transformToolResult(TOOL, input, { store: createInMemoryArtifactStore(), serverName: SERVER });
+        if (record) natural.transform.push(performance.now() - started);
+      },
+    ]);
+  }
   return {
     inputChars: text.length,
     pdfBytes: pdf.length,
     ...figures,
+    natural,
     charsBefore: last!.stats.charsBefore,
     charsAfter: last!.stats.charsAfter,
     artifacts: last!.artifacts,
