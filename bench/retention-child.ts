@@ -5,9 +5,14 @@
  *     <count> 4 KiB puts of distinct bytes through the service (fs blobs with fsync, SQLite), 16 at a
  *     time, into 8 sessions. With quotas on, each session holds at most count / 16 artifacts, so
  *     half of the puts evict. Prints {"perSecond"}.
- *   retention-child.ts expire <dir> <refs>
- *     <refs> expired references (distinct artifacts and blob rows, inserted in bulk), then one
- *     retention run over them. Prints {"seconds", "peakRssMiB", "report"}.
+ *   retention-child.ts seed <dir> <refs>
+ *     <refs> expired references (distinct artifacts and blob rows, inserted in bulk). Prints {"refs"}.
+ *   retention-child.ts expire <dir>
+ *     One retention run over a seeded dir, in a process that did nothing before it. Prints
+ *     {"seconds", "peakRssMiB", "startRssMiB", "report"}.
+ *   retention-child.ts puts-during <dir> <seconds>
+ *     16 loops of 4 KiB puts for <seconds>, then the same during one retention run over a seeded
+ *     dir. Prints {"quietP99Ms", "busyP99Ms", "quietPuts", "busyPuts", "report"}.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -61,10 +66,11 @@ async function puts(dir: string, quotas: boolean, count: number) {
   return { perSecond: count / seconds };
 }
 
-async function expire(dir: string, refs: number) {
+/** <refs> expired references in bulk: distinct artifacts and blob rows (blobs without files). */
+async function seed(dir: string, refs: number) {
   const dbPath = join(dir, 'artifacts.db');
-  const repo = createSqliteRepository({ path: dbPath });
-  // Bulk rows straight into SQLite: a put per reference would take the bench minutes.
+  // The repository makes the schema; the rows go in straight (a put per reference would take minutes).
+  await createSqliteRepository({ path: dbPath }).close();
   const db = new Database(dbPath);
   const past = Date.now() - 2 * 3_600_000;
   db.transaction(() => {
@@ -84,9 +90,16 @@ async function expire(dir: string, refs: number) {
     }
   })();
   db.close();
+  return { refs };
+}
+
+/** One retention run over a seeded data dir, in a process that did nothing else. */
+async function expire(dir: string) {
+  const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: join(dir, 'blobs') });
   // Peak RSS from here on: the kernel resets the high-water mark on "5" (Linux 4.0+).
   writeFileSync('/proc/self/clear_refs', '5');
+  const startRssMiB = rssMiB();
   const started = performance.now();
   const report = await runRetention(
     { repo, blobs, policies: createPolicies(policy(1000)), graceMs: 3_600_000 },
@@ -94,14 +107,62 @@ async function expire(dir: string, refs: number) {
   );
   const seconds = (performance.now() - started) / 1000;
   await repo.close();
-  return { seconds, peakRssMiB: peakRssMiB(), report };
+  return { seconds, peakRssMiB: peakRssMiB(), startRssMiB, report };
+}
+
+/**
+ * Put latency with and without a retention run beside it, in one process as in `serve`: 16 loops
+ * of 4 KiB puts for `seconds`, then the same loops while one retention run goes over a seeded data
+ * dir. Prints the p99 of each, in ms.
+ */
+async function putsDuringRetention(dir: string, seconds: number) {
+  const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
+  const blobs = createFsBlobStore({ root: join(dir, 'blobs') });
+  const service = createArtifactService({ repo, blobs, limits: { ...policy(1000), touchFlushMs: 1000 } });
+  const latencies = async (until: () => boolean) => {
+    const ms: number[] = [];
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, loop) => {
+        while (!until()) {
+          const started = performance.now();
+          await service.putBytes({ tenantId: 'load', sessionId: `p${loop}` }, randomBytes(4096));
+          ms.push(performance.now() - started);
+        }
+      }),
+    );
+    return ms.sort((a, b) => a - b);
+  };
+  const p99 = (ms: number[]) => ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))]!;
+  const quietUntil = performance.now() + seconds * 1000;
+  const quiet = await latencies(() => performance.now() > quietUntil);
+  let done = false;
+  const run = runRetention(
+    { repo, blobs, policies: createPolicies(policy(1000)), graceMs: 3_600_000 },
+    'bench',
+  ).finally(() => {
+    done = true;
+  });
+  const busy = await latencies(() => done);
+  const report = await run;
+  await service.close();
+  await repo.close();
+  return { quietP99Ms: p99(quiet), busyP99Ms: p99(busy), quietPuts: quiet.length, busyPuts: busy.length, report };
+}
+
+function rssMiB(): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
 async function main() {
   const [mode, dir, a, b] = process.argv.slice(2);
   if (mode === 'puts' && dir && a && b) return puts(dir, a === 'on', Number(b));
-  if (mode === 'expire' && dir && a) return expire(dir, Number(a));
-  throw new Error('usage: retention-child.ts puts <dir> on|off <count> | expire <dir> <refs>');
+  if (mode === 'seed' && dir && a) return seed(dir, Number(a));
+  if (mode === 'expire' && dir) return expire(dir);
+  if (mode === 'puts-during' && dir && a) return putsDuringRetention(dir, Number(a));
+  throw new Error(
+    'usage: retention-child.ts puts <dir> on|off <count> | seed <dir> <refs> | expire <dir> | puts-during <dir> <seconds>',
+  );
 }
 
 runChild(main);

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_DIR, REPO_ROOT } from './children.js';
-import { ratioRow, samples, type Row } from './report.js';
+import { ratioRow, samples, spread, type Row } from './report.js';
 import { fmt, median, rotate } from './stats.js';
 
 const PUTS = 2000;
@@ -41,6 +41,8 @@ export async function retentionRows(ctx: {
   const problems: string[] = [];
   const puts = samples();
   const runs: { seconds: number; peakRssMiB: number }[] = [];
+  /** p99 put latency (ms): baseline without a retention run beside the puts, service during one. */
+  const p99 = samples();
   try {
     for (let run = 0; run < ctx.runs; run++) {
       await rotate(run, [
@@ -57,33 +59,54 @@ export async function retentionRows(ctx: {
       ]);
       ctx.progress(`retention: put run ${run + 1}/${ctx.runs} done`);
     }
-    const dir = mkdtempSync(join(ctx.work, 'expire-'));
-    const out = await child(['expire', dir, String(EXPIRED_REFS)], 900_000);
-    rmSync(dir, { recursive: true, force: true });
-    const report = out.report as { expired: { refs: number } };
-    if (report.expired.refs !== EXPIRED_REFS)
-      throw new Error(`the retention run expired ${report.expired.refs} references, not ${EXPIRED_REFS}`);
-    runs.push({ seconds: out.seconds as number, peakRssMiB: out.peakRssMiB as number });
+    const expiredAll = (out: Record<string, unknown>) => {
+      const report = out.report as { expired: { refs: number } };
+      if (report.expired.refs !== EXPIRED_REFS)
+        throw new Error(`the retention run expired ${report.expired.refs} references, not ${EXPIRED_REFS}`);
+    };
+    for (let run = 0; run < ctx.runs; run++) {
+      const dir = mkdtempSync(join(ctx.work, 'expire-'));
+      await child(['seed', dir, String(EXPIRED_REFS)], 300_000);
+      const out = await child(['expire', dir], 900_000);
+      rmSync(dir, { recursive: true, force: true });
+      expiredAll(out);
+      runs.push({ seconds: out.seconds as number, peakRssMiB: out.peakRssMiB as number });
+      const during = mkdtempSync(join(ctx.work, 'during-'));
+      await child(['seed', during, String(EXPIRED_REFS)], 300_000);
+      const loaded = await child(['puts-during', during, '5'], 900_000);
+      rmSync(during, { recursive: true, force: true });
+      expiredAll(loaded);
+      p99.baseline.push(loaded.quietP99Ms as number);
+      p99.service!.push(loaded.busyP99Ms as number);
+      ctx.progress(`retention: run ${run + 1}/${ctx.runs} over ${fmt(EXPIRED_REFS)} references done`);
+    }
   } catch (err) {
     problems.push(`retention rows: ${(err as Error).message}`);
     if (puts.service!.length < puts.baseline.length) puts.service = null;
   }
   const rows: Row[] = [ratioRow('Puts, 4 KiB, quotas enforced, 16 at a time (artifacts/s)', puts, 0, 0.8)];
-  const once = (metric: string, value: number | undefined, digits: number): Row => ({
+  const seconds = runs.map((r) => r.seconds);
+  const rss = runs.map((r) => r.peakRssMiB);
+  const judged = (metric: string, values: number[], digits: number, limit: number, unit: string): Row => ({
     metric,
-    service: value === undefined ? 'n/a' : fmt(value, digits),
+    service: values.length ? spread(values, digits) : 'n/a',
     baseline: '—',
     ratio: '—',
-    target: '—',
-    result: value === undefined ? 'not run' : 'info',
+    target: `≤ ${limit} ${unit}`,
+    result: values.length ? (median(values) <= limit ? 'PASS' : 'FAIL') : 'not run',
   });
+  const added = p99.service?.map((v, i) => v - p99.baseline[i]!) ?? [];
   rows.push(
-    once(
-      `Retention run over ${fmt(EXPIRED_REFS)} expired references (s)`,
-      runs.length ? median(runs.map((r) => r.seconds)) : undefined,
-      1,
-    ),
-    once('Retention run: peak RSS of the process (MiB)', runs.length ? runs[0]!.peakRssMiB : undefined, 0),
+    judged(`Retention run over ${fmt(EXPIRED_REFS)} expired references (s)`, seconds, 1, 5, 's'),
+    judged('Retention run: peak RSS of its process (MiB)', rss, 0, 96, 'MiB'),
+    {
+      metric: 'Puts, 4 KiB, 16 at a time: p99 latency during a retention run vs without (ms; added)',
+      service: p99.service?.length ? spread(p99.service, 1) : 'n/a',
+      baseline: spread(p99.baseline, 1),
+      ratio: added.length ? `+${spread(added, 1)}` : 'n/a',
+      target: '≤ +50 ms',
+      result: added.length ? (median(added) <= 50 ? 'PASS' : 'FAIL') : 'not run',
+    },
   );
   return { rows, problems };
 }

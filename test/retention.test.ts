@@ -17,7 +17,7 @@ import type { ArtifactScope } from '../src/core/schemas.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer } from '../src/node.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
-import { runRetention, type RetentionDeps } from '../src/service/retention.js';
+import { BATCH_TARGET_MS, runRetention, type RetentionDeps } from '../src/service/retention.js';
 import { fsck } from '../src/service/fsck.js';
 import { issueApiKey } from '../src/service/api-keys.js';
 import { ROOT } from './helpers/cli-server.js';
@@ -391,6 +391,36 @@ describe('a blob store outage', () => {
     expect(await repo.blobRows('', 100, Date.now())).toEqual([]);
     expect((await fsck({ repo, blobs: fs, hash: nodeSha256, graceMs: 0 })).problems).toEqual([]);
   });
+});
+
+describe('retention batch sizes', () => {
+  it('unset, they double while transactions are quick, halve after a slow one, and stay within 100-10,000; set, they stay', async () => {
+    const dataDir = await tempDir();
+    const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
+    cleanups.push(() => repo.close());
+    const blobs = createFsBlobStore({ root: join(dataDir, 'blobs'), hash: nodeSha256, fsync: false });
+    const run = async (batchSize: number | undefined, slowCalls: Set<number>) => {
+      const limits: number[] = [];
+      const scripted = Object.create(repo) as typeof repo;
+      // Full batches until 40 calls have gone by; the calls in slowCalls take longer than the target.
+      scripted.expireRefs = async (_now, limit) => {
+        limits.push(limit);
+        if (slowCalls.has(limits.length)) await new Promise((r) => setTimeout(r, BATCH_TARGET_MS + 30));
+        const refs = limits.length < 40 ? limit : 0;
+        return { refs, bytes: 0, byTenant: {} };
+      };
+      const policies = createPolicies(TEST_POLICY);
+      await runRetention({ repo: scripted, blobs, policies, graceMs: 0, ...(batchSize ? { batchSize } : {}) }, 'test');
+      return limits;
+    };
+    const adaptive = await run(undefined, new Set([7, 8]));
+    expect(adaptive.slice(0, 7)).toEqual([500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+    expect(adaptive.slice(7, 10)).toEqual([5000, 2500, 5000]);
+    expect(Math.max(...adaptive)).toBe(10_000);
+    const shrinking = await run(undefined, new Set(Array.from({ length: 40 }, (_, i) => i + 1)));
+    expect(shrinking.slice(0, 5)).toEqual([500, 250, 125, 100, 100]);
+    expect(new Set(await run(300, new Set([2])))).toEqual(new Set([300]));
+  }, 30_000);
 });
 
 describe('retention triggers', () => {

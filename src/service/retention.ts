@@ -15,7 +15,13 @@ export interface RetentionDeps {
   now?: () => number;
   /** Unfinished direct uploads are reaped this long after they expired. */
   graceMs: number;
-  /** Rows per transaction (default 500): each batch holds the write lock briefly. */
+  /**
+   * Rows per transaction, fixed. Unset, batches start at 500 and follow how long each transaction
+   * of expiry and blob collection takes: doubled while one takes under half of BATCH_TARGET_MS,
+   * halved when one takes longer, up to 10,000 rows. Big batches write far fewer pages (an index
+   * page holds many of a batch's rows), and the target keeps the write lock short: on SQLite a
+   * transaction also holds the service's event loop.
+   */
   batchSize?: number;
   /** Called as the run moves on, for progress bars. */
   onProgress?: (phase: RetentionPhase, done: number) => void;
@@ -77,6 +83,8 @@ export async function runRetention(
 ): Promise<RetentionReport> {
   const now = deps.now ?? Date.now;
   const batch = Math.max(1, deps.batchSize ?? 500);
+  const expireBatch = batchSizer(deps.batchSize);
+  const blobBatch = batchSizer(deps.batchSize);
   const progress = deps.onProgress ?? (() => {});
   const started = now();
   const report: RetentionReport = {
@@ -101,7 +109,10 @@ export async function runRetention(
 
   // 1. Expired references, oldest expiry first, a batch per transaction.
   for (;;) {
-    const { refs, bytes, byTenant } = await deps.repo.expireRefs(now(), batch);
+    const size = expireBatch.size;
+    const began = performance.now();
+    const { refs, bytes, byTenant } = await deps.repo.expireRefs(now(), size);
+    expireBatch.took(performance.now() - began, refs);
     report.expired.refs += refs;
     report.expired.bytes += bytes;
     for (const [id, t] of Object.entries(byTenant)) {
@@ -109,7 +120,7 @@ export async function runRetention(
       tenant(id).expiredBytes += t.bytes;
     }
     progress('expire', report.expired.refs);
-    if (refs < batch) break;
+    if (refs < size) break;
   }
 
   // 2. Scopes over their limits. The scan asks for anything over the smallest limit any tenant has,
@@ -204,13 +215,16 @@ export async function runRetention(
   let after = '';
   for (;;) {
     const markedAt = now();
+    const size = blobBatch.size;
+    let began = performance.now();
     const marked = await deps.repo.doomBlobs(
       markedAt,
       markedAt - deps.graceMs,
       markedAt - STALE_COLLECTION_MS,
       after,
-      batch,
+      size,
     );
+    let writing = performance.now() - began;
     if (marked.length === 0) break;
     await deps.faults?.('gc:after-mark');
     const collected: string[] = [];
@@ -228,11 +242,14 @@ export async function runRetention(
       }
     }
     await deps.faults?.('gc:after-delete');
+    began = performance.now();
     await deps.repo.forgetBlobs(collected, failed, markedAt);
+    writing = Math.max(writing, performance.now() - began);
+    blobBatch.took(writing, marked.length);
     progress('blobs', report.blobs.collected);
     // biome-ignore lint/complexity/useMathMinMax: hashes are strings, compared as strings.
     after = marked.reduce((max, b) => (b.sha256 > max ? b.sha256 : max), after);
-    if (marked.length < batch) break;
+    if (marked.length < size) break;
   }
 
   // 7. Staging leftovers: puts that died mid-stream, objects of uploads whose rows are gone.
@@ -275,4 +292,25 @@ export async function runRetention(
     finished,
   );
   return report;
+}
+
+/** The longest a retention transaction should hold the write lock (and, on SQLite, the event loop). */
+export const BATCH_TARGET_MS = 50;
+const MIN_BATCH = 100;
+const MAX_BATCH = 10_000;
+
+/** A fixed batch size, or one that follows the time of each full batch (see RetentionDeps.batchSize). */
+function batchSizer(fixed: number | undefined): { readonly size: number; took(ms: number, rows: number): void } {
+  let size = Math.max(1, fixed ?? 500);
+  return {
+    get size() {
+      return size;
+    },
+    took(ms, rows) {
+      // A short batch (the last one) says little about the next.
+      if (fixed !== undefined || rows < size) return;
+      if (ms < BATCH_TARGET_MS / 2) size = Math.min(MAX_BATCH, size * 2);
+      else if (ms > BATCH_TARGET_MS) size = Math.max(MIN_BATCH, Math.floor(size / 2));
+    },
+  };
 }
