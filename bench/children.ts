@@ -7,6 +7,13 @@ import { fileURLToPath } from 'node:url';
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = join(BENCH_DIR, '..');
 
+/** The V8 flags of `npm start` (package.json), so the rows measure what users run. */
+export function startNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
+  return start.split(/\s+/).filter((word) => /^--max-[a-z-]+=/.test(word));
+}
+
 /** A server running in its own process; `info` is the JSON line it printed once listening. */
 export interface ServerChild<Info extends { url: string } = { url: string }> {
   name: string;
@@ -40,7 +47,10 @@ export function startServerChild<Info extends { url: string }>(
   args: string[],
   timeoutMs = 30_000,
 ): Promise<ServerChild<Info>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, script), ...args], {
+  // The service runs with the V8 flags of `npm start` (and of the image), as users run it; the
+  // baselines on Node's defaults.
+  const flags = script === 'service-server.ts' ? startNodeFlags() : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(BENCH_DIR, script), ...args], {
     cwd: REPO_ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -7,10 +7,10 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT, rssMiB } from './children.js';
+import { REPO_ROOT, rssMiB, startNodeFlags } from './children.js';
 import { ceilingRow, infoRow, samples, type Row } from './report.js';
 import { median } from './stats.js';
 
@@ -18,13 +18,6 @@ const IDLE_LIMIT_MIB = 80;
 const SOAK_PEAK_LIMIT_MIB = 160;
 const GROWTH_LIMIT_MIB = 16;
 const CONCURRENCY = 32;
-
-/** The V8 flags of `npm start` (package.json), so the rows measure what users run. */
-function startNodeFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
-    .scripts.start;
-  return start.split(/\s+/).filter((word) => /^--max-[a-z-]+=/.test(word));
-}
 
 interface Running {
   child: ChildProcess;

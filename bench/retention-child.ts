@@ -11,7 +11,7 @@
  *     One retention run over a seeded dir, in a process that did nothing before it. Prints
  *     {"seconds", "peakRssMiB", "startRssMiB", "report"}.
  *   retention-child.ts puts-during <dir> <seconds>
- *     16 loops of 4 KiB puts for <seconds>, then the same during one retention run over a seeded
+ *     16 loops of 4 KiB puts, 50 ms apart, for <seconds>, then the same during one retention run over a seeded
  *     dir. Prints {"quietP99Ms", "busyP99Ms", "quietPuts", "busyPuts", "report"}.
  */
 import { randomBytes } from 'node:crypto';
@@ -27,6 +27,8 @@ import { runRetention } from '../src/service/retention.js';
 import { runChild } from './children.js';
 
 const SESSIONS = 8;
+/** Pause of each put loop between puts in puts-during. */
+const PUT_PAUSE_MS = 50;
 const CONCURRENCY = 16;
 
 const policy = (maxPerSession: number): Policy => ({
@@ -112,8 +114,8 @@ async function expire(dir: string) {
 
 /**
  * Put latency with and without a retention run beside it, in one process as in `serve`: 16 loops
- * of 4 KiB puts for `seconds`, then the same loops while one retention run goes over a seeded data
- * dir. Prints the p99 of each, in ms.
+ * of 4 KiB puts (each pausing 50 ms between puts) for `seconds`, then the same loops while one
+ * retention run goes over a seeded data dir. Prints the p99 of each, in ms.
  */
 async function putsDuringRetention(dir: string, seconds: number) {
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
@@ -127,6 +129,8 @@ async function putsDuringRetention(dir: string, seconds: number) {
           const started = performance.now();
           await service.putBytes({ tenantId: 'load', sessionId: `p${loop}` }, randomBytes(4096));
           ms.push(performance.now() - started);
+          // A steady load (about 300 puts a second in all), not a flood that would starve the run.
+          await new Promise((resolve) => setTimeout(resolve, PUT_PAUSE_MS));
         }
       }),
     );

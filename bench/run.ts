@@ -35,7 +35,7 @@ const settings = readSettings();
 const size = settings.sizeMiB * MiB;
 /** Generous: at least 1 MiB/s, never under a minute. */
 const transferTimeoutMs = Math.max(60_000, settings.sizeMiB * 1000);
-const RSS_LIMIT_MIB = 64;
+const RSS_LIMIT_MIB = 16;
 
 const work = mkdtempSync(join(tmpdir(), 'artifact-store-bench-'));
 const input = join(work, 'artifact.bin');
@@ -468,7 +468,8 @@ async function main() {
     '',
     `- date: ${date}`,
     `- machine: ${machine}`,
-    `- settings: ${mib} MiB artifact, ${settings.runs} run(s) per figure (medians), small GETs ${settings.connections} connections × ${settings.durationS} s (wrk, 1 thread)`,
+    `- settings: ${mib} MiB artifact, ${settings.runs} alternating rounds per figure, small GETs ${settings.connections} connections × ${settings.durationS} s (wrk, 1 thread)`,
+    "- cells: median (min–max) over the rounds; a ratio is the median of the rounds' own ratios (each round ran service and baseline back to back), and that median is judged",
     '',
     markdownTable(rows),
     '',
@@ -478,16 +479,17 @@ async function main() {
     'Small GETs run the whole request path on the service defaults: bearer JWT check (verified tokens cached), scope-checked',
     'reference lookup (answers cached, revalidated against SQLite data_version once per event-loop turn), bytes from the small-blob cache',
     '(ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES). The "small-blob cache off" rows are a second service process that preads the file',
-    'on every GET. Service processes run with logs off (ARTIFACT_STORE_LOG_LEVEL=silent); at the default level, info, each',
-    'request also writes one JSON line.',
+    'on every GET. The judged rows run with logs at info (the default: one JSON line per request) and at warn, each service',
+    'process writing them to a file through its own logger; "logs off" (silent) is the reference for what the access log costs.',
     'S3 rows: the service on its S3 driver (staging key and a server-side copy; straight to the final key when the sha256 is',
     'declared) against the AWS SDK (lib-storage multipart upload, GetObject) putting and',
     'getting the same bytes on the same S3 server (Ceph RGW from scripts/rgw.sh unless S3_ENDPOINT is set). Direct rows: a',
     'presigned PUT plus complete (which re-reads and hashes the object), and a presigned GET.',
     'Retention rows: 2,000 puts of distinct 4 KiB artifacts, 16 at a time, into 8 sessions, through the service in its own process',
     '(fs blobs with fsync, SQLite), with quotas (125 artifacts per session, so most puts evict) against the same puts without',
-    'quotas. Then 100,000 expired references (bulk-inserted rows, blobs without files) and one retention run over them:',
-    'expire, drop artifacts, collect the 100,000 blob rows; peak RSS of that process from the start of the run.',
+    'quotas. Then 100,000 expired references (bulk-inserted rows, blobs without files, by one process) and one retention run over',
+    'them in a fresh process: expire, drop artifacts, collect the 100,000 blob rows; peak RSS of that process (tsx included).',
+    'Put p99: in one process, 16 loops of 4 KiB puts 50 ms apart for 10 s, then the same during a run over another 100,000 (2 rounds).',
     'Rate-limit row: two service processes, the same but for the rate limits (off; on per tenant and per token, request rate and',
     'bytes in flight, set far above the load so nothing trips), small GETs of a 4 KiB artifact under the same wrk load, taking turns.',
     'Ratio = on / off; any 429 fails the run.',
@@ -497,7 +499,8 @@ async function main() {
     'MCP rows: transformToolResult (Tableau download_workbook, server tableau) on one text block of 10 MiB of JSON, a 7 MiB PDF',
     'as base64 beside small rows, storing into createInMemoryArtifactStore; baseline = the bare cost of the same payload,',
     'JSON.parse + Buffer.from(base64) + sha256 (node:crypto). Both in a child process, alternating, 2 warm-ups then the larger',
-    "of 7 and BENCH_RUNS runs each, a forced GC before each run. Peak extra memory = the process's peak RSS during the run",
+    'of 7 and BENCH_RUNS runs each, a forced GC before each run; then the same turns with no gc() between them (natural GC, judged).',
+    "Peak extra memory = the process's peak RSS during the run",
     '(VmHWM, reset through /proc/self/clear_refs) minus its RSS at the start, over the input size; it includes the in-memory',
     "store's own copy of the PDF (0.7×). It comes from a second child with MALLOC_MMAP_THRESHOLD_ fixed, so buffers freed by",
     "one run go back to the system instead of serving the next; the times come from the first, on Node's defaults.",
