@@ -4,7 +4,7 @@
  * S3_SECRET_ACCESS_KEY, S3_REGION) when set, else a single-node Ceph RGW from scripts/rgw.sh.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,12 +49,24 @@ export async function s3Rows(
   const mib = ctx.size / MiB;
   const up = { declared: samples(), undeclared: samples(), direct: samples() };
   const down = { service: samples(), direct: samples() };
+  const small = { declared: samples(), undeclared: samples() };
+  const smallMib = SMALL_PUT_BYTES / MiB;
   const rows = () => [
     ratioRow(`S3: upload ${mib} MiB through the service, sha256 declared (MiB/s)`, up.declared, 0, 0.9),
     ratioRow(`S3: upload ${mib} MiB through the service, no sha256 (MiB/s)`, up.undeclared, 0, 0.8),
     infoRow(`S3: direct upload ${mib} MiB (presigned PUT + complete) (MiB/s)`, up.direct, 0),
     ratioRow(`S3: download ${mib} MiB through the service (MiB/s)`, down.service, 0, 0.85),
     infoRow(`S3: download ${mib} MiB, direct link (MiB/s)`, down.direct, 0),
+    infoRow(
+      `S3: ${SMALL_PUTS} puts of ${smallMib} MiB through the service, sha256 declared, vs SDK PutObject (puts/s)`,
+      small.declared,
+      0,
+    ),
+    infoRow(
+      `S3: ${SMALL_PUTS} puts of ${smallMib} MiB through the service, no sha256, vs SDK PutObject (puts/s)`,
+      small.undeclared,
+      0,
+    ),
   ];
   const problems: string[] = [];
   let stopS3 = async () => {};
@@ -160,6 +172,46 @@ export async function s3Rows(
         },
       ]);
 
+      // Small puts, each of new bytes: one part, so one PutObject the backend checks.
+      await rotate(run, [
+        async () => {
+          const rate = await putsPerSecond(SMALL_PUTS, (body, i) =>
+            client.send(new PutObjectCommand({ Bucket: bucket, Key: `bench/small-${i}`, Body: body })),
+          );
+          for (const f of Object.values(small)) f.baseline.push(rate);
+        },
+        async () => {
+          small.declared.service!.push(
+            await putsPerSecond(SMALL_PUTS, async (body) => {
+              const res = await fetch(`${s.info.url}/v1/artifacts`, {
+                method: 'POST',
+                headers: {
+                  ...auth,
+                  'Content-Type': 'application/octet-stream',
+                  'X-Artifact-Sha256': createHash('sha256').update(body).digest('hex'),
+                },
+                body,
+              });
+              if (res.status !== 201) throw new Error(`small put with sha256 answered ${res.status}`);
+              await res.arrayBuffer();
+            }),
+          );
+        },
+        async () => {
+          small.undeclared.service!.push(
+            await putsPerSecond(SMALL_PUTS, async (body) => {
+              const res = await fetch(`${s.info.url}/v1/artifacts`, {
+                method: 'POST',
+                headers: { ...auth, 'Content-Type': 'application/octet-stream' },
+                body,
+              });
+              if (res.status !== 201) throw new Error(`small put answered ${res.status}`);
+              await res.arrayBuffer();
+            }),
+          );
+        },
+      ]);
+
       const sdkDown = await sdkGet(client, bucket, baselineKey);
       for (const f of Object.values(down)) f.baseline.push(sdkDown);
       const viaService = await download(`${s.info.url}/v1/artifacts/${lastId}`, auth, ctx.timeoutMs);
@@ -179,6 +231,7 @@ export async function s3Rows(
       down.direct.service!.push(mibPerSecond(viaLink));
       // RGW here keeps objects in memory: drop this run's blobs (GC of unreferenced blobs is not built yet).
       await emptyPrefix(client, bucket, 'blobs/');
+      await emptyPrefix(client, bucket, 'bench/small-');
       ctx.progress(`S3 run ${run + 1}/${ctx.runs} done`);
     }
   } catch (err) {
@@ -235,6 +288,23 @@ async function sha256OfFile(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file, { highWaterMark: MiB })) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+const SMALL_PUTS = 40;
+const SMALL_PUT_BYTES = MiB;
+
+/**
+ * Puts of new 1 MiB bodies, one after another: how a tool's screenshots and PDFs arrive. The bodies
+ * are made (and, for declared puts, hashed) before the clock starts, as a caller would have them.
+ */
+async function putsPerSecond(
+  n: number,
+  put: (body: Uint8Array<ArrayBuffer>, i: number) => Promise<unknown>,
+): Promise<number> {
+  const bodies = Array.from({ length: n }, () => new Uint8Array(randomBytes(SMALL_PUT_BYTES)));
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await put(bodies[i]!, i);
+  return n / ((performance.now() - started) / 1000);
 }
 
 /** How an application would put a large file with the SDK: lib-storage, multipart, parts in parallel. */

@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes, randomUUID, verify } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -235,6 +236,260 @@ describeS3('S3 blob store', () => {
       expect(Buffer.from(await readAll((await store.get(sha256))!)).equals(bytes)).toBe(true);
       expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
       await removeUnder(prefix);
+    });
+  });
+
+  describe('one hash per byte: the backend checks what the service does not', () => {
+    /** A store whose hash counts the bytes it is fed, on a client that records every request it sends. */
+    function watched(prefix: string, partSize = 5 * MiB) {
+      const sent: { command: string; key: string; payloadHash: string; status: number }[] = [];
+      const watchedClient = clientFor();
+      watchedClient.middlewareStack.add(
+        (next, context) => async (args) => {
+          const request = args.request as { path: string; headers: Record<string, string> };
+          const entry = {
+            command: String(context.commandName).replace(/Command$/, ''),
+            key: decodeURIComponent(request.path).replace(`/${bucket}/`, ''),
+            payloadHash: request.headers['x-amz-content-sha256'] ?? '',
+            status: 0,
+          };
+          sent.push(entry);
+          // Inside the SDK's deserializer: the raw response, before an error status becomes a throw.
+          const out = await next(args);
+          entry.status = (out.response as { statusCode: number }).statusCode;
+          return out;
+        },
+        { step: 'deserialize', name: 'recordRequests' },
+      );
+      let hashed = 0;
+      const store = createS3BlobStore({
+        client: watchedClient,
+        bucket,
+        prefix,
+        partSize,
+        hash: () => {
+          const h = nodeSha256();
+          return {
+            update: (chunk) => {
+              hashed += chunk.byteLength;
+              h.update(chunk);
+            },
+            digest: () => h.digest(),
+          };
+        },
+      });
+      return {
+        store,
+        sent,
+        hashed: () => hashed,
+        reset() {
+          sent.length = 0;
+          hashed = 0;
+        },
+        close: () => watchedClient.destroy(),
+      };
+    }
+
+    it('a small body under a declared sha256 is hashed by the backend alone, which refuses other bytes', async () => {
+      const prefix = `hash-once-${randomUUID()}/`;
+      const w = watched(prefix);
+      const bytes = randomBytes(300_000);
+      const sha = sha256Of(bytes);
+      const tampered = Buffer.from(bytes);
+      tampered[150_000]! ^= 1;
+      try {
+        // Warms the one-time check of the backend, then starts counting.
+        const warm = randomBytes(10);
+        await w.store.put(bytesStream(warm), { expectedSha256: sha256Of(warm) });
+        await removeUnder(prefix);
+        w.reset();
+
+        // Other bytes of the same size under the hash: sent once, signed with the declared hash, and
+        // the backend refuses them. The service hashes them only to say what they hash to.
+        const refused = await expectArtifactError(
+          w.store.put(bytesStream(tampered), { expectedSha256: sha }),
+          'checksum_mismatch',
+        );
+        expect(refused.details).toEqual({ expected: sha, actual: sha256Of(tampered) });
+        expect(w.sent.filter((r) => r.command === 'PutObject')).toEqual([
+          { command: 'PutObject', key: w.store.keyOf(sha), payloadHash: sha, status: 400 },
+        ]);
+        expect(await keysUnder(prefix)).toEqual([]);
+
+        // The right bytes: one PutObject to the final key, signed with the declared hash, and not one
+        // byte hashed in the service.
+        w.reset();
+        expect(await w.store.put(bytesStream(bytes), { expectedSha256: sha })).toEqual({
+          sha256: sha,
+          sizeBytes: bytes.byteLength,
+        });
+        expect(w.hashed()).toBe(0);
+        expect(w.sent.map((r) => [r.command, r.key, r.status])).toEqual([
+          ['HeadObject', w.store.keyOf(sha), 404],
+          ['PutObject', w.store.keyOf(sha), 200],
+        ]);
+        expect(w.sent[1]!.payloadHash).toBe(sha);
+        expect(Buffer.from(await readAll((await w.store.get(sha))!)).equals(bytes)).toBe(true);
+
+        // Already stored: nothing is uploaded, so the service checks, and refuses the tampered bytes.
+        w.reset();
+        await expectArtifactError(w.store.put(bytesStream(tampered), { expectedSha256: sha }), 'checksum_mismatch');
+        expect(w.sent.map((r) => r.command)).toEqual(['HeadObject']);
+        expect(w.hashed()).toBe(bytes.byteLength);
+        expect(Buffer.from(await readAll((await w.store.get(sha))!)).equals(bytes)).toBe(true);
+
+        // An empty body under another hash: RGW 16 does not check empty bodies, so the service does.
+        w.reset();
+        await expectArtifactError(
+          w.store.put(bytesStream(new Uint8Array(0)), { expectedSha256: sha256Of(tampered) }),
+          'checksum_mismatch',
+        );
+        expect(w.sent).toEqual([]);
+        expect(await keysUnder(prefix)).toEqual([w.store.keyOf(sha)]);
+      } finally {
+        w.close();
+        await removeUnder(prefix);
+      }
+    });
+
+    it('a small body without a sha256 is hashed once by the service and signed with it: no staging, no copy', async () => {
+      const prefix = `hash-once-plain-${randomUUID()}/`;
+      const w = watched(prefix);
+      const bytes = randomBytes(1 * MiB + 5);
+      const sha = sha256Of(bytes);
+      try {
+        expect(await w.store.put(bytesStream(bytes))).toEqual({ sha256: sha, sizeBytes: bytes.byteLength });
+        expect(w.hashed()).toBe(bytes.byteLength);
+        expect(w.sent.map((r) => [r.command, r.key, r.status])).toEqual([
+          ['HeadObject', w.store.keyOf(sha), 404],
+          ['PutObject', w.store.keyOf(sha), 200],
+        ]);
+        expect(w.sent[1]!.payloadHash).toBe(sha);
+        // Again: found, nothing uploaded.
+        w.reset();
+        await w.store.put(bytesStream(bytes));
+        expect(w.sent.map((r) => r.command)).toEqual(['HeadObject']);
+        expect(await keysUnder(prefix)).toEqual([w.store.keyOf(sha)]);
+      } finally {
+        w.close();
+        await removeUnder(prefix);
+      }
+    });
+
+    it('bytes changed between the service and the backend are refused there: 503, nothing stored', async () => {
+      // A TCP relay that flips one byte 50,000 bytes into each connection: inside the PutObject's
+      // body (the HEAD before it is a few hundred bytes), after the service hashed it.
+      const upstream = new URL(target!.endpoint);
+      const relay: Server = createServer((inbound) => {
+        const outbound = connect(Number(upstream.port || 80), upstream.hostname);
+        let seen = 0;
+        for (const s of [inbound, outbound]) s.on('error', () => {});
+        inbound.on('data', (chunk: Buffer) => {
+          if (seen <= 50_000 && seen + chunk.length > 50_000) chunk[50_000 - seen]! ^= 1;
+          seen += chunk.length;
+          outbound.write(chunk);
+        });
+        inbound.on('end', () => outbound.end());
+        outbound.pipe(inbound);
+      });
+      await new Promise<void>((ok) => relay.listen(0, '127.0.0.1', ok));
+      const relayed = clientFor(`http://127.0.0.1:${(relay.address() as { port: number }).port}`);
+      relayed.config.maxAttempts = async () => 1;
+      const prefix = `flipped-${randomUUID()}/`;
+      try {
+        const store = createS3BlobStore({ client: relayed, bucket, prefix });
+        const err = await expectArtifactError(store.put(bytesStream(randomBytes(200_000))), 'backend_unavailable');
+        expect(err.message).toMatch(/XAmzContentSHA256Mismatch/);
+        expect(await keysUnder(prefix)).toEqual([]);
+      } finally {
+        relayed.destroy();
+        relay.close();
+      }
+    });
+
+    it('multipart: each part is signed with its own hash, the service hashes the whole once, and other bytes never complete', async () => {
+      const prefix = `hash-once-mp-${randomUUID()}/`;
+      const w = watched(prefix, 5 * MiB);
+      const bytes = randomBytes(11 * MiB + 7);
+      const sha = sha256Of(bytes);
+      const tampered = Buffer.from(bytes);
+      tampered[bytes.byteLength - 1]! ^= 1;
+      const partHashes = [0, 5 * MiB, 10 * MiB].map((at) => sha256Of(bytes.subarray(at, at + 5 * MiB)));
+      try {
+        // New, other bytes under the hash: every part goes up (the backend checks each against its
+        // own hash), then the service's hash of the whole disagrees and the upload is aborted.
+        await expectArtifactError(w.store.put(bytesStream(tampered), { expectedSha256: sha }), 'checksum_mismatch');
+        expect(w.hashed()).toBe(bytes.byteLength);
+        const parts = w.sent.filter((r) => r.command === 'UploadPart');
+        expect(parts.length).toBeGreaterThan(0);
+        for (const part of parts) expect(part.payloadHash).toMatch(/^[0-9a-f]{64}$/);
+        expect(w.sent.map((r) => r.command)).not.toContain('CompleteMultipartUpload');
+        expect(w.sent.map((r) => r.command)).toContain('AbortMultipartUpload');
+        expect(await keysUnder(prefix)).toEqual([]);
+        const open = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }));
+        expect(open.Uploads ?? []).toEqual([]);
+
+        // The right bytes: three parts, each signed with its own hash, completed at the final key.
+        w.reset();
+        expect(await w.store.put(bytesStream(bytes), { expectedSha256: sha })).toEqual({
+          sha256: sha,
+          sizeBytes: bytes.byteLength,
+        });
+        expect(w.hashed()).toBe(bytes.byteLength);
+        expect(
+          w.sent
+            .filter((r) => r.command === 'UploadPart')
+            .map((r) => r.payloadHash)
+            .sort(),
+        ).toEqual([...partHashes].sort());
+        expect(await keysUnder(prefix)).toEqual([w.store.keyOf(sha)]);
+
+        // Already stored: nothing goes up; the service hashes the body and refuses it.
+        w.reset();
+        await expectArtifactError(w.store.put(bytesStream(tampered), { expectedSha256: sha }), 'checksum_mismatch');
+        expect(w.sent.map((r) => r.command)).toEqual(['HeadObject']);
+        expect(Buffer.from(await readAll((await w.store.get(sha))!)).equals(bytes)).toBe(true);
+      } finally {
+        w.close();
+        await removeUnder(prefix);
+      }
+    });
+
+    it('on a backend that does not check payload hashes, the service hashes every body itself', async () => {
+      // An "S3" that takes any PUT (s3rver, and some S3-compatible servers, check no signature):
+      // the driver asks once, sees a wrong payload hash accepted, and stops relying on the backend.
+      const received: string[] = [];
+      const lax = createHttpServer((req, res) => {
+        received.push(`${req.method} ${decodeURIComponent(req.url ?? '').replace(/\?.*$/, '')}`);
+        req.resume();
+        req.on('end', () => {
+          if (req.method === 'PUT') res.writeHead(200, { ETag: '"0"' }).end();
+          else if (req.method === 'DELETE') res.writeHead(204).end();
+          else res.writeHead(404).end();
+        });
+      });
+      await new Promise<void>((ok) => lax.listen(0, '127.0.0.1', ok));
+      const laxClient = clientFor(`http://127.0.0.1:${(lax.address() as { port: number }).port}`);
+      try {
+        const store = createS3BlobStore({ client: laxClient, bucket: 'lax' });
+        const bytes = randomBytes(2000);
+        const sha = sha256Of(bytes);
+        await expectArtifactError(
+          store.put(bytesStream(randomBytes(2000)), { expectedSha256: sha }),
+          'checksum_mismatch',
+        );
+        // The probe went to a staging key and was removed; the tampered bytes were never sent.
+        expect(received).toHaveLength(2);
+        expect(received[0]).toMatch(/^PUT \/lax\/staging\/payload-check-/);
+        expect(received[1]).toBe(received[0]!.replace(/^PUT/, 'DELETE'));
+        // Right bytes still go up, checked by the service.
+        received.length = 0;
+        expect(await store.put(bytesStream(bytes), { expectedSha256: sha })).toEqual({ sha256: sha, sizeBytes: 2000 });
+        expect(received).toEqual([`HEAD /lax/${store.keyOf(sha)}`, `PUT /lax/${store.keyOf(sha)}`]);
+      } finally {
+        laxClient.destroy();
+        lax.close();
+      }
     });
   });
 

@@ -73,6 +73,14 @@ async function startS3Service(): Promise<void> {
 }
 
 async function stagingKeys(): Promise<string[]> {
+  return keysUnder('svc/staging/');
+}
+
+async function blobKeys(): Promise<string[]> {
+  return keysUnder('svc/blobs/');
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
   const client = createS3Client({
     region: target!.region,
     endpoint: target!.endpoint,
@@ -81,7 +89,7 @@ async function stagingKeys(): Promise<string[]> {
     secretAccessKey: target!.secretAccessKey,
   });
   try {
-    const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'svc/staging/' }));
+    const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
     return (out.Contents ?? []).map((o) => o.Key!);
   } finally {
     client.destroy();
@@ -184,6 +192,44 @@ describeS3('the service on the S3 driver', () => {
       const expired = await fetch(link.url);
       expect(expired.status).toBe(403);
     });
+  });
+
+  it('a tampered body under X-Artifact-Sha256 is 422 and commits nothing: small and multipart, new and already stored', async () => {
+    const listed = async () =>
+      (await json(await api('/v1/artifacts?limit=1000'))).items.map((r: Record<string, unknown>) => r.id).sort();
+    const usage = async () => {
+      const { at: _, ...counts } = await json(await api('/v1/usage'));
+      return counts;
+    };
+    // One part (one PutObject the backend checks) and more than the 8 MiB part size (multipart).
+    for (const size of [200_000, 9 * 1024 * 1024 + 1]) {
+      const bytes = new Uint8Array(randomBytes(size));
+      const tampered = new Uint8Array(bytes);
+      tampered[size >> 1]! ^= 0xff;
+      const put = (body: Uint8Array<ArrayBuffer>) =>
+        api('/v1/artifacts', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/octet-stream', 'X-Artifact-Sha256': sha256(bytes) },
+          body,
+        });
+      for (const stage of ['new', 'already stored']) {
+        const before = { ids: await listed(), usage: await usage(), blobs: await blobKeys() };
+        const res = await put(tampered);
+        expect(res.status, `${size} bytes, ${stage}`).toBe(422);
+        expect(await json(res)).toMatchObject({
+          code: 'checksum_mismatch',
+          details: { expected: sha256(bytes), actual: sha256(tampered) },
+        });
+        expect({ ids: await listed(), usage: await usage(), blobs: await blobKeys() }).toEqual(before);
+        expect(await stagingKeys()).toEqual([]);
+        if (stage === 'new') {
+          expect(before.blobs.some((k) => k.endsWith(sha256(bytes)))).toBe(false);
+          const stored = await put(bytes);
+          expect(stored.status).toBe(201);
+          expect((await json(stored)).sha256).toBe(sha256(bytes));
+        }
+      }
+    }
   });
 
   describe('direct uploads', () => {

@@ -10,6 +10,7 @@ import {
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
   UploadPartCopyCommand,
   type S3ClientConfig,
@@ -122,14 +123,13 @@ export function createS3Client(options: S3ConnectionOptions, extra: Partial<S3Cl
 }
 
 /**
- * Blobs in an S3 bucket: `{prefix}blobs/sha256/ab/cd/{hex}`. A put streams to
- * `{prefix}staging/{uuid}` while hashing and counting, then, once size and hash are verified, copies
- * server-side to the final key (skipped when the blob is already there) and deletes the staging
- * object. With a declared sha256 the put goes straight to the final key instead, and the driver
- * lets the upload complete only once the bytes hashed to it (it never relies on the backend's own
- * checksum support, which Ceph RGW 16 lacks). S3 makes an object visible only when its upload
- * completes, so a reader never sees a partial blob, and bytes that fail verification never reach a
- * final key.
+ * Blobs in an S3 bucket: `{prefix}blobs/sha256/ab/cd/{hex}`. A body of one part or less is one
+ * PutObject to its final key, signed with its sha256 (declared, or the service's): the backend checks
+ * the bytes against it. A longer one is a multipart upload, hashed by the service on the way: to the
+ * final key when the sha256 is declared (completed only once the bytes hashed to it), else to
+ * `{prefix}staging/{uuid}` and copied server-side under its hash. S3 makes an object visible only
+ * when its upload completes, so a reader never sees a partial blob, and bytes that fail a check
+ * never reach a final key. docs/s3-and-cdn.md has the table of who checks what.
  */
 export function createS3BlobStore(
   options: S3BlobStoreOptions,
@@ -208,6 +208,233 @@ export function createS3BlobStore(
     }
   }
 
+  const declaredOf = (o: BlobPutOptions) =>
+    o.expectedSha256 !== undefined && check(o.expectedSha256) ? o.expectedSha256 : undefined;
+
+  async function hashOf(bytes: Uint8Array): Promise<string> {
+    const hasher = hash();
+    hasher.update(bytes);
+    return hasher.digest();
+  }
+
+  /**
+   * Whether the backend refuses a body that does not match its signed x-amz-content-sha256. AWS,
+   * MinIO and Ceph RGW do; a backend that did not would let wrong bytes in under a declared hash, so
+   * this is asked once, of the backend itself: a small PutObject with a wrong payload hash to a
+   * staging key. Accepted means the service hashes every body itself. A failed probe is not kept.
+   */
+  let payloadChecked: Promise<boolean> | undefined;
+  function backendChecksPayload(): Promise<boolean> {
+    payloadChecked ??= (async () => {
+      const key = `${prefix}staging/payload-check-${randomUUID()}`;
+      const probe = new TextEncoder().encode('artifact-store: does the backend check x-amz-content-sha256?');
+      try {
+        await client.send(signedPut(key, probe, EMPTY_SHA256));
+      } catch (err) {
+        if (isPayloadMismatch(err)) return true;
+        throw s3Failure(err, where('PutObject (payload check)', key));
+      }
+      await removeQuietly(key);
+      return false;
+    })();
+    payloadChecked.catch(() => {
+      payloadChecked = undefined;
+    });
+    return payloadChecked;
+  }
+
+  /** PutObject whose SigV4 payload hash is `sha256`: the SDK does not hash the body again. */
+  function signedPut(key: string, bytes: Uint8Array, sha256: string): PutObjectCommand {
+    const command = new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: bytes,
+      ContentLength: bytes.byteLength,
+      ContentType: 'application/octet-stream',
+    });
+    command.middlewareStack.add(
+      (next) => (args) => {
+        (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = sha256;
+        return next(args);
+      },
+      { step: 'build', name: 'artifactStorePayloadHash' },
+    );
+    return command;
+  }
+
+  /**
+   * A body of at most one part, in memory. With a declared sha256 the service does not hash it: the
+   * declared hash is the request's signed payload hash, and the backend refuses bytes that do not
+   * match (once backendChecksPayload has said it does). The service hashes where nothing is
+   * uploaded (the blob is already there) and for an empty body (RGW 16 does not check those).
+   * Without one, the service hashes once and signs the PutObject with that hash: no staging object,
+   * no copy, and the backend checks the bytes it received against the hash the key is named by.
+   */
+  async function putOne(bytes: Uint8Array, putOptions: BlobPutOptions): Promise<BlobInfo> {
+    const sizeBytes = bytes.byteLength;
+    const declared = declaredOf(putOptions);
+    let sha256: string;
+    let verified = false;
+    if (declared) {
+      sha256 = declared;
+    } else {
+      sha256 = await hashOf(bytes);
+      if (putOptions.expectedSha256 !== undefined) throw errors.checksumMismatch(putOptions.expectedSha256, sha256);
+      verified = true;
+    }
+    const verify = async () => {
+      if (verified) return;
+      const actual = await hashOf(bytes);
+      if (actual !== sha256) throw errors.checksumMismatch(sha256, actual);
+      verified = true;
+    };
+    if (!verified && (sizeBytes === 0 || !(await backendChecksPayload()))) await verify();
+    await putOptions.beforeCommit?.({ sha256 });
+    const final = keyOf(sha256);
+    const existing = await head(final);
+    if (existing !== null && (declared || existing === sizeBytes)) {
+      // Nothing is uploaded, so nothing is checked by the backend: the service checks.
+      await verify();
+      return { sha256, sizeBytes };
+    }
+    try {
+      await client.send(signedPut(final, bytes, sha256));
+    } catch (err) {
+      // Under a declared hash: the caller's bytes are not the ones declared. Under the service's own
+      // hash, bytes changed on the way to the backend: a backend fault, retried like one.
+      if (declared && isPayloadMismatch(err)) throw errors.checksumMismatch(sha256, await hashOf(bytes));
+      throw s3Failure(err, where('PutObject', final));
+    }
+    return { sha256, sizeBytes };
+  }
+
+  /**
+   * A body longer than one part: a multipart upload, each part signed with its own hash by the SDK
+   * (the backend checks every part). The whole body's sha256 is the service's, computed on the
+   * way: with a declared one the upload goes to the final key and completes only once the bytes
+   * hashed to it; without, it goes to a staging key and is copied under its hash.
+   */
+  async function putMultipart(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    first: Uint8Array[],
+    sizeSoFar: number,
+    putOptions: BlobPutOptions,
+  ): Promise<BlobInfo> {
+    const max = putOptions.maxBytes ?? Number.POSITIVE_INFINITY;
+    const declared = declaredOf(putOptions);
+    const hasher = hash();
+    let size = sizeSoFar;
+    let digest: string | undefined;
+    let refusal: unknown;
+    let bodyError: unknown;
+    const refuse = (err: unknown) => {
+      refusal = err;
+      return err;
+    };
+    // Hashes (and counts, past the first part) on the way to S3. Over the limit it stops reading the
+    // body (cancelled, not drained) and fails the upload, which aborts it. Body errors are told apart
+    // from S3's. With a declared sha256 the bytes are verified before the stream ends: a mismatch
+    // fails the stream, so the upload is aborted and never completes.
+    const metered = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const ahead = first.shift();
+          if (ahead) {
+            hasher.update(ahead);
+            controller.enqueue(ahead);
+            return;
+          }
+          for (;;) {
+            let next: ReadableStreamReadResult<Uint8Array>;
+            try {
+              next = await reader.read();
+            } catch (err) {
+              bodyError = err;
+              throw err;
+            }
+            if (next.done) {
+              digest = await hasher.digest();
+              if (putOptions.expectedSha256 && putOptions.expectedSha256 !== digest)
+                throw refuse(errors.checksumMismatch(putOptions.expectedSha256, digest));
+              return controller.close();
+            }
+            const chunk = next.value;
+            if (chunk.byteLength === 0) continue;
+            size += chunk.byteLength;
+            if (size > max) {
+              await reader.cancel(refuse(errors.payloadTooLarge(max))).catch(() => {});
+              throw refusal;
+            }
+            hasher.update(chunk);
+            controller.enqueue(chunk);
+            return;
+          }
+        },
+        cancel(reason) {
+          return reader.cancel(reason);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const failure = (err: unknown, key: string) => {
+      if (refusal) return refusal;
+      if (bodyError !== undefined) return bodyError;
+      return s3Failure(err, where('upload', key));
+    };
+    const upload = (key: string) =>
+      new Upload({
+        client,
+        params: { Bucket: bucket, Key: key, Body: metered, ContentType: 'application/octet-stream' },
+        partSize,
+        queueSize,
+      }).done();
+
+    if (declared) {
+      // The final key is known up front: no staging copy. An object appears in S3 only when its
+      // upload completes, which happens only after the bytes matched, so readers never see others.
+      try {
+        await putOptions.beforeCommit?.({ sha256: declared });
+      } catch (err) {
+        await metered.cancel(err).catch(() => {});
+        throw err;
+      }
+      const final = keyOf(declared);
+      if ((await head(final)) !== null) {
+        // Already stored: check the body, write nothing.
+        try {
+          const drain = metered.getReader();
+          while (!(await drain.read()).done);
+        } catch (err) {
+          throw failure(err, final);
+        }
+        return { sha256: declared, sizeBytes: size };
+      }
+      try {
+        await upload(final);
+      } catch (err) {
+        throw failure(err, final);
+      }
+      return { sha256: declared, sizeBytes: size };
+    }
+
+    const staging = `${prefix}staging/${randomUUID()}`;
+    try {
+      await upload(staging);
+    } catch (err) {
+      await removeQuietly(staging);
+      throw failure(err, staging);
+    }
+    try {
+      const sha256 = digest!;
+      await putOptions.beforeCommit?.({ sha256 });
+      const final = keyOf(sha256);
+      if ((await head(final)) !== size) await copy(staging, final, size);
+      return { sha256, sizeBytes: size };
+    } finally {
+      await removeQuietly(staging);
+    }
+  }
+
   return {
     driver: 's3',
     bucket,
@@ -215,120 +442,30 @@ export function createS3BlobStore(
 
     async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
       const max = putOptions.maxBytes ?? Number.POSITIVE_INFINITY;
-      const declared =
-        putOptions.expectedSha256 !== undefined && check(putOptions.expectedSha256)
-          ? putOptions.expectedSha256
-          : undefined;
-      const hasher = hash();
-      let size = 0;
-      let digest: string | undefined;
-      let refusal: unknown;
-      let bodyError: unknown;
-      const refuse = (err: unknown) => {
-        refusal = err;
-        return err;
-      };
-      // Hashes and counts on the way to S3. Over the limit it stops reading the body (cancelled,
-      // not drained) and fails the upload, which aborts it. Body errors are told apart from S3's.
-      // With a declared sha256 the bytes are verified before the stream ends: a mismatch fails the
-      // stream, so the upload is aborted and never completes.
       const reader = body.getReader();
-      const metered = new ReadableStream<Uint8Array>(
-        {
-          async pull(controller) {
-            for (;;) {
-              let next: ReadableStreamReadResult<Uint8Array>;
-              try {
-                next = await reader.read();
-              } catch (err) {
-                bodyError = err;
-                throw err;
-              }
-              if (next.done) {
-                digest = await hasher.digest();
-                if (putOptions.expectedSha256 && putOptions.expectedSha256 !== digest)
-                  throw refuse(errors.checksumMismatch(putOptions.expectedSha256, digest));
-                return controller.close();
-              }
-              const chunk = next.value;
-              if (chunk.byteLength === 0) continue;
-              size += chunk.byteLength;
-              if (size > max) {
-                await reader.cancel(refuse(errors.payloadTooLarge(max))).catch(() => {});
-                throw refusal;
-              }
-              hasher.update(chunk);
-              controller.enqueue(chunk);
-              return;
-            }
-          },
-          cancel(reason) {
-            return reader.cancel(reason);
-          },
-        },
-        { highWaterMark: 0 },
-      );
-      const failure = (err: unknown, key: string) => {
-        if (refusal) return refusal;
-        // The body itself failed (the client went away): the caller's error, not the backend's.
-        if (bodyError !== undefined) return bodyError;
-        return s3Failure(err, where('upload', key));
-      };
-
-      if (declared) {
-        // The final key is known up front: no staging copy. An object appears in S3 only when its
-        // upload completes, which happens only after the bytes matched, so readers never see others.
-        try {
-          await putOptions.beforeCommit?.({ sha256: declared });
-        } catch (err) {
-          await metered.cancel(err).catch(() => {});
-          throw err;
+      // Reads ahead one part. A body that ends within it (most artifacts: screenshots, PDFs, JSON)
+      // is one signed PutObject to its final key; a longer one is a multipart upload.
+      const first: Uint8Array[] = [];
+      let size = 0;
+      let ended = false;
+      while (size <= partSize) {
+        // A body that fails here (the client went away) rejects with its own error.
+        const next = await reader.read();
+        if (next.done) {
+          ended = true;
+          break;
         }
-        const final = keyOf(declared);
-        if ((await head(final)) !== null) {
-          // Already stored: check the body, write nothing.
-          try {
-            const drain = metered.getReader();
-            while (!(await drain.read()).done);
-          } catch (err) {
-            throw failure(err, final);
-          }
-          return { sha256: declared, sizeBytes: size };
+        if (next.value.byteLength === 0) continue;
+        size += next.value.byteLength;
+        if (size > max) {
+          const refusal = errors.payloadTooLarge(max);
+          await reader.cancel(refusal).catch(() => {});
+          throw refusal;
         }
-        try {
-          await new Upload({
-            client,
-            params: { Bucket: bucket, Key: final, Body: metered, ContentType: 'application/octet-stream' },
-            partSize,
-            queueSize,
-          }).done();
-        } catch (err) {
-          throw failure(err, final);
-        }
-        return { sha256: declared, sizeBytes: size };
+        first.push(next.value);
       }
-
-      const staging = `${prefix}staging/${randomUUID()}`;
-      try {
-        await new Upload({
-          client,
-          params: { Bucket: bucket, Key: staging, Body: metered, ContentType: 'application/octet-stream' },
-          partSize,
-          queueSize,
-        }).done();
-      } catch (err) {
-        await removeQuietly(staging);
-        throw failure(err, staging);
-      }
-      try {
-        const sha256 = digest!;
-        await putOptions.beforeCommit?.({ sha256 });
-        const final = keyOf(sha256);
-        if ((await head(final)) !== size) await copy(staging, final, size);
-        return { sha256, sizeBytes: size };
-      } finally {
-        await removeQuietly(staging);
-      }
+      if (ended) return putOne(concat(first, size), putOptions);
+      return putMultipart(reader, first, size, putOptions);
     },
 
     async get(sha256: string, range?: ByteRange) {
@@ -544,6 +681,27 @@ export function createS3BlobStore(
       if (options.ownsClient) client.destroy();
     },
   };
+}
+
+/** sha256 of no bytes: the probe's deliberately wrong payload hash. */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+/** The backend refused a body that did not match its signed payload hash (or its Content-MD5). */
+function isPayloadMismatch(err: unknown): boolean {
+  const e = err as { name?: string; Code?: string };
+  return ['XAmzContentSHA256Mismatch', 'BadDigest'].some((code) => e?.name === code || e?.Code === code);
+}
+
+/** The chunks as one buffer (no copy for a single chunk). */
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
 }
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound', 'NoSuchVersion']);
