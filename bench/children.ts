@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,6 +12,21 @@ export function startNodeFlags(): string[] {
   const start = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
     .scripts.start;
   return start.split(/\s+/).filter((word) => /^--max-[a-z-]+=/.test(word));
+}
+
+let built: Promise<void> | undefined;
+
+/** Compiles src/ to dist/ once per bench (what `npm run build` runs), for rows that measure the built code. */
+export function buildDist(): Promise<void> {
+  built ??= new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: REPO_ROOT, timeout: 300_000 },
+      (err, stdout) => (err ? reject(new Error(`npm run build failed: ${stdout.slice(-2000)}`)) : resolve()),
+    );
+  });
+  return built;
 }
 
 /** A server running in its own process; `info` is the JSON line it printed once listening. */

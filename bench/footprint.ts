@@ -5,12 +5,12 @@
  * deletes, usage), sampled every 100 ms. Baseline: a bare node:http server's idle RSS, in the same
  * run. One more row: the idle RSS without those flags, for whoever starts the server another way.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT, rssMiB, startNodeFlags } from './children.js';
+import { buildDist, REPO_ROOT, rssMiB, startNodeFlags } from './children.js';
 import { ceilingRow, infoRow, samples, type Row } from './report.js';
 import { median } from './stats.js';
 
@@ -23,17 +23,6 @@ interface Running {
   child: ChildProcess;
   url: string;
   token: string;
-}
-
-function build(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: REPO_ROOT, timeout: 300_000 },
-      (err, stdout) => (err ? reject(new Error(`npm run build failed: ${stdout.slice(-2000)}`)) : resolve()),
-    );
-  });
 }
 
 /** Starts a process and waits until `ready` finds what it needs in its stdout. */
@@ -202,7 +191,7 @@ export async function footprintRows(ctx: {
   const problems: string[] = [];
   try {
     ctx.progress('footprint: building (npm run build) to run the server without tsx');
-    await build();
+    await buildDist();
     for (let run = 0; run < ctx.runs; run++) {
       const base = await start(
         [

@@ -6,16 +6,14 @@
  *     time, into 8 sessions. With quotas on, each session holds at most count / 16 artifacts, so
  *     half of the puts evict. Prints {"perSecond"}.
  *   retention-child.ts seed <dir> <refs>
- *     <refs> expired references (distinct artifacts and blob rows, inserted in bulk). Prints {"refs"}.
- *   retention-child.ts expire <dir>
- *     One retention run over a seeded dir, in a process that did nothing before it. Prints
- *     {"seconds", "peakRssMiB", "startRssMiB", "report"}.
+ *     <refs> expired references (distinct artifacts and blob rows, inserted in bulk), in the layout
+ *     of a service data dir, so that `artifact-store retention run --data-dir <dir>` runs over them
+ *     (bench/retention.ts times that). Prints {"refs"}.
  *   retention-child.ts puts-during <dir> <seconds>
  *     16 loops of 4 KiB puts, 50 ms apart, for <seconds>, then the same during one retention run over a seeded
  *     dir. Prints {"quietP99Ms", "busyP99Ms", "quietPuts", "busyPuts", "report"}.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
@@ -36,11 +34,6 @@ const policy = (maxPerSession: number): Policy => ({
   maxTtlSeconds: 86_400,
   maxArtifactsPerSession: maxPerSession,
 });
-
-function peakRssMiB(): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
 
 async function puts(dir: string, quotas: boolean, count: number) {
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
@@ -95,23 +88,6 @@ async function seed(dir: string, refs: number) {
   return { refs };
 }
 
-/** One retention run over a seeded data dir, in a process that did nothing else. */
-async function expire(dir: string) {
-  const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
-  const blobs = createFsBlobStore({ root: join(dir, 'blobs') });
-  // Peak RSS from here on: the kernel resets the high-water mark on "5" (Linux 4.0+).
-  writeFileSync('/proc/self/clear_refs', '5');
-  const startRssMiB = rssMiB();
-  const started = performance.now();
-  const report = await runRetention(
-    { repo, blobs, policies: createPolicies(policy(1000)), graceMs: 3_600_000 },
-    'bench',
-  );
-  const seconds = (performance.now() - started) / 1000;
-  await repo.close();
-  return { seconds, peakRssMiB: peakRssMiB(), startRssMiB, report };
-}
-
 /**
  * Put latency with and without a retention run beside it, in one process as in `serve`: 16 loops
  * of 4 KiB puts (each pausing 50 ms between puts) for `seconds`, then the same loops while one
@@ -153,19 +129,13 @@ async function putsDuringRetention(dir: string, seconds: number) {
   return { quietP99Ms: p99(quiet), busyP99Ms: p99(busy), quietPuts: quiet.length, busyPuts: busy.length, report };
 }
 
-function rssMiB(): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
-
 async function main() {
   const [mode, dir, a, b] = process.argv.slice(2);
   if (mode === 'puts' && dir && a && b) return puts(dir, a === 'on', Number(b));
   if (mode === 'seed' && dir && a) return seed(dir, Number(a));
-  if (mode === 'expire' && dir) return expire(dir);
   if (mode === 'puts-during' && dir && a) return putsDuringRetention(dir, Number(a));
   throw new Error(
-    'usage: retention-child.ts puts <dir> on|off <count> | seed <dir> <refs> | expire <dir> | puts-during <dir> <seconds>',
+    'usage: retention-child.ts puts <dir> on|off <count> | seed <dir> <refs> | puts-during <dir> <seconds>',
   );
 }
 

@@ -456,6 +456,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       shutdownGraceMs: 30_000,
       sqliteBusyTimeoutMs: 5000,
+      sqliteCacheBytes: 4 * 1024 * 1024,
       touchFlushMs: 1000,
     });
     expect(c.dbPath).toBeUndefined();
@@ -481,8 +482,10 @@ describe('loadConfig', () => {
       ARTIFACT_STORE_CORS_ORIGINS: 'https://a.example, https://b.example',
       ARTIFACT_STORE_LOG_LEVEL: 'warn',
       ARTIFACT_STORE_TOUCH_FLUSH_MS: '0',
+      ARTIFACT_STORE_SQLITE_CACHE_BYTES: '1048576',
     });
     expect(c).toMatchObject({
+      sqliteCacheBytes: 1048576,
       env: 'test',
       host: '0.0.0.0',
       port: 9000,

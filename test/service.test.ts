@@ -13,6 +13,9 @@ import { parseRange } from '../src/core/range.js';
 import type { ArtifactRef, ArtifactScope } from '../src/core/schemas.js';
 import type { ArtifactRepository } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
+import { openSqlite } from '../src/db/sqlite/connection.js';
+import { loadConfig } from '../src/core/config.js';
+import { sqliteOptions } from '../src/node/drivers.js';
 import {
   createArtifactService,
   type Access,
@@ -882,5 +885,27 @@ describe('ArtifactError surface', () => {
     );
     expect(err).toBeInstanceOf(ArtifactError);
     expect(err.status).toBe(404);
+  });
+});
+
+describe('SQLite connection settings', () => {
+  it('the page cache is ARTIFACT_STORE_SQLITE_CACHE_BYTES (4 MiB by default, not better-sqlite3’s 16 MB)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sqlite-cache-'));
+    try {
+      for (const [env, kib] of [
+        [{}, 4096],
+        [{ ARTIFACT_STORE_SQLITE_CACHE_BYTES: '1048576' }, 1024],
+      ] as const) {
+        const ctx = openSqlite(sqliteOptions(loadConfig(env), join(dir, `${kib}.db`)));
+        try {
+          expect(ctx.sqlite.pragma('cache_size', { simple: true })).toBe(-kib);
+        } finally {
+          ctx.sqlite.close();
+        }
+      }
+      expect(() => loadConfig({ ARTIFACT_STORE_SQLITE_CACHE_BYTES: '0' })).toThrow(/SQLITE_CACHE_BYTES/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

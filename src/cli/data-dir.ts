@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { type Config, type ConfigInput, loadConfig } from '../core/config.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import { createSqliteRepository } from '../db/sqlite.js';
+import { sqliteOptions } from '../node/drivers.js';
 import { CliError, EXIT } from './cli-error.js';
 
 /** What a running `serve` records about itself. */
@@ -158,6 +159,6 @@ export function openServiceDb(flag: string | undefined): ServiceData & { repo: A
   const found = findServiceData(flag, 'database');
   return {
     ...found,
-    repo: createSqliteRepository({ path: found.dbPath, busyTimeoutMs: found.config.sqliteBusyTimeoutMs }),
+    repo: createSqliteRepository(sqliteOptions(found.config, found.dbPath)),
   };
 }

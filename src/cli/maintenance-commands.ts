@@ -4,7 +4,7 @@ import { loadConfig } from '../core/config.js';
 import { createSqliteRepository } from '../db/sqlite.js';
 import { retentionDepsOf } from '../compose/retention.js';
 import { policySettings } from '../compose/settings.js';
-import { openBlobStore, openNodeDrivers } from '../node/drivers.js';
+import { openBlobStore, openNodeDrivers, sqliteOptions } from '../node/drivers.js';
 import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
 import { fsck, type FsckReport } from '../service/fsck.js';
 import { BACKUP_FILES, backup, type BackupReport } from '../service/backup.js';
@@ -193,7 +193,7 @@ export async function backupCommand(argv: string[]) {
   const target = await openBackupTarget(location, config);
   try {
     await target.probe();
-    const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+    const repo = createSqliteRepository(sqliteOptions(config, dbPath));
     const blobs =
       config.blobDriver === 'fs'
         ? createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 })
@@ -274,7 +274,7 @@ export async function restoreCommand(argv: string[]) {
         blobs,
         hash: nodeSha256,
         stageDatabase: (body) => stageDatabase(dbPath, body),
-        openRepository: async () => createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs }),
+        openRepository: async () => createSqliteRepository(sqliteOptions(config, dbPath)),
         onProgress: (phase, n) => {
           if (!tty || Date.now() - last < 100) return;
           last = Date.now();

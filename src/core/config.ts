@@ -159,6 +159,8 @@ export const ConfigSchema = z.object({
   shutdownGraceMs: intFromEnv(30_000),
   /** SQLite busy timeout: how long a writer waits for another process's lock. */
   sqliteBusyTimeoutMs: intFromEnv(5000),
+  /** SQLite's page cache (per connection); the OS page cache serves what falls out of it. */
+  sqliteCacheBytes: positiveFromEnv(4 * MiB),
   /** Memory for the bytes of hot small (≤ 64 KiB) artifacts; 0 turns the cache off. */
   smallBlobCacheBytes: intFromEnv(8 * MiB),
   /** Last-accessed updates are batched and flushed at this interval (0 = write on every read). */
@@ -207,6 +209,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   logLevel: 'ARTIFACT_STORE_LOG_LEVEL',
   shutdownGraceMs: 'ARTIFACT_STORE_SHUTDOWN_GRACE_MS',
   sqliteBusyTimeoutMs: 'ARTIFACT_STORE_SQLITE_BUSY_TIMEOUT_MS',
+  sqliteCacheBytes: 'ARTIFACT_STORE_SQLITE_CACHE_BYTES',
   smallBlobCacheBytes: 'ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES',
   touchFlushMs: 'ARTIFACT_STORE_TOUCH_FLUSH_MS',
   maxSessionBytes: 'ARTIFACT_STORE_MAX_SESSION_BYTES',

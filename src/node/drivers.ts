@@ -10,7 +10,7 @@ import { createMemoryBlobStore } from '../blob/memory.js';
 import { nodeSha256 } from '../blob/node-hash.js';
 import type { Drivers } from '../compose/compose-app.js';
 import type { Config } from '../core/config.js';
-import { createSqliteRepository } from '../db/sqlite.js';
+import { createSqliteRepository, type SqliteRepositoryOptions } from '../db/sqlite.js';
 
 export interface NodeDrivers extends Drivers {
   close(): Promise<void>;
@@ -75,11 +75,16 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
 }
 
 /** The metadata and blob drivers of this configuration, opened; `close` closes both. */
+/** The SQLite repository's options as the configuration gives them. */
+export function sqliteOptions(config: Config, path: string): SqliteRepositoryOptions {
+  return { path, busyTimeoutMs: config.sqliteBusyTimeoutMs, cacheBytes: config.sqliteCacheBytes };
+}
+
 export async function openNodeDrivers(config: Config): Promise<NodeDrivers> {
   // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
   const dbPath =
     config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
-  const repo = createSqliteRepository({ path: dbPath, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  const repo = createSqliteRepository(sqliteOptions(config, dbPath));
   let blobs: BlobStore;
   try {
     blobs = await openBlobStore(config);

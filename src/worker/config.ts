@@ -43,6 +43,7 @@ const NODE_ONLY = [
   'dataDir',
   'dbPath',
   'sqliteBusyTimeoutMs',
+  'sqliteCacheBytes',
   'blobDriver',
   'blobDir',
   's3Bucket',

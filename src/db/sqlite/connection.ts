@@ -20,6 +20,11 @@ export interface SqliteRepositoryOptions {
   path: string;
   /** How long a writer waits for another process's lock before failing (ms). */
   busyTimeoutMs?: number;
+  /**
+   * SQLite's page cache for this connection (default 4 MiB; better-sqlite3's own default is 16 MB).
+   * A retention run or a large listing fills it; the OS page cache serves what falls out.
+   */
+  cacheBytes?: number;
 }
 
 /** migrations/ at the package root: three levels above src/db/sqlite/ and dist/db/sqlite/ alike (package.json ships it). */
@@ -66,6 +71,8 @@ export function openSqlite(options: SqliteRepositoryOptions): SqliteContext {
   // FULL: a put that answered 201 survives a power loss too (WAL is fsynced at each commit).
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
+  // A negative cache_size is in KiB.
+  sqlite.pragma(`cache_size = -${Math.max(64, Math.trunc((options.cacheBytes ?? 4 * 1024 * 1024) / 1024))}`);
   const db: BetterSQLite3Database<typeof schema> = drizzle(sqlite, { schema });
   migrateShared(db);
 
