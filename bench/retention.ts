@@ -154,18 +154,30 @@ export async function retentionRows(ctx: {
   const rows: Row[] = [ratioRow('Puts, 4 KiB, quotas enforced, 16 at a time (artifacts/s)', puts, 0, 0.8)];
   const seconds = runs.map((r) => r.seconds);
   const rss = runs.map((r) => r.peakRssMiB);
-  const judged = (metric: string, values: number[], digits: number, limit: number, unit: string): Row => ({
+  // Time is judged on the median round; memory, like every ceiling of the bench, on the worst.
+  const judged = (
+    metric: string,
+    values: number[],
+    digits: number,
+    limit: number,
+    unit: string,
+    on: 'median' | 'worst',
+  ): Row => ({
     metric,
     service: values.length ? spread(values, digits) : 'n/a',
     baseline: '—',
     ratio: '—',
-    target: `≤ ${limit} ${unit}`,
-    result: values.length ? (median(values) <= limit ? 'PASS' : 'FAIL') : 'not run',
+    target: `≤ ${limit} ${unit}${on === 'worst' ? ', worst round' : ''}`,
+    result: values.length
+      ? (on === 'median' ? median(values) : Math.max(...values)) <= limit
+        ? 'PASS'
+        : 'FAIL'
+      : 'not run',
   });
   const added = p99.service?.map((v, i) => v - p99.baseline[i]!) ?? [];
   rows.push(
-    judged(`Retention run over ${fmt(EXPIRED_REFS)} expired references (s)`, seconds, 1, 5, 's'),
-    judged('Retention run: peak RSS of its process, the built CLI (MiB)', rss, 0, 96, 'MiB'),
+    judged(`Retention run over ${fmt(EXPIRED_REFS)} expired references (s)`, seconds, 1, 5, 's', 'median'),
+    judged('Retention run: peak RSS of its process, the built CLI (MiB)', rss, 0, 96, 'MiB', 'worst'),
     {
       metric: 'The same CLI over 10 references: the process before the run (MiB)',
       service: baseRss.length ? spread(baseRss, 0) : 'n/a',
