@@ -455,6 +455,48 @@ describeS3('S3 blob store', () => {
       }
     });
 
+    it('direct uploads are signed with the declared sha256, so completing one reads nothing back', async () => {
+      const prefix = `hash-once-direct-${randomUUID()}/`;
+      const w = watched(prefix);
+      const bytes = randomBytes(300_000);
+      const sha = sha256Of(bytes);
+      try {
+        const staged = await w.store.presignUpload!({
+          sizeBytes: bytes.byteLength,
+          expiresInSeconds: 600,
+          sha256: sha,
+        });
+        expect(staged.headers['x-amz-content-sha256']).toBe(sha);
+        expect(staged.stagingKey.startsWith(`${prefix}staging/checked/`)).toBe(true);
+        expect((await fetch(staged.url, { method: 'PUT', headers: staged.headers, body: bytes })).status).toBe(200);
+        w.reset();
+        expect(await w.store.commitUpload!(staged.stagingKey, { sizeBytes: bytes.byteLength, sha256: sha })).toEqual({
+          sha256: sha,
+          sizeBytes: bytes.byteLength,
+        });
+        expect(w.hashed()).toBe(0);
+        expect(w.sent.map((r) => r.command)).toEqual(['HeadObject', 'HeadObject', 'CopyObject', 'DeleteObject']);
+        expect(await keysUnder(prefix)).toEqual([w.store.keyOf(sha)]);
+        expect(Buffer.from(await readAll((await w.store.get(sha))!)).equals(bytes)).toBe(true);
+
+        // A staged object under a plain staging key (an upload presigned without the hash, as before
+        // this signing, or on a backend that does not check) is still read back and hashed.
+        const plainKey = `${prefix}staging/${randomUUID()}`;
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key: plainKey, Body: randomBytes(1000) }));
+        w.reset();
+        await expectArtifactError(
+          w.store.commitUpload!(plainKey, { sizeBytes: 1000, sha256: sha256Of(randomBytes(8)) }),
+          'checksum_mismatch',
+        );
+        expect(w.sent.map((r) => r.command)).toEqual(['GetObject', 'DeleteObject']);
+        expect(w.hashed()).toBe(1000);
+        expect(await keysUnder(`${prefix}staging/`)).toEqual([]);
+      } finally {
+        w.close();
+        await removeUnder(prefix);
+      }
+    });
+
     it('on a backend that does not check payload hashes, the service hashes every body itself', async () => {
       // An "S3" that takes any PUT (s3rver, and some S3-compatible servers, check no signature):
       // the driver asks once, sees a wrong payload hash accepted, and stops relying on the backend.
@@ -486,6 +528,10 @@ describeS3('S3 blob store', () => {
         received.length = 0;
         expect(await store.put(bytesStream(bytes), { expectedSha256: sha })).toEqual({ sha256: sha, sizeBytes: 2000 });
         expect(received).toEqual([`HEAD /lax/${store.keyOf(sha)}`, `PUT /lax/${store.keyOf(sha)}`]);
+        // Direct uploads are not signed with the hash there: completing one reads it back and hashes it.
+        const staged = await store.presignUpload!({ sizeBytes: 2000, expiresInSeconds: 600, sha256: sha });
+        expect(staged.headers).toEqual({ 'Content-Type': 'application/octet-stream' });
+        expect(staged.stagingKey).not.toContain('staging/checked/');
       } finally {
         laxClient.destroy();
         lax.close();

@@ -262,19 +262,33 @@ describeS3('the service on the S3 driver', () => {
       expect((await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' })).status).toBe(404);
     });
 
-    it('other bytes of the declared size are refused at complete: 422, nothing committed, staging removed', async () => {
+    it('other bytes of the declared size are refused by the bucket itself: the PUT is signed with the declared sha256', async () => {
       const declared = randomBytes(100_000);
       const sent = randomBytes(100_000);
       const { ticket } = await begin(declared);
-      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: sent })).status).toBe(200);
-      const done = await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' });
-      expect(done.status).toBe(422);
-      expect((await json(done)).code).toBe('checksum_mismatch');
+      expect(ticket.headers).toEqual({
+        'Content-Type': 'application/octet-stream',
+        'x-amz-content-sha256': sha256(declared),
+      });
+      const put = await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: sent });
+      expect(put.status).toBe(400);
+      expect(await put.text()).toContain('XAmzContentSHA256Mismatch');
+      // Without the header the signature does not match: the client cannot leave the check out.
+      const { 'x-amz-content-sha256': _, ...withoutHash } = ticket.headers as Record<string, string>;
+      expect((await fetch(ticket.url, { method: 'PUT', headers: withoutHash, body: sent })).status).toBe(403);
+      // Nothing was uploaded: complete says so and the upload stays open for the right bytes.
+      const early = await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' });
+      expect(early.status).toBe(400);
+      expect((await json(early)).message).toMatch(/Nothing has been uploaded/);
       const list = await json(await api(`/v1/artifacts?limit=1000`));
       expect(list.items.map((r: Record<string, unknown>) => r.sha256)).not.toContain(sha256(sent));
       expect(list.items.map((r: Record<string, unknown>) => r.sha256)).not.toContain(sha256(declared));
       expect(await stagingKeys()).toEqual([]);
-      expect((await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' })).status).toBe(404);
+      expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: declared })).status).toBe(200);
+      const done = await api(`/v1/uploads/${ticket.uploadId}/complete`, { method: 'POST' });
+      expect(done.status).toBe(201);
+      expect((await json(done)).sha256).toBe(sha256(declared));
+      expect(await stagingKeys()).toEqual([]);
     });
 
     it('the presigned PUT takes exactly the declared size: S3 refuses more or fewer bytes', async () => {

@@ -52,7 +52,8 @@ export class ArtifactStoreStack extends Stack {
               {
                 allowedOrigins: props.corsOrigins,
                 allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD, s3.HttpMethods.PUT],
-                allowedHeaders: ['Content-Type', 'Range'],
+                // x-amz-content-sha256: direct uploads are signed with the declared sha256 (docs/s3-and-cdn.md).
+                allowedHeaders: ['Content-Type', 'Range', 'x-amz-content-sha256'],
                 exposedHeaders: ['ETag', 'Content-Length', 'Content-Range', 'Content-Disposition'],
                 maxAge: 600,
               },

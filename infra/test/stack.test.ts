@@ -76,6 +76,8 @@ describe('ArtifactStoreStack', () => {
           Match.objectLike({
             AllowedOrigins: ['https://app.example.com'],
             AllowedMethods: ['GET', 'HEAD', 'PUT'],
+            // Direct uploads send the declared sha256, which the bucket checks the body against.
+            AllowedHeaders: Match.arrayWith(['Content-Type', 'x-amz-content-sha256']),
             ExposedHeaders: Match.arrayWith(['ETag', 'Content-Range', 'Content-Disposition']),
           }),
         ],

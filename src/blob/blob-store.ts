@@ -56,15 +56,18 @@ export interface BlobStore {
   presignGet?(sha256: string, options: PresignGetOptions): Promise<string>;
   /**
    * Direct uploads (drivers whose backend accepts them): a presigned PUT of exactly `sizeBytes` to a
-   * fresh staging key, for a client to upload to without going through the service.
+   * fresh staging key, for a client to upload to without going through the service. `sha256` is
+   * the declared hash: a driver whose backend checks payload hashes signs the PUT with it.
    */
   presignUpload?(options: {
     sizeBytes: number;
     expiresInSeconds: number;
+    sha256?: string;
   }): Promise<{ stagingKey: string; url: string; headers: Record<string, string> }>;
   /**
-   * Re-reads a staged upload, hashing it, and commits it under its hash only when size and sha256
-   * are what was declared; it never trusts the backend's own checksums. The staged object is removed
+   * Commits a staged upload under its hash only when size and sha256 are what was declared: by
+   * re-reading and hashing it, unless its PUT was signed with the declared sha256 on a backend that
+   * checks payload hashes (then the backend has checked it). It never trusts S3's newer checksums. The staged object is removed
    * unless nothing was uploaded yet (bad_request, the client may still PUT and complete again).
    */
   commitUpload?(

@@ -9,10 +9,14 @@ import type { PresignGetOptions } from './blob-store.js';
 export interface ObjectPresigner {
   /** A GET of `key` whose response carries these Content-Type and Content-Disposition headers. */
   get(key: string, options: PresignGetOptions): Promise<string>;
-  /** A PUT of exactly `sizeBytes` to `key`; the client must send `headers`. */
+  /**
+   * A PUT of exactly `sizeBytes` to `key`; the client must send `headers`. With `sha256`, that is
+   * the request's signed payload hash (`x-amz-content-sha256`, one of the headers): a backend that
+   * checks payload hashes refuses other bytes.
+   */
   put(
     key: string,
-    options: { sizeBytes: number; expiresInSeconds: number },
+    options: { sizeBytes: number; expiresInSeconds: number; sha256?: string },
   ): Promise<{ url: string; headers: Record<string, string> }>;
 }
 
@@ -37,11 +41,31 @@ export function s3Presigner(client: S3Client, bucket: string): ObjectPresigner {
         ContentLength: o.sizeBytes,
         ContentType: 'application/octet-stream',
       });
+      if (o.sha256) {
+        // Set before signing: the signer takes a request's own x-amz-content-sha256 as its payload hash.
+        const sha256 = o.sha256;
+        command.middlewareStack.add(
+          (next) => (args) => {
+            (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = sha256;
+            return next(args);
+          },
+          { step: 'build', name: 'artifactStorePayloadHash' },
+        );
+      }
+      const signed = o.sha256 ? ['content-type', 'x-amz-content-sha256'] : ['content-type'];
       const url = await getSignedUrl(client, command, {
         expiresIn: expiry(o.expiresInSeconds),
-        signableHeaders: new Set(['content-type']),
+        signableHeaders: new Set(signed),
+        // A header, not a query parameter: the backend compares the body with the header.
+        unhoistableHeaders: new Set(signed.slice(1)),
       });
-      return { url, headers: { 'Content-Type': 'application/octet-stream' } };
+      return {
+        url,
+        headers: {
+          'Content-Type': 'application/octet-stream',
+          ...(o.sha256 ? { 'x-amz-content-sha256': o.sha256 } : {}),
+        },
+      };
     },
   };
 }

@@ -511,9 +511,19 @@ export function createS3BlobStore(
       }
     },
 
-    async presignUpload(o: { sizeBytes: number; expiresInSeconds: number }) {
+    async presignUpload(o: { sizeBytes: number; expiresInSeconds: number; sha256?: string }) {
+      // Signed with the declared sha256 where the backend checks it (and the body is not empty, which
+      // RGW 16 does not check): whatever lands under such a key is the declared bytes, and its key
+      // says so to commitUpload. Otherwise commitUpload re-reads and hashes the object.
+      if (o.sha256 && check(o.sha256) && o.sizeBytes > 0 && (await backendChecksPayload())) {
+        const stagingKey = `${prefix}${CHECKED_STAGING}${randomUUID()}`;
+        return { stagingKey, ...(await presigner.put(stagingKey, o)) };
+      }
       const stagingKey = `${prefix}staging/${randomUUID()}`;
-      return { stagingKey, ...(await presigner.put(stagingKey, o)) };
+      return {
+        stagingKey,
+        ...(await presigner.put(stagingKey, { sizeBytes: o.sizeBytes, expiresInSeconds: o.expiresInSeconds })),
+      };
     },
 
     async commitUpload(
@@ -521,16 +531,31 @@ export function createS3BlobStore(
       expected: { sizeBytes: number; sha256: string },
       beforeCommit?: BlobPutOptions['beforeCommit'],
     ) {
+      if (stagingKey.startsWith(`${prefix}${CHECKED_STAGING}`) && expected.sizeBytes > 0) {
+        // The backend took this object only if it hashed to the signed sha256, and only at the signed
+        // size: nothing to re-read. The HEAD says whether anything was uploaded.
+        const size = await head(stagingKey);
+        if (size === null) throw nothingUploaded();
+        if (size !== expected.sizeBytes) {
+          await removeQuietly(stagingKey);
+          throw sizeMismatch(expected.sizeBytes, `${size}`);
+        }
+        try {
+          await beforeCommit?.({ sha256: expected.sha256 });
+          const final = keyOf(expected.sha256);
+          if ((await head(final)) !== expected.sizeBytes) await copy(stagingKey, final, expected.sizeBytes);
+          return { sha256: expected.sha256, sizeBytes: expected.sizeBytes };
+        } finally {
+          await removeQuietly(stagingKey);
+        }
+      }
       let body: ReadableStream<Uint8Array>;
       try {
         const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: stagingKey }));
         if (!out.Body) throw new Error('GetObject returned no body');
         body = out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
       } catch (err) {
-        if (isNotFound(err))
-          throw errors.badRequest(
-            'Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.',
-          );
+        if (isNotFound(err)) throw nothingUploaded();
         throw s3Failure(err, where('GetObject', stagingKey));
       }
       try {
@@ -682,6 +707,12 @@ export function createS3BlobStore(
     },
   };
 }
+
+const nothingUploaded = () =>
+  errors.badRequest('Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.');
+
+/** Staging keys of direct uploads presigned with their sha256 as the payload hash (see presignUpload). */
+const CHECKED_STAGING = 'staging/checked/';
 
 /** sha256 of no bytes: the probe's deliberately wrong payload hash. */
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

@@ -61,7 +61,11 @@ export function createDirectUploads(ctx: DirectUploadContext): Pick<ArtifactServ
         throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
       const at = now();
       const ttl = limits.uploadTtlSeconds ?? 3600;
-      const staged = await blobs.presignUpload({ sizeBytes: declared.sizeBytes, expiresInSeconds: ttl });
+      const staged = await blobs.presignUpload({
+        sizeBytes: declared.sizeBytes,
+        expiresInSeconds: ttl,
+        sha256: declared.sha256,
+      });
       const id = `up_${randomHex(16)}`;
       const { scope: _ignored, ...kept } = options;
       await repo.createUpload({

@@ -24,7 +24,10 @@ const TicketDoc = z
     uploadId: z.string(),
     url: z.string().openapi({ description: 'PUT the bytes here, with the headers below and no Authorization.' }),
     method: z.literal('PUT'),
-    headers: z.record(z.string(), z.string()),
+    headers: z.record(z.string(), z.string()).openapi({
+      description:
+        'Every one must be sent with the PUT. On S3 they include x-amz-content-sha256, the declared sha256: the bucket refuses other bytes.',
+    }),
     expiresAt: z.string(),
   })
   .openapi('UploadTicket');
