@@ -20,6 +20,21 @@ export interface ObjectPresigner {
   ): Promise<{ url: string; headers: Record<string, string> }>;
 }
 
+/**
+ * Makes `sha256` the command's SigV4 payload hash: the signer takes a request's own
+ * x-amz-content-sha256 instead of hashing the body, and the backend checks the body against it.
+ */
+export function withPayloadHash<C extends PutObjectCommand>(command: C, sha256: string): C {
+  command.middlewareStack.add(
+    (next) => (args) => {
+      (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = sha256;
+      return next(args);
+    },
+    { step: 'build', name: 'artifactStorePayloadHash' },
+  );
+  return command;
+}
+
 /** S3 accepts 1 s to 7 days. */
 const expiry = (seconds: number) => Math.min(7 * 24 * 3600, Math.max(1, Math.floor(seconds)));
 
@@ -41,17 +56,7 @@ export function s3Presigner(client: S3Client, bucket: string): ObjectPresigner {
         ContentLength: o.sizeBytes,
         ContentType: 'application/octet-stream',
       });
-      if (o.sha256) {
-        // Set before signing: the signer takes a request's own x-amz-content-sha256 as its payload hash.
-        const sha256 = o.sha256;
-        command.middlewareStack.add(
-          (next) => (args) => {
-            (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = sha256;
-            return next(args);
-          },
-          { step: 'build', name: 'artifactStorePayloadHash' },
-        );
-      }
+      if (o.sha256) withPayloadHash(command, o.sha256);
       const signed = o.sha256 ? ['content-type', 'x-amz-content-sha256'] : ['content-type'];
       const url = await getSignedUrl(client, command, {
         expiresIn: expiry(o.expiresInSeconds),

@@ -18,6 +18,7 @@ import {
 import { CreateInvalidationCommand, type CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl as signCloudFrontUrl } from '@aws-sdk/cloudfront-signer';
+import { concatBytes } from '../core/bytes.js';
 import { errors, isArtifactError } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
@@ -25,7 +26,7 @@ import type { ByteRange } from '../core/schemas.js';
 import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
 import { nodeSha256 } from './node-hash.js';
 import { uploadSizeMismatch as sizeMismatch } from './ingest.js';
-import { s3Presigner } from './s3-presign.js';
+import { s3Presigner, withPayloadHash } from './s3-presign.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -252,14 +253,7 @@ export function createS3BlobStore(
       ContentLength: bytes.byteLength,
       ContentType: 'application/octet-stream',
     });
-    command.middlewareStack.add(
-      (next) => (args) => {
-        (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = sha256;
-        return next(args);
-      },
-      { step: 'build', name: 'artifactStorePayloadHash' },
-    );
-    return command;
+    return withPayloadHash(command, sha256);
   }
 
   /**
@@ -464,7 +458,7 @@ export function createS3BlobStore(
         }
         first.push(next.value);
       }
-      if (ended) return putOne(concat(first, size), putOptions);
+      if (ended) return putOne(concatBytes(first, size), putOptions);
       return putMultipart(reader, first, size, putOptions);
     },
 
@@ -721,18 +715,6 @@ const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 function isPayloadMismatch(err: unknown): boolean {
   const e = err as { name?: string; Code?: string };
   return ['XAmzContentSHA256Mismatch', 'BadDigest'].some((code) => e?.name === code || e?.Code === code);
-}
-
-/** The chunks as one buffer (no copy for a single chunk). */
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound', 'NoSuchVersion']);
