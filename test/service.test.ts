@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFsBlobStore } from '../src/blob/fs.js';
 import { nodeSha256 } from '../src/blob/node-hash.js';
@@ -904,6 +906,42 @@ describe('SQLite connection settings', () => {
         }
       }
       expect(() => loadConfig({ ARTIFACT_STORE_SQLITE_CACHE_BYTES: '0' })).toThrow(/SQLITE_CACHE_BYTES/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the WAL is checkpointed on a turn of its own after enough write time, never inside a commit', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sqlite-checkpoint-'));
+    const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 5));
+    try {
+      for (const after of [0, 200]) {
+        const path = join(dir, `${after}.db`);
+        const ctx = openSqlite({ path, checkpointAfterWriteMs: after });
+        try {
+          expect(ctx.sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+          ctx.writing(() => ctx.sqlite.exec('CREATE TABLE filler (b BLOB)'));
+          await nextTurn();
+          const before = statSync(path).size;
+          // 2 MiB in one commit: SQLite's own checkpoint (1,000 pages) would have copied it at once.
+          const insert = ctx.sqlite.prepare('INSERT INTO filler VALUES (?)');
+          ctx.writing(() =>
+            ctx.sqlite.transaction(() => {
+              for (let i = 0; i < 4; i++) insert.run(randomBytes(512 * 1024));
+            })(),
+          );
+          expect(statSync(path).size).toBe(before);
+          await nextTurn();
+          // With 0, the next turn copied the pages into the file; with 200 ms, a quick write waits for more.
+          if (after === 0) expect(statSync(path).size).toBeGreaterThanOrEqual(before + 2 * 1024 * 1024);
+          else expect(statSync(path).size).toBe(before);
+          const other = new Database(path, { readonly: true });
+          expect(other.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(4);
+          other.close();
+        } finally {
+          ctx.sqlite.close();
+        }
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -25,6 +25,11 @@ export interface SqliteRepositoryOptions {
    * A retention run or a large listing fills it; the OS page cache serves what falls out.
    */
   cacheBytes?: number;
+  /**
+   * Write time (ms of transactions) after which the WAL is checkpointed, on a turn of its own
+   * (default 200). 0 checkpoints after every write.
+   */
+  checkpointAfterWriteMs?: number;
 }
 
 /** migrations/ at the package root: three levels above src/db/sqlite/ and dist/db/sqlite/ alike (package.json ships it). */
@@ -63,6 +68,47 @@ function migrateShared(db: BetterSQLite3Database<typeof schema>): void {
   }
 }
 
+/** Write time after which the WAL is copied into the database file (see scheduleCheckpoints). */
+const CHECKPOINT_AFTER_WRITE_MS = 200;
+
+/**
+ * WAL checkpoints on turns of their own. SQLite's automatic checkpoint runs inside the commit that
+ * takes the WAL past 1,000 pages, so one put or one retention batch pays for copying everyone's
+ * pages into the database file, with the event loop held. Here the connection's automatic checkpoint
+ * is off; after its transactions have taken CHECKPOINT_AFTER_WRITE_MS, a PASSIVE checkpoint (it
+ * waits for no one) runs on the next turn. Fewer checkpoints also copy less: a page written by several
+ * transactions in between reaches the database file once. Closing the last connection checkpoints
+ * what is left, as before.
+ */
+function scheduleCheckpoints(sqlite: Database.Database, options: SqliteRepositoryOptions) {
+  if (options.path === ':memory:') return { wrote() {} };
+  const after = Math.max(0, options.checkpointAfterWriteMs ?? CHECKPOINT_AFTER_WRITE_MS);
+  sqlite.pragma('wal_autocheckpoint = 0');
+  let writeMs = 0;
+  let queued = false;
+  const checkpoint = () => {
+    queued = false;
+    writeMs = 0;
+    if (!sqlite.open || sqlite.inTransaction) return;
+    try {
+      sqlite.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // An I/O error: the WAL keeps the pages, and the next checkpoint (or closing) tries again.
+    }
+  };
+  return {
+    wrote(ms: number) {
+      writeMs += ms;
+      if (writeMs < after || queued) return;
+      queued = true;
+      // A timer, not setImmediate: a long run of writes (retention) continues on setImmediate, and
+      // this way requests get their turn (the poll phase) between the checkpoint and the next batch.
+      // unref: a process that is done (the CLI) need not wait; closing the connection checkpoints.
+      setTimeout(checkpoint, 0).unref();
+    },
+  };
+}
+
 export function openSqlite(options: SqliteRepositoryOptions): SqliteContext {
   if (options.path !== ':memory:') mkdirSync(dirname(resolve(options.path)), { recursive: true });
   const sqlite = new Database(options.path);
@@ -77,11 +123,14 @@ export function openSqlite(options: SqliteRepositoryOptions): SqliteContext {
   migrateShared(db);
 
   const recentRefs = createRecentRefs<RawRefRow>(sqlite, 10_000);
+  const checkpoints = scheduleCheckpoints(sqlite, options);
   const writing = <T>(write: () => T): T => {
+    const began = performance.now();
     try {
       return write();
     } finally {
       recentRefs.clear();
+      checkpoints.wrote(performance.now() - began);
     }
   };
   const planStatements = new Map<string, Database.Statement>();
