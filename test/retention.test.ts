@@ -423,6 +423,96 @@ describe('retention batch sizes', () => {
   }, 30_000);
 });
 
+describe('retention and the event loop', () => {
+  it('gives the event loop a turn after every transaction (repository calls on SQLite finish synchronously)', async () => {
+    const h = await harness();
+    await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 12, 5);
+    h.clock.t += 60_000;
+    let turns = 0;
+    let running = true;
+    const ticker = (async () => {
+      while (running) {
+        turns++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const seen: { phase: string; turns: number }[] = [];
+    const report = await h.retention({}, {}, { batchSize: 2, onProgress: (phase) => seen.push({ phase, turns }) });
+    running = false;
+    await ticker;
+    expect(report.expired.refs).toBe(12);
+    expect(report.blobs.collected).toBe(12);
+    const expire = seen.filter((p) => p.phase === 'expire');
+    const blobs = seen.filter((p) => p.phase === 'blobs');
+    expect(expire).toHaveLength(7);
+    expect(blobs).toHaveLength(6);
+    // Other work ran between each transaction and the next.
+    for (const phase of [expire, blobs]) {
+      for (let i = 1; i < phase.length; i++) expect(phase[i]!.turns).toBeGreaterThan(phase[i - 1]!.turns);
+    }
+  });
+
+  it('deletes a batch of blobs several at a time, at most 16, and still counts each failure', async () => {
+    const h = await harness();
+    await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 40, 5);
+    h.clock.t += 60_000;
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const counting = Object.create(h.blobs) as typeof h.blobs;
+    counting.delete = async (sha256) => {
+      const failing = ++calls % 10 === 0;
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      inFlight--;
+      if (failing) throw new Error('backend down');
+      return h.blobs.delete(sha256);
+    };
+    const report = await runRetention(
+      { repo: h.repo, blobs: counting, policies: createPolicies(BASE), now: () => h.clock.t, graceMs: 0 },
+      'test',
+    );
+    expect(most).toBe(16);
+    expect(report.blobs).toMatchObject({ collected: 36, failed: 4 });
+    // The failed ones are unmarked and kept for the next run; the rest are gone.
+    expect(h.count('SELECT count(*) AS n FROM blobs')).toBe(4);
+    expect(h.count('SELECT count(*) AS n FROM blobs WHERE doomed_at IS NOT NULL')).toBe(0);
+    expect(await h.blobFiles()).toBe(4);
+  });
+
+  it('with pause, waits as long as each transaction held the loop, and batchTargetMs bounds the batches', async () => {
+    const h = await harness();
+    const calls: { limit: number; began: number; ended: number }[] = [];
+    const scripted = Object.create(h.repo) as typeof h.repo;
+    scripted.expireRefs = async (_now, limit) => {
+      const began = performance.now();
+      // Holds the loop 15 ms, as a transaction would.
+      while (performance.now() - began < 15) {}
+      calls.push({ limit, began, ended: performance.now() });
+      return { refs: calls.length < 5 ? limit : 0, bytes: 0, byTenant: {} };
+    };
+    await runRetention(
+      {
+        repo: scripted,
+        blobs: h.blobs,
+        policies: createPolicies(BASE),
+        graceMs: 0,
+        pause: 1,
+        batchTargetMs: 25,
+      },
+      'test',
+    );
+    expect(calls).toHaveLength(5);
+    for (let i = 1; i < calls.length; i++) {
+      const held = calls[i - 1]!.ended - calls[i - 1]!.began;
+      // setTimeout rounds to whole milliseconds.
+      expect(calls[i]!.began - calls[i - 1]!.ended).toBeGreaterThanOrEqual(held - 1);
+    }
+    // 15 ms is over half of 25: no batch grew.
+    expect(calls.map((c) => c.limit)).toEqual([500, 500, 500, 500, 500]);
+  });
+});
+
 describe('retention triggers', () => {
   it('POST /v1/admin/retention runs it for operators and is 403 for tenants, their admins included; the schedule runs it too; each run is audited', {
     timeout: 30_000,

@@ -47,7 +47,14 @@ export interface RuntimeParts {
    * Retention: Node shares one run among concurrent callers; a Worker runs each call on its own
    * (a request's I/O belongs to that request) in small batches.
    */
-  retention?: { shareRuns: boolean; batchSize?: number; onReport?: (report: RetentionReport) => void };
+  retention?: {
+    shareRuns: boolean;
+    batchSize?: number;
+    /** RetentionDeps.pause and .batchTargetMs: Node's service leaves requests most of the event loop during a run. */
+    pause?: number;
+    batchTargetMs?: number;
+    onReport?: (report: RetentionReport) => void;
+  };
   /** Prometheus metrics (Node), built once the operations exist; loaded only when they are on. */
   metrics?: (ops: ServiceOperations) => Promise<Metrics | undefined>;
   /** Who records policy changes: `pid 123` on Node, `worker` on Workers. */
@@ -125,6 +132,8 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
   const retentionDeps = retentionDepsOf(config, settings, drivers, {
     ...(runtime.now ? { now: runtime.now } : {}),
     ...(runtime.retention?.batchSize ? { batchSize: runtime.retention.batchSize } : {}),
+    ...(runtime.retention?.pause ? { pause: runtime.retention.pause } : {}),
+    ...(runtime.retention?.batchTargetMs ? { batchTargetMs: runtime.retention.batchTargetMs } : {}),
   });
   const run =
     runtime.retention?.shareRuns === false

@@ -68,7 +68,14 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       // prom-client is loaded only when metrics are on.
       metrics: async (ops) =>
         config.metrics || config.metricsToken ? (await import('../http/metrics.js')).createMetrics(ops) : undefined,
-      retention: { shareRuns: true, onReport: (report) => metrics?.retention(report) },
+      // Runs in the process that serves requests: short transactions, each followed by a pause as
+      // long (bench/retention.ts measures puts during a run).
+      retention: {
+        shareRuns: true,
+        pause: 1,
+        batchTargetMs: 25,
+        onReport: (report) => metrics?.retention(report),
+      },
       rateLimiter: ({ policies }) =>
         createRateLimiter({
           limitsOf: (tenantId) => rateLimitsOf(policies(tenantId)),

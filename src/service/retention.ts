@@ -17,12 +17,21 @@ export interface RetentionDeps {
   graceMs: number;
   /**
    * Rows per transaction, fixed. Unset, batches start at 500 and follow how long each transaction
-   * of expiry and blob collection takes: doubled while one takes under half of BATCH_TARGET_MS,
+   * of expiry and blob collection takes: doubled while one takes under half of batchTargetMs,
    * halved when one takes longer, up to 10,000 rows. Big batches write far fewer pages (an index
    * page holds many of a batch's rows), and the target keeps the write lock short: on SQLite a
    * transaction also holds the service's event loop.
    */
   batchSize?: number;
+  /** The longest an unfixed batch's transaction should take (default BATCH_TARGET_MS, 50 ms). */
+  batchTargetMs?: number;
+  /**
+   * After each transaction, wait this many times as long as it took before the next (default 0:
+   * only a turn of the event loop). A process that also serves requests runs with 1: on SQLite a
+   * transaction holds the event loop, and a put needs several turns of it (its file's writes, its
+   * commit), so a run that took every turn would leave puts a fraction of the loop.
+   */
+  pause?: number;
   /** Called as the run moves on, for progress bars. */
   onProgress?: (phase: RetentionPhase, done: number) => void;
   /** Audit entries are kept this long (default 90 days); the run trims only older ones. */
@@ -83,9 +92,21 @@ export async function runRetention(
 ): Promise<RetentionReport> {
   const now = deps.now ?? Date.now;
   const batch = Math.max(1, deps.batchSize ?? 500);
-  const expireBatch = batchSizer(deps.batchSize);
-  const blobBatch = batchSizer(deps.batchSize);
-  const progress = deps.onProgress ?? (() => {});
+  const target = deps.batchTargetMs ?? BATCH_TARGET_MS;
+  const expireBatch = batchSizer(deps.batchSize, target);
+  const blobBatch = batchSizer(deps.batchSize, target);
+  const onProgress = deps.onProgress ?? (() => {});
+  // After each transaction: report, then give the event loop a turn. Repository calls on SQLite
+  // finish synchronously, so without the turn a whole phase would hold the service's requests.
+  // With `pause`, the turn lasts that many times as long as the transaction held the loop.
+  const progress = async (phase: RetentionPhase, done: number, heldMs = 0) => {
+    onProgress(phase, done);
+    const wait = heldMs * (deps.pause ?? 0);
+    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    // On setImmediate, also after a pause: a checkpoint queued on a timer (db/sqlite/connection.ts)
+    // and this batch then run in separate phases of the loop, with requests' I/O between them.
+    await nextTurn();
+  };
   const started = now();
   const report: RetentionReport = {
     trigger,
@@ -112,14 +133,15 @@ export async function runRetention(
     const size = expireBatch.size;
     const began = performance.now();
     const { refs, bytes, byTenant } = await deps.repo.expireRefs(now(), size);
-    expireBatch.took(performance.now() - began, refs);
+    const held = performance.now() - began;
+    expireBatch.took(held, refs);
     report.expired.refs += refs;
     report.expired.bytes += bytes;
     for (const [id, t] of Object.entries(byTenant)) {
       tenant(id).expiredRefs += t.refs;
       tenant(id).expiredBytes += t.bytes;
     }
-    progress('expire', report.expired.refs);
+    await progress('expire', report.expired.refs, held);
     if (refs < size) break;
   }
 
@@ -145,7 +167,9 @@ export async function runRetention(
           report.overLimitKept.scopes++;
           continue;
         }
+        const began = performance.now();
         const evicted = await deps.repo.enforceScope(scope.tenantId, kind, scope.value, quotaLimitsOf(policy), now());
+        const held = performance.now() - began;
         if (evicted.length > 0) report.evicted.scopes++;
         report.evicted.refs += evicted.length;
         report.evicted.bytes += evicted.reduce((sum, r) => sum + r.sizeBytes, 0);
@@ -153,7 +177,7 @@ export async function runRetention(
           tenant(r.tenantId).evictedRefs++;
           tenant(r.tenantId).evictedBytes += r.sizeBytes;
         }
-        progress('quotas', report.evicted.refs);
+        await progress('quotas', report.evicted.refs, held);
       }
       if (page.length < batch) break;
       after = { tenantId: page.at(-1)!.tenantId, value: page.at(-1)!.value };
@@ -164,7 +188,7 @@ export async function runRetention(
   for (;;) {
     const dropped = await deps.repo.dropUnreferencedArtifacts(batch);
     report.unreferencedArtifacts += dropped;
-    progress('artifacts', report.unreferencedArtifacts);
+    await progress('artifacts', report.unreferencedArtifacts);
     if (dropped < batch) break;
   }
 
@@ -184,7 +208,7 @@ export async function runRetention(
       }
       await deps.repo.deleteUpload(up.id);
       report.uploads.reaped++;
-      progress('uploads', report.uploads.reaped);
+      await progress('uploads', report.uploads.reaped);
     }
     if (page.length === 0) break;
   }
@@ -204,6 +228,7 @@ export async function runRetention(
       }
       if (!stored && (await deps.repo.deleteIdleBlobRow(sha256, now()))) report.unfinished.rows++;
     }
+    await nextTurn();
     if (rows.length < batch) break;
     after = rows.at(-1)!;
   }
@@ -229,7 +254,9 @@ export async function runRetention(
     await deps.faults?.('gc:after-mark');
     const collected: string[] = [];
     const failed: string[] = [];
-    for (const b of marked) {
+    // Several deletes at a time: each is a round trip (an unlink in libuv's pool, a DeleteObject),
+    // and one after another they were most of the collection's time.
+    await eachConcurrently(marked, BLOB_DELETES_AT_ONCE, async (b) => {
       try {
         await deps.blobs.delete(b.sha256);
         collected.push(b.sha256);
@@ -240,13 +267,13 @@ export async function runRetention(
         failed.push(b.sha256);
         report.blobs.failed++;
       }
-    }
+    });
     await deps.faults?.('gc:after-delete');
     began = performance.now();
     await deps.repo.forgetBlobs(collected, failed, markedAt);
     writing = Math.max(writing, performance.now() - began);
     blobBatch.took(writing, marked.length);
-    progress('blobs', report.blobs.collected);
+    await progress('blobs', report.blobs.collected, writing);
     // biome-ignore lint/complexity/useMathMinMax: hashes are strings, compared as strings.
     after = marked.reduce((max, b) => (b.sha256 > max ? b.sha256 : max), after);
     if (marked.length < size) break;
@@ -256,13 +283,14 @@ export async function runRetention(
   // Against the wall clock: file and object timestamps are wall-clock times, whatever `now` is.
   if (deps.blobs.sweepStaging) {
     report.staging = await deps.blobs.sweepStaging(Date.now() - deps.graceMs);
-    progress('staging', report.staging.removed);
+    await progress('staging', report.staging.removed);
   }
 
   // 8. Old events.
   for (;;) {
     const trimmed = await deps.repo.trimEvents(now() - EVENTS_KEPT_MS, batch);
     report.events.trimmed += trimmed;
+    await nextTurn();
     if (trimmed < batch) break;
   }
 
@@ -271,6 +299,7 @@ export async function runRetention(
   for (;;) {
     const trimmed = await deps.repo.trimAudit(auditBefore, batch);
     report.audit.trimmed += trimmed;
+    await nextTurn();
     if (trimmed < batch) break;
   }
 
@@ -294,13 +323,39 @@ export async function runRetention(
   return report;
 }
 
+/** Resolves on the event loop's next turn (setImmediate on Node; a zero timeout where there is none). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) =>
+    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
+  );
+}
+
+/** Blob deletes in flight at once during the collection. */
+const BLOB_DELETES_AT_ONCE = 16;
+
+/** Runs `task` over `items`, at most `limit` at a time; resolves when all have settled (tasks catch their own errors). */
+async function eachConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) await task(items[i]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 /** The longest a retention transaction should hold the write lock (and, on SQLite, the event loop). */
 export const BATCH_TARGET_MS = 50;
 const MIN_BATCH = 100;
 const MAX_BATCH = 10_000;
 
 /** A fixed batch size, or one that follows the time of each full batch (see RetentionDeps.batchSize). */
-function batchSizer(fixed: number | undefined): { readonly size: number; took(ms: number, rows: number): void } {
+function batchSizer(
+  fixed: number | undefined,
+  targetMs: number,
+): { readonly size: number; took(ms: number, rows: number): void } {
   let size = Math.max(1, fixed ?? 500);
   return {
     get size() {
@@ -309,8 +364,8 @@ function batchSizer(fixed: number | undefined): { readonly size: number; took(ms
     took(ms, rows) {
       // A short batch (the last one) says little about the next.
       if (fixed !== undefined || rows < size) return;
-      if (ms < BATCH_TARGET_MS / 2) size = Math.min(MAX_BATCH, size * 2);
-      else if (ms > BATCH_TARGET_MS) size = Math.max(MIN_BATCH, Math.floor(size / 2));
+      if (ms < targetMs / 2) size = Math.min(MAX_BATCH, size * 2);
+      else if (ms > targetMs) size = Math.max(MIN_BATCH, Math.floor(size / 2));
     },
   };
 }
