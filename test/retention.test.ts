@@ -14,6 +14,7 @@ import { createJsonLogger } from '../src/http/logger.js';
 import { errors } from '../src/core/errors.js';
 import { createPolicies, type Policy, type TenantPolicies } from '../src/core/policy.js';
 import type { ArtifactScope } from '../src/core/schemas.js';
+import { UNFINISHED_BLOB_ROWS_SQL } from '../src/db/blob-sql.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer } from '../src/node.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
@@ -510,6 +511,62 @@ describe('retention and the event loop', () => {
     }
     // 15 ms is over half of 25: no batch grew.
     expect(calls.map((c) => c.limit)).toEqual([500, 500, 500, 500, 500]);
+  });
+
+  it('finds unfinished blob rows through an index of those rows alone, and trims events and audit from the front', async () => {
+    const h = await harness();
+    // Every stored put's row leaves the partial index; the statement searches it, never the table.
+    await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 3);
+    const plan = (
+      h.db.prepare(`EXPLAIN QUERY PLAN ${UNFINISHED_BLOB_ROWS_SQL}`).all({ now: T0, after: '', limit: 10 }) as {
+        detail: string;
+      }[]
+    ).map((r) => r.detail);
+    expect(plan[0]).toBe('SEARCH b USING INDEX blobs_unfinished (sha256>?)');
+    expect(plan.filter((d) => d.startsWith('SCAN'))).toEqual([]);
+    const indexed = () => h.count('SELECT count(*) AS n FROM blobs INDEXED BY blobs_unfinished WHERE size_bytes = 0');
+    expect(indexed()).toBe(0);
+    expect(h.count('SELECT count(*) AS n FROM blobs')).toBe(3);
+    // A pin whose put never stored the bytes: the one row in the index, found once its pin lapsed.
+    const sha = 'ab'.repeat(32);
+    await h.repo.pinBlob(sha, h.clock.t + 1000, h.clock.t, h.clock.t - 60_000);
+    expect(indexed()).toBe(1);
+    expect(await h.repo.unfinishedBlobRows(h.clock.t + 2000, '', 10)).toEqual([sha]);
+
+    // Events: of the `limit` oldest, those older than the cut. One out of time order (created at 4,
+    // behind one at 10) waits until those before it have gone.
+    const firstSeq = (await h.repo.lastEventSeq()) + 1;
+    for (const at of [1, 2, 3, 10, 4, 11]) {
+      await h.repo.appendEvent({ tenantId: 'acme', type: 'resource.updated', subject: 'x', scope: {}, data: {}, at });
+    }
+    await h.db.prepare('DELETE FROM outbox WHERE seq < ?').run(firstSeq);
+    expect(await h.repo.trimEvents(5, 2)).toBe(2);
+    expect(await h.repo.trimEvents(5, 2)).toBe(1);
+    const left = () =>
+      (h.db.prepare('SELECT created_at AS at FROM outbox ORDER BY seq').all() as { at: number }[]).map((r) => r.at);
+    expect(left()).toEqual([10, 4, 11]);
+    expect(await h.repo.trimEvents(12, 2)).toBe(2);
+    expect(left()).toEqual([11]);
+
+    // The audit trail the same way.
+    h.db.prepare('DELETE FROM audit_log').run();
+    for (const at of [1, 10, 2]) {
+      await h.repo.recordAudit({
+        at,
+        tenantId: '',
+        action: 'retention.run',
+        role: 'scheduler',
+        actorKind: 'scheduler',
+        actorId: 'test',
+        target: null,
+        details: null,
+        requestId: null,
+      });
+    }
+    expect(await h.repo.trimAudit(5, 2)).toBe(1);
+    expect((h.db.prepare('SELECT at FROM audit_log ORDER BY seq').all() as { at: number }[]).map((r) => r.at)).toEqual([
+      10, 2,
+    ]);
   });
 });
 

@@ -19,6 +19,16 @@ export const INSERT_AUDIT_EVENT_SQL = `INSERT INTO outbox (tenant_id, type, arti
 export const INSERT_EVENT_SQL = `INSERT INTO outbox (tenant_id, type, artifact_id, scope, ref, data, created_at)
   VALUES (@tenantId, @type, @subject, @scope, NULL, @data, @at)`;
 
+/**
+ * Drops old events from the front of the outbox: of the `@limit` oldest rows by seq, those created
+ * before `@before`. Each call reads at most `@limit` rows. Asking the whole table for rows older
+ * than a time (there is no index on it) read every event kept, in one statement, on every retention
+ * run. Events are appended in time order; one out of order (another instance's clock) is dropped
+ * once those before it have gone.
+ */
+export const TRIM_EVENTS_SQL = `DELETE FROM outbox WHERE seq IN (
+  SELECT seq FROM (SELECT seq, created_at FROM outbox ORDER BY seq LIMIT @limit) WHERE created_at < @before)`;
+
 /** The parameters of INSERT_EVENT_SQL. */
 export function eventParams(e: NewOutboxEvent): Record<string, string | number> {
   return {
@@ -35,8 +45,9 @@ export function eventParams(e: NewOutboxEvent): Record<string, string | number> 
   };
 }
 
-export const TRIM_AUDIT_SQL =
-  'DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE at < @before ORDER BY seq LIMIT @limit)';
+/** Drops old entries from the front of the trail, reading at most `@limit` rows, as TRIM_EVENTS_SQL. */
+export const TRIM_AUDIT_SQL = `DELETE FROM audit_log WHERE seq IN (
+  SELECT seq FROM (SELECT seq, at FROM audit_log ORDER BY seq LIMIT @limit) WHERE at < @before)`;
 
 const AUDIT_COLUMNS = `seq, at, tenant_id AS tenantId, action, role, actor_kind AS actorKind, actor_id AS actorId, target, details, request_id AS requestId`;
 

@@ -413,7 +413,10 @@ export interface OutboxRepository {
   readEvents(tenantId: string | undefined, afterSeq: number, limit: number): Promise<OutboxEvent[]>;
   /** The newest event's seq (0 when there is none). */
   lastEventSeq(): Promise<number>;
-  /** Drops up to `limit` events older than `before`; resuming from before then starts at the oldest kept. */
+  /**
+   * Drops, of the `limit` oldest events, those older than `before`, and returns how many. Fewer than
+   * `limit` means the front of the outbox is reached; resuming from before then starts at the oldest kept.
+   */
   trimEvents(before: number, limit: number): Promise<number>;
   /** Appends an event that is not about an artifact. */
   appendEvent(event: NewOutboxEvent): Promise<void>;
@@ -421,7 +424,7 @@ export interface OutboxRepository {
   recordAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry>;
   /** Audit entries, newest first. */
   listAudit(filter: AuditFilter): Promise<AuditEntry[]>;
-  /** Drops up to `limit` audit entries older than `before`. */
+  /** Drops, of the `limit` oldest audit entries, those older than `before` (as trimEvents). */
   trimAudit(before: number, limit: number): Promise<number>;
 }
 

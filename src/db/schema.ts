@@ -5,13 +5,20 @@ import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } fro
 // Absent scope parts are stored as '' (not NULL) so the uniqueness of a reference's scope holds.
 
 /** Immutable bytes by full sha256, stored once whoever uploads them. */
-export const blobs = sqliteTable('blobs', {
-  sha256: text('sha256').primaryKey(),
-  sizeBytes: integer('size_bytes').notNull(),
-  createdAt: integer('created_at').notNull(),
-  /** Set by garbage collection while it deletes the bytes: a put waits for it to finish. */
-  doomedAt: integer('doomed_at'),
-});
+export const blobs = sqliteTable(
+  'blobs',
+  {
+    sha256: text('sha256').primaryKey(),
+    /** 0 until a put has stored the bytes (the row is written with the put's pin, before the bytes). */
+    sizeBytes: integer('size_bytes').notNull(),
+    createdAt: integer('created_at').notNull(),
+    /** Set by garbage collection while it deletes the bytes: a put waits for it to finish. */
+    doomedAt: integer('doomed_at'),
+  },
+  // Rows whose put has not stored the bytes (yet): retention looks for unfinished ones among these
+  // only, not through every blob row.
+  (t) => [index('blobs_unfinished').on(t.sha256).where(sql`size_bytes = 0`)],
+);
 
 /** Per tenant: content facts only. */
 export const artifacts = sqliteTable(

@@ -3,14 +3,10 @@
  * nothing holds, and the rows fsck reads. Lists of sha256s travel as one JSON parameter
  * (json_each), since D1 takes at most 100 bound parameters per statement.
  */
+import { UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
 import type { Stmt } from '../plans/sql.js';
 import type { BlobRepository } from '../repository.js';
 import type { D1Context } from './binding.js';
-
-/** No live pin: no put is between knowing these bytes' hash and committing its metadata. */
-const UNPINNED = 'NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.until >= @now)';
-/** No artifact holds the blob @sha256. */
-const UNHELD = 'NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)';
 
 /**
  * pinBlob as one batch: clear a stale doom mark (or create the row) and add the pin, both only when
@@ -101,11 +97,7 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
     },
 
     async unfinishedBlobRows(now, after, limit) {
-      const rows = await all<{ sha256: string }>(
-        `SELECT b.sha256 FROM blobs AS b WHERE b.sha256 > @after AND b.size_bytes = 0 AND b.doomed_at IS NULL AND ${UNPINNED}
-          AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256) ORDER BY b.sha256 LIMIT @limit`,
-        { now, after, limit },
-      );
+      const rows = await all<{ sha256: string }>(UNFINISHED_BLOB_ROWS_SQL, { now, after, limit });
       return rows.map((r) => r.sha256);
     },
 

@@ -8,6 +8,7 @@ import {
   listAuditSql,
   toAuditEntry,
   TRIM_AUDIT_SQL,
+  TRIM_EVENTS_SQL,
   type RawAuditRow,
 } from '../audit-sql.js';
 import type { OutboxEvent, OutboxRepository, RefRow } from '../repository.js';
@@ -42,9 +43,7 @@ export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
     },
 
     async trimEvents(before, limit) {
-      const sql =
-        'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)';
-      return run(sql, { before, limit });
+      return run(TRIM_EVENTS_SQL, { before, limit });
     },
 
     async appendEvent(event) {

@@ -4,13 +4,9 @@
  */
 import { eq, lt } from 'drizzle-orm';
 import type { BlobRepository } from '../repository.js';
+import { UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
 import { blobPins } from '../schema.js';
 import type { SqliteContext } from './connection.js';
-
-/** No live pin: no put is between knowing these bytes' hash and committing its metadata. */
-const UNPINNED = 'NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.until >= @now)';
-/** No artifact holds the blob @sha256. */
-const UNHELD = 'NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @sha256)';
 
 export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobRepository {
   const selectBlob = sqlite.prepare('SELECT doomed_at AS doomedAt FROM blobs WHERE sha256 = @sha256');
@@ -26,11 +22,7 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
         AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
       ORDER BY b.sha256 LIMIT @limit)
     RETURNING sha256, size_bytes AS sizeBytes`);
-  const unfinishedRows = sqlite.prepare(
-    `SELECT b.sha256 FROM blobs AS b
-     WHERE b.sha256 > @after AND b.size_bytes = 0 AND b.doomed_at IS NULL AND ${UNPINNED}
-          AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256) ORDER BY b.sha256 LIMIT @limit`,
-  );
+  const unfinishedRows = sqlite.prepare(UNFINISHED_BLOB_ROWS_SQL);
   const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const undoomBlob = sqlite.prepare(
     'UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt',

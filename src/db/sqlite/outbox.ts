@@ -8,6 +8,7 @@ import {
   listAuditSql,
   toAuditEntry,
   TRIM_AUDIT_SQL,
+  TRIM_EVENTS_SQL,
   type RawAuditRow,
 } from '../audit-sql.js';
 import type { AuditEntry, OutboxEvent, OutboxRepository, RefRow } from '../repository.js';
@@ -35,9 +36,7 @@ export function sqliteOutbox({ sqlite, writing }: SqliteContext): OutboxReposito
   const readAllEventsStmt = sqlite.prepare(
     `SELECT ${EVENT_COLUMNS} FROM outbox WHERE seq > @afterSeq ORDER BY seq LIMIT @limit`,
   );
-  const trimEventsStmt = sqlite.prepare(
-    'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < @before ORDER BY seq LIMIT @limit)',
-  );
+  const trimEventsStmt = sqlite.prepare(TRIM_EVENTS_SQL);
   const insertAudit = sqlite.prepare(INSERT_AUDIT_SQL);
   const insertAuditEvent = sqlite.prepare(INSERT_AUDIT_EVENT_SQL);
   const trimAuditStmt = sqlite.prepare(TRIM_AUDIT_SQL);

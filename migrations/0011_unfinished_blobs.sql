@@ -1,0 +1,1 @@
+CREATE INDEX `blobs_unfinished` ON `blobs` (`sha256`) WHERE size_bytes = 0;
