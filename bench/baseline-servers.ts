@@ -3,9 +3,11 @@
  *   upload <dir>    node:http; hashes (node:crypto sha256), writes a temp file and fsyncs it
  *   download <file> node:http; pipeline(createReadStream(file, { highWaterMark: 1 MiB }), res)
  *   hello           Hono hello-world on @hono/node-server
+ *   hello4k         Hono on @hono/node-server answering 4 KiB from memory with the headers the service sends
+ *                   with a 4 KiB download (the ceiling of a small GET: the service's own work is what it adds)
  * Each listens on 127.0.0.1 at a free port and prints {"url": ...} once listening.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { close, createReadStream, createWriteStream, fsync, open, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -84,6 +86,31 @@ function listenHello(): Promise<Server> {
   });
 }
 
+/** The service's answer to GET /v1/artifacts/{id} of a 4 KiB octet-stream, made without its work. */
+function listenHello4k(): Promise<Server> {
+  const body = randomBytes(4096);
+  const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
+  const app = new Hono();
+  app.get('/', (c) =>
+    c.body(new Uint8Array(body), 200, {
+      'Content-Type': 'application/octet-stream',
+      'Content-Disposition': 'inline; filename="bench.bin"',
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': 'sandbox',
+      'Cache-Control': 'private, max-age=31536000, immutable',
+      Vary: 'Authorization',
+      ETag: etag,
+      'Accept-Ranges': 'bytes',
+      'X-Request-Id': randomUUID(),
+      'Content-Length': '4096',
+    }),
+  );
+  return new Promise((ok, fail) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: HOST }, () => ok(server as Server)) as Server;
+    server.once('error', fail);
+  });
+}
+
 async function main() {
   const [mode, arg] = process.argv.slice(2);
   let server: Server;
@@ -94,8 +121,10 @@ async function main() {
     server = await listenPlain(downloadHandler(arg));
   } else if (mode === 'hello') {
     server = await listenHello();
+  } else if (mode === 'hello4k') {
+    server = await listenHello4k();
   } else {
-    throw new Error('usage: baseline-servers.ts upload <dir> | download <file> | hello');
+    throw new Error('usage: baseline-servers.ts upload <dir> | download <file> | hello | hello4k');
   }
   const { port } = server.address() as AddressInfo;
   announceAndWait({ url: `http://${HOST}:${port}` }, () => {
