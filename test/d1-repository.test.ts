@@ -348,7 +348,12 @@ describe('D1 repository', () => {
     expect([...(await repo.knownBlobs(asked))].sort()).toEqual(shas);
     expect(await repo.knownBlobs([])).toEqual(new Set());
 
-    const doomed = await repo.doomBlobs(T0 + 10, T0 + 1, T0 - 1000, '', 1000);
+    // A window of 100 rows, then the rest: the cursor says where the next one starts, null at the end.
+    const first = await repo.doomBlobs(T0 + 10, T0 + 1, T0 - 1000, '', 100);
+    expect(first.next).toBe(shas[99]);
+    const rest = await repo.doomBlobs(T0 + 10, T0 + 1, T0 - 1000, first.next!, 100);
+    expect(rest.next).toBeNull();
+    const doomed = [...first.marked, ...rest.marked];
     expect(doomed.map((d) => d.sha256).sort()).toEqual(shas);
     expect(doomed[0]!.sizeBytes).toBe(7);
     await repo.forgetBlobs(shas.slice(0, 120), shas.slice(120), T0 + 999); // another run's mark: nothing happens
@@ -431,13 +436,17 @@ describe('D1 repository', () => {
     ]);
     expect(events[2]!.ref).toMatchObject({ namespace: 'ns', sha256: sha('b'), sizeBytes: 20, sessionId: 's1' });
     expect(await rowsOf(db, 'SELECT id FROM artifacts')).toEqual([{ id: idOf('d') }]);
-    expect(await repo.dropUnreferencedArtifacts(10)).toBe(0);
+    expect(await repo.dropUnreferencedArtifacts(0, 10)).toEqual({ dropped: 0, next: null });
     await db
       .prepare(
         "INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'ns_orphan', 'ns', 'x', 1, 0)",
       )
       .run();
-    expect(await repo.dropUnreferencedArtifacts(10)).toBe(1);
+    // A window of one row (d, held), then the orphan.
+    const window = await repo.dropUnreferencedArtifacts(0, 1);
+    expect(window).toEqual({ dropped: 0, next: expect.any(Number) });
+    expect(await repo.dropUnreferencedArtifacts(window.next!, 1)).toEqual({ dropped: 1, next: expect.any(Number) });
+    expect(await rowsOf(db, 'SELECT id FROM artifacts')).toEqual([{ id: idOf('d') }]);
   });
 
   it('endSession removes a session in batches with its events and names, as SQLite does; other scopes stay', async () => {

@@ -161,7 +161,7 @@ export function generateWorkload(seed: number, length: number): Op[] {
         () => ops.push(['releasePin', int(1, pinned.length + 1)]),
         () => ops.push(['dropExpiredPins', now]),
         () => ops.push(['deleteIdleBlobRow', pick(blobs).sha, now]),
-        () => ops.push(['dropUnreferencedArtifacts', pick([1, 10])]),
+        () => ops.push(['dropUnreferencedArtifacts', pick([0, 1]), pick([1, 10])]),
         () => ops.push(['trimEvents', now - pick([100, 1000]), pick([1, 5])]),
       ])();
     } else if (k < 0.88) {

@@ -343,8 +343,11 @@ export interface RetentionRepository {
     quota: QuotaLimits,
     now: number,
   ): Promise<EvictedRef[]>;
-  /** Drops up to `limit` artifacts that no reference holds (normally none: they go with their last reference). */
-  dropUnreferencedArtifacts(limit: number): Promise<number>;
+  /**
+   * Drops the artifacts that no reference holds (normally none: they go with their last reference)
+   * among the `limit` after rowid `after`. `next`: where the following window starts, or null at the end.
+   */
+  dropUnreferencedArtifacts(after: number, limit: number): Promise<{ dropped: number; next: number | null }>;
   /** Keeps a retention run's report. */
   recordRetentionRun(run: Omit<RetentionRun, 'id'>): Promise<void>;
   /** The newest `limit` retention runs, newest first. */
@@ -372,9 +375,10 @@ export interface BlobRepository {
   /** Removes pins that ran out (puts that died after pinning); returns how many. */
   dropExpiredPins(now: number): Promise<number>;
   /**
-   * Marks up to `limit` blobs for collection (sha256 after `after`): no artifact holds them, no put
-   * pinned them past `now`, created before `createdBefore`; or marked by a run that started before
-   * `staleBefore` and never finished. Marked with `now`.
+   * Of the `limit` blob rows after sha256 `after`, marks for collection those no artifact holds and
+   * no put pinned past `now`, created before `createdBefore`, or marked by a run that started before
+   * `staleBefore` and never finished. Marked with `now`. `next`: where the following window starts,
+   * or null when this one reached the last row.
    */
   doomBlobs(
     now: number,
@@ -382,7 +386,7 @@ export interface BlobRepository {
     staleBefore: number,
     after: string,
     limit: number,
-  ): Promise<{ sha256: string; sizeBytes: number }[]>;
+  ): Promise<{ marked: { sha256: string; sizeBytes: number }[]; next: string | null }>;
   /** Removes the rows of collected blobs still marked with `doomedAt`; clears the mark of `failed` ones. */
   forgetBlobs(collected: string[], failed: string[], doomedAt: number): Promise<void>;
   /** Marks one blob for collection now, if no artifact holds it and no put has pinned it (purge). */

@@ -184,12 +184,14 @@ export async function runRetention(
     }
   }
 
-  // 3. Artifacts without references (normally none: they go with their last reference).
-  for (;;) {
-    const dropped = await deps.repo.dropUnreferencedArtifacts(batch);
+  // 3. Artifacts without references (normally none: they go with their last reference), a window
+  // of artifact rows per transaction.
+  for (let after: number | null = 0; after !== null; ) {
+    const began = performance.now();
+    const { dropped, next } = await deps.repo.dropUnreferencedArtifacts(after, batch);
     report.unreferencedArtifacts += dropped;
-    await progress('artifacts', report.unreferencedArtifacts);
-    if (dropped < batch) break;
+    await progress('artifacts', report.unreferencedArtifacts, performance.now() - began);
+    after = next;
   }
 
   // 4. Direct uploads never completed: the staged object first, then the row, so a crash in
@@ -233,24 +235,29 @@ export async function runRetention(
     after = rows.at(-1)!;
   }
 
-  // 6. Blobs no artifact holds. Mark a batch (skipping blobs a put has pinned), delete their bytes,
-  // then drop the rows still marked. A put of the same bytes that comes in meanwhile sees the mark
-  // and waits for the collection to finish before committing its own copy.
+  // 6. Blobs no artifact holds, a window of blob rows at a time. Mark those of the window (skipping
+  // blobs a put has pinned), delete their bytes, then drop the rows still marked. A put of the same
+  // bytes that comes in meanwhile sees the mark and waits for the collection to finish before
+  // committing its own copy.
   await deps.repo.dropExpiredPins(now());
-  let after = '';
-  for (;;) {
+  for (let after: string | null = ''; after !== null; ) {
     const markedAt = now();
     const size = blobBatch.size;
     let began = performance.now();
-    const marked = await deps.repo.doomBlobs(
+    const { marked, next } = await deps.repo.doomBlobs(
       markedAt,
       markedAt - deps.graceMs,
       markedAt - STALE_COLLECTION_MS,
       after,
       size,
     );
+    after = next;
     let writing = performance.now() - began;
-    if (marked.length === 0) break;
+    if (marked.length === 0) {
+      blobBatch.took(writing, size);
+      await progress('blobs', report.blobs.collected, writing);
+      continue;
+    }
     await deps.faults?.('gc:after-mark');
     const collected: string[] = [];
     const failed: string[] = [];
@@ -272,11 +279,8 @@ export async function runRetention(
     began = performance.now();
     await deps.repo.forgetBlobs(collected, failed, markedAt);
     writing = Math.max(writing, performance.now() - began);
-    blobBatch.took(writing, marked.length);
+    blobBatch.took(writing, size);
     await progress('blobs', report.blobs.collected, writing);
-    // biome-ignore lint/complexity/useMathMinMax: hashes are strings, compared as strings.
-    after = marked.reduce((max, b) => (b.sha256 > max ? b.sha256 : max), after);
-    if (marked.length < size) break;
   }
 
   // 7. Staging leftovers: puts that died mid-stream, objects of uploads whose rows are gone.

@@ -3,7 +3,7 @@
  * nothing holds, and the rows fsck reads. Lists of sha256s travel as one JSON parameter
  * (json_each), since D1 takes at most 100 bound parameters per statement.
  */
-import { UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
+import { BLOB_WINDOW_SQL, DOOM_BLOB_WINDOW_SQL, UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
 import type { Stmt } from '../plans/sql.js';
 import type { BlobRepository } from '../repository.js';
 import type { D1Context } from './binding.js';
@@ -40,16 +40,12 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
     },
 
     async doomBlobs(now, createdBefore, staleBefore, after, limit) {
-      return all<{ sha256: string; sizeBytes: number }>(
-        `UPDATE blobs SET doomed_at = @now WHERE sha256 IN (
-           SELECT b.sha256 FROM blobs b
-           WHERE b.sha256 > @after
-             AND ((b.doomed_at IS NULL AND ${UNPINNED} AND b.created_at < @createdBefore) OR b.doomed_at < @staleBefore)
-             AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-           ORDER BY b.sha256 LIMIT @limit)
-         RETURNING sha256, size_bytes AS sizeBytes`,
-        { now, createdBefore, staleBefore, after, limit },
-      );
+      const params = { now, createdBefore, staleBefore, after, limit };
+      const [window, marked] = (await batch([
+        { sql: BLOB_WINDOW_SQL, params },
+        { sql: DOOM_BLOB_WINDOW_SQL, params },
+      ])) as [{ n: number; last: string | null }[], { sha256: string; sizeBytes: number }[]];
+      return { marked, next: window[0]!.n < limit ? null : window[0]!.last };
     },
 
     async forgetBlobs(collected, failed, doomedAt) {

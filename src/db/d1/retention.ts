@@ -2,6 +2,7 @@
  * Retention on D1: expiry, bringing sessions and traces within their quotas, orphaned artifacts, and
  * the reports of past runs. Each multi-statement write is one batch (see plans/removal.ts).
  */
+import { ARTIFACT_WINDOW_SQL, DROP_UNREFERENCED_WINDOW_SQL } from '../blob-sql.js';
 import { enforcePlan, expirePlan } from '../plans/removal.js';
 import { CLAIM_LEASE, RELEASE_LEASE, SCOPE, scopeEviction } from '../plans/sql.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
@@ -39,13 +40,13 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
       return (await batch(plan.stmts))[plan.removedAt] as EvictedRef[];
     },
 
-    async dropUnreferencedArtifacts(limit) {
-      return run(
-        `DELETE FROM artifacts WHERE rowid IN (
-           SELECT a.rowid FROM artifacts a
-           WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`,
-        { limit },
-      );
+    async dropUnreferencedArtifacts(after, limit) {
+      const params = { after, limit };
+      const [window, dropped] = (await batch([
+        { sql: ARTIFACT_WINDOW_SQL, params },
+        { sql: `${DROP_UNREFERENCED_WINDOW_SQL} RETURNING rowid`, params },
+      ])) as [{ n: number; last: number | null }[], unknown[]];
+      return { dropped: dropped.length, next: window[0]!.n < limit ? null : window[0]!.last };
     },
 
     async recordRetentionRun(r) {

@@ -4,7 +4,7 @@
  */
 import { eq, lt } from 'drizzle-orm';
 import type { BlobRepository } from '../repository.js';
-import { UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
+import { BLOB_WINDOW_SQL, DOOM_BLOB_WINDOW_SQL, UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
 import { blobPins } from '../schema.js';
 import type { SqliteContext } from './connection.js';
 
@@ -14,14 +14,8 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
     INSERT INTO blobs (sha256, size_bytes, created_at, doomed_at) VALUES (@sha256, 0, @now, NULL)
     ON CONFLICT (sha256) DO UPDATE SET doomed_at = NULL`);
   const insertPin = sqlite.prepare('INSERT INTO blob_pins (sha256, until) VALUES (@sha256, @until)');
-  const doomBatch = sqlite.prepare(`
-    UPDATE blobs SET doomed_at = @now WHERE sha256 IN (
-      SELECT b.sha256 FROM blobs b
-      WHERE b.sha256 > @after
-        AND ((b.doomed_at IS NULL AND ${UNPINNED} AND b.created_at < @createdBefore) OR b.doomed_at < @staleBefore)
-        AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-      ORDER BY b.sha256 LIMIT @limit)
-    RETURNING sha256, size_bytes AS sizeBytes`);
+  const blobWindow = sqlite.prepare(BLOB_WINDOW_SQL);
+  const doomWindow = sqlite.prepare(DOOM_BLOB_WINDOW_SQL);
   const unfinishedRows = sqlite.prepare(UNFINISHED_BLOB_ROWS_SQL);
   const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
   const undoomBlob = sqlite.prepare(
@@ -51,10 +45,18 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
     },
 
     async doomBlobs(now, createdBefore, staleBefore, after, limit) {
-      return writing(() => doomBatch.all({ now, createdBefore, staleBefore, after, limit })) as {
-        sha256: string;
-        sizeBytes: number;
-      }[];
+      return writing(() =>
+        sqlite
+          .transaction(() => {
+            const window = blobWindow.get({ after, limit }) as { n: number; last: string | null };
+            const marked = doomWindow.all({ now, createdBefore, staleBefore, after, limit }) as {
+              sha256: string;
+              sizeBytes: number;
+            }[];
+            return { marked, next: window.n < limit ? null : window.last };
+          })
+          .immediate(),
+      );
     },
 
     async forgetBlobs(collected, failed, doomedAt) {

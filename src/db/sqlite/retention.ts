@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { desc } from 'drizzle-orm';
+import { ARTIFACT_WINDOW_SQL, DROP_UNREFERENCED_WINDOW_SQL } from '../blob-sql.js';
 import { CLAIM_LEASE, RELEASE_LEASE, scopeEviction } from '../plans/sql.js';
 import { expirePlan } from '../plans/removal.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
@@ -57,10 +58,8 @@ export function sqliteRetention({ sqlite, db, writing, removal, runPlan }: Sqlit
       return [kind, stmt];
     }),
   ) as Record<ScopeKind, Database.Statement>;
-  const unreferencedArtifacts = sqlite.prepare(`
-    DELETE FROM artifacts WHERE rowid IN (
-      SELECT a.rowid FROM artifacts a
-      WHERE NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.tenant_id = a.tenant_id AND r.artifact_id = a.id) LIMIT @limit)`);
+  const artifactWindow = sqlite.prepare(ARTIFACT_WINDOW_SQL);
+  const unreferencedArtifacts = sqlite.prepare(DROP_UNREFERENCED_WINDOW_SQL);
 
   return {
     async expireRefs(now, limit) {
@@ -104,8 +103,16 @@ export function sqliteRetention({ sqlite, db, writing, removal, runPlan }: Sqlit
       );
     },
 
-    async dropUnreferencedArtifacts(limit) {
-      return writing(() => unreferencedArtifacts.run({ limit }).changes);
+    async dropUnreferencedArtifacts(after, limit) {
+      return writing(() =>
+        sqlite
+          .transaction(() => {
+            const window = artifactWindow.get({ after, limit }) as { n: number; last: number | null };
+            const dropped = unreferencedArtifacts.run({ after, limit }).changes;
+            return { dropped, next: window.n < limit ? null : window.last };
+          })
+          .immediate(),
+      );
     },
 
     async recordRetentionRun(run) {
