@@ -569,13 +569,22 @@ describe('D1 repository', () => {
     expect(await repo.usage('trace', now, { tenantId: 'acme', traceId: 'x1', limit: 10 })).toEqual([
       { tenantId: 'acme', value: 'x1', count: 2, bytes: 50 },
     ]);
-    expect(await repo.scopesOver('trace', now, 1, 1000, undefined, 10)).toEqual([
-      { tenantId: 'acme', value: 'x1', count: 2, bytes: 50 },
-    ]);
-    expect(await repo.scopesOver('session', now, 0, 0, { tenantId: 'acme', value: 's1' }, 10)).toEqual([
-      { tenantId: 'acme', value: 's2', count: 1, bytes: 30 },
-      { tenantId: 'beta', value: 's1', count: 1, bytes: 10 },
-    ]);
+    expect(await repo.scopesOver('trace', now, 1, 1000, undefined, 10)).toEqual({
+      scopes: [{ tenantId: 'acme', value: 'x1', count: 2, bytes: 50 }],
+      next: null,
+    });
+    expect(await repo.scopesOver('session', now, 0, 0, { tenantId: 'acme', value: 's1' }, 10)).toEqual({
+      scopes: [
+        { tenantId: 'acme', value: 's2', count: 1, bytes: 30 },
+        { tenantId: 'beta', value: 's1', count: 1, bytes: 10 },
+      ],
+      next: null,
+    });
+    // A window of one reference: one scope, and where the next window starts.
+    expect(await repo.scopesOver('session', now, 0, 0, { tenantId: 'acme', value: 's1' }, 1)).toEqual({
+      scopes: [{ tenantId: 'acme', value: 's2', count: 1, bytes: 30 }],
+      next: { tenantId: 'acme', value: 's2' },
+    });
     expect(await repo.storedTotals(now)).toEqual({ refs: 3, refBytes: 60, blobs: 3, blobBytes: 60 });
   });
 

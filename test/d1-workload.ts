@@ -295,7 +295,9 @@ async function reads(
   ]);
   out.scopesOver = await Promise.all([
     repo.scopesOver('session', now, 0, 0, undefined, 10),
+    repo.scopesOver('session', now, 0, 0, undefined, 1),
     repo.scopesOver('trace', now, 1, 30, { tenantId: 't1', value: 'x1' }, 10),
+    repo.scopesOver('trace', now, 0, 0, undefined, 2),
   ]);
   out.storedTotals = await repo.storedTotals(now);
   out.blobRows = await repo.blobRows('', 100, now);

@@ -178,6 +178,14 @@ describe('retention run', () => {
     expect(none.evicted.refs).toBe(0);
     // s1 (5 > 2), s2 (4 > 2) and t1 (4 > 3) are over, and kept.
     expect(none.overLimitKept.scopes).toBe(3);
+    // Scopes are looked for a window of references at a time: with windows of one reference, each
+    // scope is still summed whole and counted once.
+    const narrow = await h.retention(
+      { maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3, cleanupStrategy: 'reject' },
+      {},
+      { batchSize: 1 },
+    );
+    expect(narrow.overLimitKept.scopes).toBe(3);
 
     const lru = await h.retention({ maxArtifactsPerSession: 2, maxArtifactsPerTrace: 3 });
     expect(lru.evicted.scopes).toBe(2);

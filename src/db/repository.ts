@@ -324,8 +324,9 @@ export interface RetentionRepository {
    */
   expireRefs(now: number, limit: number): Promise<RemovedTally & { byTenant: Record<string, RemovedTally> }>;
   /**
-   * Sessions or traces whose live references exceed `minCount` or `minBytes`, after `after`
-   * (keyset), up to `limit`.
+   * Sessions or traces whose live references exceed `minCount` or `minBytes`, among the next window
+   * of scopes after `after` (keyset): about `rows` references, and every one of the window's last
+   * scope. `next`: where the following window starts, or null when this one reached the end.
    */
   scopesOver(
     kind: 'session' | 'trace',
@@ -333,8 +334,8 @@ export interface RetentionRepository {
     minCount: number,
     minBytes: number,
     after: { tenantId: string; value: string } | undefined,
-    limit: number,
-  ): Promise<ScopeUsage[]>;
+    rows: number,
+  ): Promise<{ scopes: ScopeUsage[]; next: { tenantId: string; value: string } | null }>;
   /** Brings one session or trace within `quota` (lru / fifo; `none` evicts nothing), with `artifact.evicted`. */
   enforceScope(
     tenantId: string,

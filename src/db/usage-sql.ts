@@ -33,3 +33,31 @@ export function tallyByTenant(
   }
   return out;
 }
+
+/**
+ * Sessions or traces over a count or byte limit, a window at a time. `windowEnd` finds the scope
+ * key @rows references past (@afterTenant, @afterValue) in the scope's index; `page` sums the live
+ * references of every scope from there up to and including that key (all of its last scope, so no
+ * scope is split), `lastPage` those to the end when there is no such key. Summing every live
+ * reference in one statement held a retention run for as long as the table is big.
+ */
+export function scopesOverSql(column: 'session_id' | 'trace_id'): {
+  windowEnd: string;
+  page: string;
+  lastPage: string;
+} {
+  const from = `${column} != '' AND (tenant_id, ${column}) > (@afterTenant, @afterValue)`;
+  const page = (upTo: string) => `
+    SELECT tenant_id AS tenantId, ${column} AS value, count(*) AS count, total(size_bytes) AS bytes
+    FROM artifact_refs
+    WHERE ${from} ${upTo} AND expires_at > @now
+    GROUP BY tenant_id, ${column}
+    HAVING count(*) > @minCount OR total(size_bytes) > @minBytes
+    ORDER BY tenant_id, ${column}`;
+  return {
+    windowEnd: `SELECT tenant_id AS tenantId, ${column} AS value FROM artifact_refs WHERE ${from}
+      ORDER BY tenant_id, ${column} LIMIT 1 OFFSET @rows - 1`,
+    page: page(`AND (tenant_id, ${column}) <= (@endTenant, @endValue)`),
+    lastPage: page(''),
+  };
+}

@@ -153,10 +153,12 @@ export async function runRetention(
       ...tenantPolicies.map((p) => (kind === 'session' ? p.maxArtifactsPerSession : p.maxArtifactsPerTrace)),
     );
     const minBytes = Math.min(...tenantPolicies.map((p) => (kind === 'session' ? p.maxSessionBytes : p.maxTraceBytes)));
-    let after: { tenantId: string; value: string } | undefined;
-    for (;;) {
-      const page = await deps.repo.scopesOver(kind, now(), minCount, minBytes, after, batch);
-      for (const scope of page) {
+    for (let after: { tenantId: string; value: string } | null | undefined; after !== null; ) {
+      const began = performance.now();
+      const { scopes, next } = await deps.repo.scopesOver(kind, now(), minCount, minBytes, after, batch);
+      after = next;
+      await progress('quotas', report.evicted.refs, performance.now() - began);
+      for (const scope of scopes) {
         const policy = deps.policies(scope.tenantId);
         const [maxCount, maxBytes] =
           kind === 'session'
@@ -179,8 +181,6 @@ export async function runRetention(
         }
         await progress('quotas', report.evicted.refs, held);
       }
-      if (page.length < batch) break;
-      after = { tenantId: page.at(-1)!.tenantId, value: page.at(-1)!.value };
     }
   }
 

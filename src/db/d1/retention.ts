@@ -6,7 +6,7 @@ import { ARTIFACT_WINDOW_SQL, DROP_UNREFERENCED_WINDOW_SQL } from '../blob-sql.j
 import { enforcePlan, expirePlan } from '../plans/removal.js';
 import { CLAIM_LEASE, RELEASE_LEASE, SCOPE, scopeEviction } from '../plans/sql.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
-import { tallyByTenant } from '../usage-sql.js';
+import { scopesOverSql, tallyByTenant } from '../usage-sql.js';
 import type { D1Context } from './binding.js';
 
 export function d1Retention({ all, run, batch }: D1Context): RetentionRepository {
@@ -17,19 +17,15 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
       return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0), byTenant: tallyByTenant(gone) };
     },
 
-    async scopesOver(kind, now, minCount, minBytes, after, limit) {
-      const { column } = SCOPE[kind];
-      return all<ScopeUsage>(
-        `SELECT tenant_id AS tenantId, ${column} AS value, count(*) AS count, total(size_bytes) AS bytes
-         FROM artifact_refs
-         WHERE ${column} != '' AND expires_at > @now
-           AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${column} > @afterValue))
-         GROUP BY tenant_id, ${column}
-         HAVING count(*) > @minCount OR total(size_bytes) > @minBytes
-         ORDER BY tenant_id, ${column}
-         LIMIT @limit`,
-        { now, minCount, minBytes, afterTenant: after?.tenantId ?? '', afterValue: after?.value ?? '', limit },
-      );
+    async scopesOver(kind, now, minCount, minBytes, after, rows) {
+      const sql = scopesOverSql(SCOPE[kind].column as 'session_id' | 'trace_id');
+      const from = { afterTenant: after?.tenantId ?? '', afterValue: after?.value ?? '' };
+      const [end] = await all<{ tenantId: string; value: string }>(sql.windowEnd, { ...from, rows });
+      const params = { ...from, now, minCount, minBytes };
+      const scopes = end
+        ? await all<ScopeUsage>(sql.page, { ...params, endTenant: end.tenantId, endValue: end.value })
+        : await all<ScopeUsage>(sql.lastPage, params);
+      return { scopes, next: end ?? null };
     },
 
     async enforceScope(tenantId, kind, value, quota, now) {

@@ -9,7 +9,7 @@ import { CLAIM_LEASE, RELEASE_LEASE, scopeEviction } from '../plans/sql.js';
 import { expirePlan } from '../plans/removal.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
 import { retentionRuns } from '../schema.js';
-import { tallyByTenant } from '../usage-sql.js';
+import { scopesOverSql, tallyByTenant } from '../usage-sql.js';
 import type { SqliteContext } from './connection.js';
 import { REMOVED_COLUMNS, type RemovedRow } from './rows.js';
 
@@ -45,19 +45,17 @@ export function sqliteRetention({ sqlite, db, writing, removal, runPlan }: Sqlit
   }
   const scopesOverStatements = Object.fromEntries(
     (Object.keys(SCOPE_COLUMNS) as ScopeKind[]).map((kind) => {
-      const column = SCOPE_COLUMNS[kind];
-      const stmt = sqlite.prepare(`
-        SELECT tenant_id AS tenantId, ${column} AS value, count(*) AS count, total(size_bytes) AS bytes
-        FROM artifact_refs
-        WHERE ${column} != '' AND expires_at > @now
-          AND (tenant_id > @afterTenant OR (tenant_id = @afterTenant AND ${column} > @afterValue))
-        GROUP BY tenant_id, ${column}
-        HAVING count(*) > @minCount OR total(size_bytes) > @minBytes
-        ORDER BY tenant_id, ${column}
-        LIMIT @limit`);
-      return [kind, stmt];
+      const sql = scopesOverSql(SCOPE_COLUMNS[kind]);
+      return [
+        kind,
+        {
+          windowEnd: sqlite.prepare(sql.windowEnd),
+          page: sqlite.prepare(sql.page),
+          lastPage: sqlite.prepare(sql.lastPage),
+        },
+      ];
     }),
-  ) as Record<ScopeKind, Database.Statement>;
+  ) as Record<ScopeKind, Record<'windowEnd' | 'page' | 'lastPage', Database.Statement>>;
   const artifactWindow = sqlite.prepare(ARTIFACT_WINDOW_SQL);
   const unreferencedArtifacts = sqlite.prepare(DROP_UNREFERENCED_WINDOW_SQL);
 
@@ -70,16 +68,20 @@ export function sqliteRetention({ sqlite, db, writing, removal, runPlan }: Sqlit
       return { refs: gone.length, bytes: gone.reduce((sum, r) => sum + r.sizeBytes, 0), byTenant: tallyByTenant(gone) };
     },
 
-    async scopesOver(kind, now, minCount, minBytes, after, limit) {
-      const params = {
-        now,
-        minCount,
-        minBytes,
-        afterTenant: after?.tenantId ?? '',
-        afterValue: after?.value ?? '',
-        limit,
-      };
-      return scopesOverStatements[kind].all(params) as ScopeUsage[];
+    async scopesOver(kind, now, minCount, minBytes, after, rows) {
+      const statements = scopesOverStatements[kind];
+      const from = { afterTenant: after?.tenantId ?? '', afterValue: after?.value ?? '' };
+      // One read transaction: the window's end and its sums see the same rows.
+      return sqlite.transaction(() => {
+        const end = statements.windowEnd.get({ ...from, rows }) as { tenantId: string; value: string } | undefined;
+        const params = { ...from, now, minCount, minBytes };
+        const scopes = (
+          end
+            ? statements.page.all({ ...params, endTenant: end.tenantId, endValue: end.value })
+            : statements.lastPage.all(params)
+        ) as ScopeUsage[];
+        return { scopes, next: end ?? null };
+      })();
     },
 
     async enforceScope(tenantId, kind, value, quota, now) {
