@@ -36,6 +36,11 @@ export const UNFINISHED_BLOB_ROWS_SQL = `SELECT b.sha256 FROM blobs AS b
     AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
   ORDER BY b.sha256 LIMIT @limit`;
 
+/** Where the walk goes on after a window (the `n` and `last` of a *_WINDOW_SQL row): null once a window came up short. */
+export function windowNext<K>(window: { n: number; last: K | null }, limit: number): K | null {
+  return window.n < limit ? null : window.last;
+}
+
 /** The next window of artifact rows by rowid, after @after, @limit of them: how many and the last one. */
 export const ARTIFACT_WINDOW_SQL = `SELECT count(*) AS n, max(rowid) AS last
   FROM (SELECT rowid FROM artifacts WHERE rowid > @after ORDER BY rowid LIMIT @limit)`;

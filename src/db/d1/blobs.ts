@@ -3,7 +3,14 @@
  * nothing holds, and the rows fsck reads. Lists of sha256s travel as one JSON parameter
  * (json_each), since D1 takes at most 100 bound parameters per statement.
  */
-import { BLOB_WINDOW_SQL, DOOM_BLOB_WINDOW_SQL, UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
+import {
+  BLOB_WINDOW_SQL,
+  DOOM_BLOB_WINDOW_SQL,
+  UNFINISHED_BLOB_ROWS_SQL,
+  UNHELD,
+  UNPINNED,
+  windowNext,
+} from '../blob-sql.js';
 import type { Stmt } from '../plans/sql.js';
 import type { BlobRepository } from '../repository.js';
 import type { D1Context } from './binding.js';
@@ -45,7 +52,7 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
         { sql: BLOB_WINDOW_SQL, params },
         { sql: DOOM_BLOB_WINDOW_SQL, params },
       ])) as [{ n: number; last: string | null }[], { sha256: string; sizeBytes: number }[]];
-      return { marked, next: window[0]!.n < limit ? null : window[0]!.last };
+      return { marked, next: windowNext(window[0]!, limit) };
     },
 
     async forgetBlobs(collected, failed, doomedAt) {

@@ -2,7 +2,7 @@
  * Retention on D1: expiry, bringing sessions and traces within their quotas, orphaned artifacts, and
  * the reports of past runs. Each multi-statement write is one batch (see plans/removal.ts).
  */
-import { ARTIFACT_WINDOW_SQL, DROP_UNREFERENCED_WINDOW_SQL } from '../blob-sql.js';
+import { ARTIFACT_WINDOW_SQL, DROP_UNREFERENCED_WINDOW_SQL, windowNext } from '../blob-sql.js';
 import { enforcePlan, expirePlan } from '../plans/removal.js';
 import { CLAIM_LEASE, RELEASE_LEASE, SCOPE, scopeEviction } from '../plans/sql.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
@@ -42,7 +42,7 @@ export function d1Retention({ all, run, batch }: D1Context): RetentionRepository
         { sql: ARTIFACT_WINDOW_SQL, params },
         { sql: `${DROP_UNREFERENCED_WINDOW_SQL} RETURNING rowid`, params },
       ])) as [{ n: number; last: number | null }[], unknown[]];
-      return { dropped: dropped.length, next: window[0]!.n < limit ? null : window[0]!.last };
+      return { dropped: dropped.length, next: windowNext(window[0]!, limit) };
     },
 
     async recordRetentionRun(r) {

@@ -4,7 +4,14 @@
  */
 import { eq, lt } from 'drizzle-orm';
 import type { BlobRepository } from '../repository.js';
-import { BLOB_WINDOW_SQL, DOOM_BLOB_WINDOW_SQL, UNFINISHED_BLOB_ROWS_SQL, UNHELD, UNPINNED } from '../blob-sql.js';
+import {
+  BLOB_WINDOW_SQL,
+  DOOM_BLOB_WINDOW_SQL,
+  UNFINISHED_BLOB_ROWS_SQL,
+  UNHELD,
+  UNPINNED,
+  windowNext,
+} from '../blob-sql.js';
 import { blobPins } from '../schema.js';
 import type { SqliteContext } from './connection.js';
 
@@ -53,7 +60,7 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
               sha256: string;
               sizeBytes: number;
             }[];
-            return { marked, next: window.n < limit ? null : window.last };
+            return { marked, next: windowNext(window, limit) };
           })
           .immediate(),
       );

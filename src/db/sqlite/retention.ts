@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { desc } from 'drizzle-orm';
-import { ARTIFACT_WINDOW_SQL, DROP_UNREFERENCED_WINDOW_SQL } from '../blob-sql.js';
+import { ARTIFACT_WINDOW_SQL, DROP_UNREFERENCED_WINDOW_SQL, windowNext } from '../blob-sql.js';
 import { CLAIM_LEASE, RELEASE_LEASE, scopeEviction } from '../plans/sql.js';
 import { expirePlan } from '../plans/removal.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
@@ -111,7 +111,7 @@ export function sqliteRetention({ sqlite, db, writing, removal, runPlan }: Sqlit
           .transaction(() => {
             const window = artifactWindow.get({ after, limit }) as { n: number; last: number | null };
             const dropped = unreferencedArtifacts.run({ after, limit }).changes;
-            return { dropped, next: window.n < limit ? null : window.last };
+            return { dropped, next: windowNext(window, limit) };
           })
           .immediate(),
       );
