@@ -1,11 +1,12 @@
 /**
- * The `artifact-store` command: `serve` and `mcp` here, the ops commands (admin-commands.ts,
- * maintenance-commands.ts) and the commands that talk to a running service (remote-commands.ts,
- * token-command.ts) loaded only when asked for.
+ * The `artifact-store` command: `serve` and `mcp` here, the ops commands in admin-commands.ts and
+ * maintenance-commands.ts, and the commands that talk to a running service (remote-commands.ts,
+ * token-command.ts, gateway-command.ts) loaded only when asked for. The server's own modules (HTTP,
+ * routes, OpenAPI, the UI) load only for `serve`: an ops command such as `retention run` starts
+ * without them, ~11 MiB lighter.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, type ConfigInput } from '../core/config.js';
-import { startServer } from '../node/server.js';
 import { resolve, join } from 'node:path';
 import { CliError, EXIT, REMOTE_COMMANDS, type RemoteCommand } from './cli-error.js';
 import { auditCommand, keys, usage } from './admin-commands.js';
@@ -27,6 +28,8 @@ async function serve(argv: string[]) {
   if (values['data-dir'] !== undefined) overrides.dataDir = values['data-dir'];
   const config = loadConfig(process.env, overrides, { host: '--host', port: '--port', dataDir: '--data-dir' });
   const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  // The server's modules (HTTP, routes, OpenAPI, the UI) load only here, not for the ops commands.
+  const { startServer } = await import('../node/server.js');
   const running = await startServer(config).catch((err: NodeJS.ErrnoException) => {
     throw err.code === 'EADDRINUSE' ? portInUse(config.host, config.port) : err;
   });
