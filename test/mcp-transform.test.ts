@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +72,34 @@ describe('the incident: a base64 PDF inside JSON text (Tableau download_workbook
     expect(stats.charsBefore).toBeGreaterThan(pdf.length * 1.3);
     expect(stats.charsAfter).toBe(JSON.stringify(result).length);
     expect(stats.byLayer.fields).toBe(1);
+  });
+
+  it('the same at the size of the incident: over a MiB of text, the PDF never goes through JSON.parse', async () => {
+    const store = memoryStore();
+    // A PDF as file-type knows one (the %PDF- signature), 3 MiB.
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(3 * 1024 * 1024), Buffer.from('\n%%EOF\n')]);
+    const rows = Array.from({ length: 20 }, (_, i) => ({ region: `r${i}`, sales: i * 10 }));
+    const raw = textResult({ rows, content: b64(pdf), name: 'Sales Dashboard', format: 'pdf' });
+    const parse = vi.spyOn(JSON, 'parse');
+    let out: Awaited<ReturnType<typeof transformToolResult>>;
+    let parsed: number[];
+    try {
+      out = await transformToolResult('download_workbook', raw, { store, serverName: 'tableau' });
+      parsed = parse.mock.calls.map((c) => String(c[0]).length);
+    } finally {
+      parse.mockRestore();
+    }
+    // The block's text was parsed, without the 4 MiB literal.
+    expect(parsed).toHaveLength(1);
+    expect(parsed[0]).toBeLessThan(100 * 1024);
+    expect(out.artifacts).toHaveLength(1);
+    const ref = out.artifacts[0]!;
+    expect(ref).toMatchObject({ mimeType: 'application/pdf', sizeBytes: pdf.length, filename: 'Sales Dashboard.pdf' });
+    expect((await bytesOf(store, ref)).equals(pdf)).toBe(true);
+    const doc = docOf(out.result);
+    expect(doc.content.artifact.id).toBe(ref.id);
+    expect(doc.rows).toEqual(rows);
+    expect(doc.name).toBe('Sales Dashboard');
   });
 
   it('finds the same payload by magic bytes with no preset (the heuristic)', async () => {

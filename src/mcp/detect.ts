@@ -135,6 +135,28 @@ export function decodeClean(clean: CleanBase64, from = 0, to = clean.text.length
   return out;
 }
 
+/**
+ * True when text[from, to) holds nothing but base64 characters (either alphabet), with "=" only at
+ * its end: no line break, quote, backslash or other character. Checked by decoding it a megabyte at
+ * a time into scratch memory: the decoder skips what is not base64, so anything else leaves a step
+ * short. Several times faster than a regular expression over megabytes. Node only: false where
+ * there is no Buffer.
+ */
+export function isBase64Run(text: string, from: number, to: number): boolean {
+  // Every step but the last is a multiple of 4 characters. A length of 4n + 1 is never base64, and
+  // it is the one length where a skipped character can leave the decoded size unchanged.
+  if (!NodeBuffer || to <= from || (to - from) % 4 === 1) return false;
+  const scratch = NodeBuffer.allocUnsafe((DECODE_STEP_CHARS / 4) * 3);
+  for (let at = from; at < to; at += DECODE_STEP_CHARS) {
+    const end = Math.min(at + DECODE_STEP_CHARS, to);
+    const step = text.slice(at, end);
+    const pad = trailingPad(step);
+    if (pad > 0 && (end < to || pad > 2)) return false;
+    if (scratch.write(step, 0, 'base64') !== Math.floor(((step.length - pad) * 3) / 4)) return false;
+  }
+  return true;
+}
+
 /** The first bytes of a candidate, enough for file-type to recognise a format. */
 export function decodeHead(clean: CleanBase64, bytes = 4100): Uint8Array {
   const chars = Math.min(clean.text.length, Math.ceil(bytes / 3) * 4);

@@ -19,6 +19,7 @@ import type { ArtifactRef } from '../../core/schemas.js';
 import type { TransformOptions } from '../config.js';
 import { base64Candidate } from '../detect.js';
 import { jsonSize, toJsonSafe, type WorkValue } from '../json.js';
+import { parseJsonText } from '../parse-text.js';
 import { isPlainObject } from '../paths.js';
 import { runCustomTransform } from './custom-transform.js';
 import { applyHeuristics, probeCandidate } from './heuristic.js';
@@ -174,7 +175,7 @@ async function processTextBlock(run: TransformRun, block: Block, text: string): 
   if ((first === '{' || first === '[') && (trimmed.endsWith('}') || trimmed.endsWith(']'))) {
     let doc: WorkValue | undefined;
     try {
-      doc = JSON.parse(trimmed) as WorkValue;
+      doc = parseJsonText(trimmed) as WorkValue;
     } catch {
       doc = undefined;
     }
