@@ -126,7 +126,15 @@ async function putsDuringRetention(dir: string, seconds: number) {
   held.enable();
   const run = runRetention(
     // As `serve` runs it (src/node/server.ts).
-    { repo, blobs, policies: createPolicies(policy(1000)), graceMs: 3_600_000, pause: 1, batchTargetMs: 25 },
+    {
+      repo,
+      blobs,
+      policies: createPolicies(policy(1000)),
+      graceMs: 3_600_000,
+      pause: 1,
+      batchTargetMs: 25,
+      busy: () => service.putsInFlight() > 0,
+    },
     'bench',
   ).finally(() => {
     done = true;

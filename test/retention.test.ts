@@ -522,6 +522,69 @@ describe('retention and the event loop', () => {
     expect(calls.map((c) => c.limit)).toEqual([500, 500, 500, 500, 500]);
   });
 
+  it('with busy, makes way for puts in flight: the next transaction waits until the put is answered', async () => {
+    let held: ReturnType<typeof gate> | undefined;
+    const h = await harness(async (point) => {
+      if (point === 'put:after-blob-commit' && held) await held.hold();
+    });
+    const calls: { began: number; ended: number }[] = [];
+    let answeredAt = Number.NaN;
+    const scripted = Object.create(h.repo) as typeof h.repo;
+    scripted.expireRefs = async (_now, limit) => {
+      const began = performance.now();
+      if (calls.length === 0) {
+        // A put begins while the first transaction holds the loop; it stops before its DB commit.
+        held = gate();
+        void h.service
+          .putBytes({ tenantId: 'acme', sessionId: 's1' }, new TextEncoder().encode('during the run'))
+          .then(() => {
+            answeredAt = performance.now();
+          });
+      }
+      while (performance.now() - began < 15) {}
+      calls.push({ began, ended: performance.now() });
+      return { refs: calls.length < 3 ? limit : 0, bytes: 0, byTenant: {} };
+    };
+    let asked = 0;
+    const busy = () => {
+      const inFlight = h.service.putsInFlight() > 0;
+      // The run has waited on the put twice: let it finish.
+      if (inFlight && ++asked === 2) held!.release();
+      return inFlight;
+    };
+    await runRetention(
+      { repo: scripted, blobs: h.blobs, policies: createPolicies(BASE), graceMs: 0, pause: 1, busy },
+      'test',
+    );
+    expect(asked).toBeGreaterThanOrEqual(2);
+    expect(calls).toHaveLength(3);
+    expect(answeredAt).toBeLessThan(calls[1]!.began);
+    expect(h.service.putsInFlight()).toBe(0);
+  });
+
+  it('with busy saying true throughout, each wait ends at its limit and the run goes on', async () => {
+    const h = await harness();
+    const calls: { began: number; ended: number }[] = [];
+    const scripted = Object.create(h.repo) as typeof h.repo;
+    scripted.expireRefs = async (_now, limit) => {
+      const began = performance.now();
+      while (performance.now() - began < 15) {}
+      calls.push({ began, ended: performance.now() });
+      return { refs: calls.length < 4 ? limit : 0, bytes: 0, byTenant: {} };
+    };
+    const report = await runRetention(
+      { repo: scripted, blobs: h.blobs, policies: createPolicies(BASE), graceMs: 0, pause: 1, busy: () => true },
+      'test',
+    );
+    expect(report.finishedAt).not.toBe('');
+    expect(calls).toHaveLength(4);
+    for (let i = 1; i < calls.length; i++) {
+      const held = calls[i - 1]!.ended - calls[i - 1]!.began;
+      // The pause (as long as the transaction) and then up to 3 times as long again for the puts.
+      expect(calls[i]!.began - calls[i - 1]!.ended).toBeGreaterThanOrEqual(held + 3 * held - 2);
+    }
+  });
+
   it('finds unfinished blob rows through an index of those rows alone, and trims events and audit from the front', async () => {
     const h = await harness();
     // Every stored put's row leaves the partial index; the statement searches it, never the table.

@@ -53,6 +53,8 @@ export interface RuntimeParts {
     /** RetentionDeps.pause and .batchTargetMs: Node's service leaves requests most of the event loop during a run. */
     pause?: number;
     batchTargetMs?: number;
+    /** RetentionDeps.busy while this service has puts in flight: runs in the process that serves them. */
+    yieldToPuts?: boolean;
     onReport?: (report: RetentionReport) => void;
   };
   /** Prometheus metrics (Node), built once the operations exist; loaded only when they are on. */
@@ -134,6 +136,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     ...(runtime.retention?.batchSize ? { batchSize: runtime.retention.batchSize } : {}),
     ...(runtime.retention?.pause ? { pause: runtime.retention.pause } : {}),
     ...(runtime.retention?.batchTargetMs ? { batchTargetMs: runtime.retention.batchTargetMs } : {}),
+    ...(runtime.retention?.yieldToPuts ? { busy: () => service.putsInFlight() > 0 } : {}),
   });
   const run =
     runtime.retention?.shareRuns === false

@@ -69,11 +69,12 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       metrics: async (ops) =>
         config.metrics || config.metricsToken ? (await import('../http/metrics.js')).createMetrics(ops) : undefined,
       // Runs in the process that serves requests: short transactions, each followed by a pause as
-      // long (bench/retention.ts measures puts during a run).
+      // long, and longer while puts are in flight (bench/retention.ts measures puts during a run).
       retention: {
         shareRuns: true,
         pause: 1,
         batchTargetMs: 25,
+        yieldToPuts: true,
         onReport: (report) => metrics?.retention(report),
       },
       rateLimiter: ({ policies }) =>

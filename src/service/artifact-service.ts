@@ -118,6 +118,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
   }
 
   const pinForPut = () => createPutPin({ repo, blobs, now, graceMs: limits.gcGraceMs ?? 3_600_000 });
+  let putsInFlight = 0;
 
   async function putStream(
     scope: ArtifactScope,
@@ -135,6 +136,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       throw err;
     }
     const pin = pinForPut();
+    putsInFlight++;
     try {
       const beforeCommit = async (b: { sha256: string }) => {
         await deps.faults?.('put:after-staging');
@@ -152,6 +154,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     } catch (err) {
       await pin.release();
       throw err;
+    } finally {
+      putsInFlight--;
     }
   }
 
@@ -291,6 +295,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     limits,
 
     putStream,
+
+    putsInFlight: () => putsInFlight,
 
     /** Buffered put of bytes already in memory. */
     putBytes(scope: ArtifactScope, bytes: Uint8Array, options: PutOptions = {}) {

@@ -32,6 +32,14 @@ export interface RetentionDeps {
    * commit), so a run that took every turn would leave puts a fraction of the loop.
    */
   pause?: number;
+  /**
+   * Work in the same process that the run makes way for (puts in flight, in `serve`). While it
+   * says true, the turn after a transaction lasts longer, until it says false or up to YIELD_LIMIT
+   * times the transaction's time (at least YIELD_MIN_MS): a put needs several turns of the event
+   * loop (its file's writes and fsyncs, its commit), and one that met a transaction would otherwise
+   * meet the next one too. The limit keeps the run going under constant writes.
+   */
+  busy?: () => boolean;
   /** Called as the run moves on, for progress bars. */
   onProgress?: (phase: RetentionPhase, done: number) => void;
   /** Audit entries are kept this long (default 90 days); the run trims only older ones. */
@@ -39,6 +47,12 @@ export interface RetentionDeps {
   /** Fault injection for tests: awaited at named points (crash, pause or fail there). */
   faults?: (point: 'gc:after-mark' | 'gc:after-delete') => Promise<void>;
 }
+
+/** With `busy`: the longest extra wait after a transaction, in multiples of its time, and at least this many ms. */
+const YIELD_LIMIT = 3;
+const YIELD_MIN_MS = 10;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export type RetentionPhase = 'expire' | 'quotas' | 'artifacts' | 'uploads' | 'blobs' | 'staging';
 
@@ -102,7 +116,11 @@ export async function runRetention(
   const progress = async (phase: RetentionPhase, done: number, heldMs = 0) => {
     onProgress(phase, done);
     const wait = heldMs * (deps.pause ?? 0);
-    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait >= 1) await sleep(wait);
+    if (deps.busy?.()) {
+      const until = performance.now() + Math.max(YIELD_MIN_MS, heldMs * YIELD_LIMIT);
+      while (deps.busy() && performance.now() < until) await sleep(1);
+    }
     // On setImmediate, also after a pause: a checkpoint queued on a timer (db/sqlite/connection.ts)
     // and this batch then run in separate phases of the loop, with requests' I/O between them.
     await nextTurn();

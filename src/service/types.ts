@@ -125,6 +125,8 @@ export interface ArtifactService extends NamedVersions, SessionEnding {
   readonly limits: ServiceLimits;
   /** Streams the body into the blob store (hashing as it goes), then commits the reference. */
   putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<PutResult>;
+  /** Puts begun and not yet answered (retention in the same process makes way for them). */
+  putsInFlight(): number;
   /** Buffered put of bytes already in memory. */
   putBytes(scope: ArtifactScope, bytes: Uint8Array, options?: PutOptions): Promise<PutResult>;
   /** A UTF-8 text artifact; mime defaults to text/plain. */
