@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { parseRange } from '../src/core/range.js';
 import type { ArtifactRef, ArtifactScope } from '../src/core/schemas.js';
 import type { ArtifactRepository } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
+import type { CheckpointResult } from '../src/db/sqlite/checkpointer.js';
 import { openSqlite } from '../src/db/sqlite/connection.js';
 import { loadConfig } from '../src/core/config.js';
 import { sqliteOptions } from '../src/node/drivers.js';
@@ -911,36 +912,62 @@ describe('SQLite connection settings', () => {
     }
   });
 
-  it('the WAL is checkpointed on a turn of its own after enough write time, never inside a commit', async () => {
+  it('the WAL is checkpointed on a thread of its own after enough write time, never inside a commit', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sqlite-checkpoint-'));
-    const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 5));
     try {
-      for (const after of [0, 200]) {
-        const path = join(dir, `${after}.db`);
-        const ctx = openSqlite({ path, checkpointAfterWriteMs: after });
+      for (const [after, thread] of [
+        [0, 'worker'],
+        [0, 'main'],
+        [200, 'worker'],
+      ] as const) {
+        const path = join(dir, `${after}-${thread}.db`);
+        const done: CheckpointResult[] = [];
+        let next: (() => void) | undefined;
+        const ctx = openSqlite({
+          path,
+          checkpointAfterWriteMs: after,
+          checkpointThread: thread,
+          onCheckpoint: (r) => {
+            done.push(r);
+            next?.();
+          },
+        });
+        const checkpointed = () => new Promise<void>((resolve) => (next = resolve));
         try {
           expect(ctx.sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+          let waiting = checkpointed();
           ctx.writing(() => ctx.sqlite.exec('CREATE TABLE filler (b BLOB)'));
-          await nextTurn();
+          if (after === 0) await waiting;
           const before = statSync(path).size;
           // 2 MiB in one commit: SQLite's own checkpoint (1,000 pages) would have copied it at once.
           const insert = ctx.sqlite.prepare('INSERT INTO filler VALUES (?)');
+          waiting = checkpointed();
           ctx.writing(() =>
             ctx.sqlite.transaction(() => {
               for (let i = 0; i < 4; i++) insert.run(randomBytes(512 * 1024));
             })(),
           );
           expect(statSync(path).size).toBe(before);
-          await nextTurn();
-          // With 0, the next turn copied the pages into the file; with 200 ms, a quick write waits for more.
-          if (after === 0) expect(statSync(path).size).toBeGreaterThanOrEqual(before + 2 * 1024 * 1024);
-          else expect(statSync(path).size).toBe(before);
+          if (after === 0) {
+            // The checkpoint after it copied the pages into the file, on the thread asked for.
+            await waiting;
+            expect(done.at(-1)).toMatchObject({ thread, busy: 0 });
+            expect(done.at(-1)!.checkpointed).toBe(done.at(-1)!.log);
+            expect(statSync(path).size).toBeGreaterThanOrEqual(before + 2 * 1024 * 1024);
+          } else {
+            // With 200 ms, a quick write waits for more.
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            expect(done).toEqual([]);
+            expect(statSync(path).size).toBe(before);
+          }
           const other = new Database(path, { readonly: true });
           expect(other.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(4);
           other.close();
         } finally {
-          ctx.sqlite.close();
+          await ctx.close();
         }
+        // Closing stopped the worker's connection first, so the service's, the last, removed the WAL.
+        expect(existsSync(`${path}-wal`)).toBe(false);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

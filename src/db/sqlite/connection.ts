@@ -14,6 +14,7 @@ import * as schema from '../schema.js';
 import { createRemoval, type Removal } from './removal.js';
 import type { RawRefRow } from './rows.js';
 import type { Stmt } from '../plans/sql.js';
+import { createCheckpointer, type CheckpointResult } from './checkpointer.js';
 
 export interface SqliteRepositoryOptions {
   /** A file path, or ':memory:'. */
@@ -26,10 +27,14 @@ export interface SqliteRepositoryOptions {
    */
   cacheBytes?: number;
   /**
-   * Write time (ms of transactions) after which the WAL is checkpointed, on a turn of its own
+   * Write time (ms of transactions) after which the WAL is checkpointed, on a thread of its own
    * (default 200). 0 checkpoints after every write.
    */
   checkpointAfterWriteMs?: number;
+  /** Where checkpoints run: a worker thread (default), or this thread. */
+  checkpointThread?: 'worker' | 'main';
+  /** Told of each checkpoint once it is done. */
+  onCheckpoint?: (result: CheckpointResult) => void;
 }
 
 /** migrations/ at the package root: three levels above src/db/sqlite/ and dist/db/sqlite/ alike (package.json ships it). */
@@ -47,6 +52,8 @@ export interface SqliteContext {
   removal: Removal;
   /** Statements (a plan shared with D1) as one immediate transaction, each one's rows (none for a write), like a D1 batch. */
   runPlan(stmts: Stmt[]): unknown[][];
+  /** Stops the checkpoint thread, then closes the connection (the last one to close checkpoints what is left). */
+  close(): Promise<void>;
 }
 
 /**
@@ -72,40 +79,50 @@ function migrateShared(db: BetterSQLite3Database<typeof schema>): void {
 const CHECKPOINT_AFTER_WRITE_MS = 200;
 
 /**
- * WAL checkpoints on turns of their own. SQLite's automatic checkpoint runs inside the commit that
- * takes the WAL past 1,000 pages, so one put or one retention batch pays for copying everyone's
- * pages into the database file, with the event loop held. Here the connection's automatic checkpoint
- * is off; after its transactions have taken CHECKPOINT_AFTER_WRITE_MS, a PASSIVE checkpoint (it
- * waits for no one) runs on the next turn. Fewer checkpoints also copy less: a page written by several
+ * WAL checkpoints off the commits. SQLite's automatic checkpoint runs inside the commit that takes
+ * the WAL past 1,000 pages, so one put or one retention batch pays for copying everyone's pages into
+ * the database file. Here the connection's automatic checkpoint is off; once its transactions have
+ * taken CHECKPOINT_AFTER_WRITE_MS, a PASSIVE checkpoint (it waits for no one) runs on a thread of its
+ * own (checkpointer.ts), one at a time. Fewer checkpoints also copy less: a page written by several
  * transactions in between reaches the database file once. Closing the last connection checkpoints
  * what is left, as before.
  */
 function scheduleCheckpoints(sqlite: Database.Database, options: SqliteRepositoryOptions) {
-  if (options.path === ':memory:') return { wrote() {} };
+  if (options.path === ':memory:') return { wrote() {}, close: async () => {} };
   const after = Math.max(0, options.checkpointAfterWriteMs ?? CHECKPOINT_AFTER_WRITE_MS);
   sqlite.pragma('wal_autocheckpoint = 0');
+  const checkpointer = createCheckpointer(
+    resolve(options.path),
+    () => {
+      if (!sqlite.open || sqlite.inTransaction) return { busy: 1, log: -1, checkpointed: -1 };
+      const [row] = sqlite.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+      return row!;
+    },
+    options.checkpointThread,
+  );
+  // Write time and transactions since the last checkpoint began.
   let writeMs = 0;
-  let queued = false;
+  let writes = 0;
+  let running = false;
+  const due = () => writes > 0 && writeMs >= after;
   const checkpoint = () => {
-    queued = false;
+    running = true;
     writeMs = 0;
-    if (!sqlite.open || sqlite.inTransaction) return;
-    try {
-      sqlite.pragma('wal_checkpoint(PASSIVE)');
-    } catch {
-      // An I/O error: the WAL keeps the pages, and the next checkpoint (or closing) tries again.
-    }
+    writes = 0;
+    void checkpointer.checkpoint().then((result) => {
+      running = false;
+      if (result) options.onCheckpoint?.(result);
+      // Writes that came during it may already call for the next.
+      if (due() && sqlite.open) checkpoint();
+    });
   };
   return {
     wrote(ms: number) {
       writeMs += ms;
-      if (writeMs < after || queued) return;
-      queued = true;
-      // A timer, not setImmediate: a long run of writes (retention) continues on setImmediate, and
-      // this way requests get their turn (the poll phase) between the checkpoint and the next batch.
-      // unref: a process that is done (the CLI) need not wait; closing the connection checkpoints.
-      setTimeout(checkpoint, 0).unref();
+      writes++;
+      if (due() && !running) checkpoint();
     },
+    close: () => checkpointer.close(),
   };
 }
 
@@ -151,5 +168,9 @@ export function openSqlite(options: SqliteRepositoryOptions): SqliteContext {
         )
         .immediate(),
     );
-  return { sqlite, db, recentRefs, writing, removal: createRemoval(sqlite), runPlan };
+  const close = async () => {
+    await checkpoints.close();
+    if (sqlite.open) sqlite.close();
+  };
+  return { sqlite, db, recentRefs, writing, removal: createRemoval(sqlite), runPlan, close };
 }

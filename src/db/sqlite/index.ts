@@ -34,8 +34,6 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
       sqlite.prepare('select 1').get();
     },
 
-    async close() {
-      if (sqlite.open) sqlite.close();
-    },
+    close: ctx.close,
   };
 }
