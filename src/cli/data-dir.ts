@@ -159,6 +159,6 @@ export function openServiceDb(flag: string | undefined): ServiceData & { repo: A
   const found = findServiceData(flag, 'database');
   return {
     ...found,
-    repo: createSqliteRepository(sqliteOptions(found.config, found.dbPath)),
+    repo: createSqliteRepository(sqliteOptions(found.config, found.dbPath, 'main')),
   };
 }

@@ -45,7 +45,7 @@ export async function retention(argv: string[]) {
     );
   const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } });
   const { config } = findServiceData(values['data-dir'], 'database');
-  const drivers = await openNodeDrivers(config);
+  const drivers = await openNodeDrivers(config, 'main');
   // On a terminal, one line that updates in place; in logs and pipes, nothing until the report.
   const tty = process.stderr.isTTY;
   let last = 0;
@@ -106,7 +106,7 @@ export async function fsckCommand(argv: string[]) {
     },
   });
   const { config } = findServiceData(values['data-dir'], 'database');
-  const drivers = await openNodeDrivers(config);
+  const drivers = await openNodeDrivers(config, 'main');
   const { repo, blobs } = drivers;
   const tty = process.stderr.isTTY;
   let last = 0;
@@ -193,7 +193,7 @@ export async function backupCommand(argv: string[]) {
   const target = await openBackupTarget(location, config);
   try {
     await target.probe();
-    const repo = createSqliteRepository(sqliteOptions(config, dbPath));
+    const repo = createSqliteRepository(sqliteOptions(config, dbPath, 'main'));
     const blobs =
       config.blobDriver === 'fs'
         ? createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 })
@@ -205,7 +205,7 @@ export async function backupCommand(argv: string[]) {
         repo,
         target,
         hash: nodeSha256,
-        openSnapshot: (path) => createSqliteRepository({ path }),
+        openSnapshot: (path) => createSqliteRepository({ path, checkpointThread: 'main' }),
         blobDriver: config.blobDriver,
         blobs,
         onProgress: (phase, n) => {
@@ -274,7 +274,7 @@ export async function restoreCommand(argv: string[]) {
         blobs,
         hash: nodeSha256,
         stageDatabase: (body) => stageDatabase(dbPath, body),
-        openRepository: async () => createSqliteRepository(sqliteOptions(config, dbPath)),
+        openRepository: async () => createSqliteRepository(sqliteOptions(config, dbPath, 'main')),
         onProgress: (phase, n) => {
           if (!tty || Date.now() - last < 100) return;
           last = Date.now();

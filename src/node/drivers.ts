@@ -74,17 +74,31 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
   }
 }
 
-/** The metadata and blob drivers of this configuration, opened; `close` closes both. */
+/**
+ * Where SQLite's WAL checkpoints run: a thread of their own in a process that serves requests (off
+ * its event loop), the process's own thread in a one-shot ops command (no thread to start: about
+ * 13 MiB less at its peak).
+ */
+export type CheckpointThread = 'worker' | 'main';
+
 /** The SQLite repository's options as the configuration gives them. */
-export function sqliteOptions(config: Config, path: string): SqliteRepositoryOptions {
-  return { path, busyTimeoutMs: config.sqliteBusyTimeoutMs, cacheBytes: config.sqliteCacheBytes };
+export function sqliteOptions(
+  config: Config,
+  path: string,
+  checkpointThread: CheckpointThread = 'worker',
+): SqliteRepositoryOptions {
+  return { path, busyTimeoutMs: config.sqliteBusyTimeoutMs, cacheBytes: config.sqliteCacheBytes, checkpointThread };
 }
 
-export async function openNodeDrivers(config: Config): Promise<NodeDrivers> {
+/** The metadata and blob drivers of this configuration, opened; `close` closes both. */
+export async function openNodeDrivers(
+  config: Config,
+  checkpointThread: CheckpointThread = 'worker',
+): Promise<NodeDrivers> {
   // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
   const dbPath =
     config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
-  const repo = createSqliteRepository(sqliteOptions(config, dbPath));
+  const repo = createSqliteRepository(sqliteOptions(config, dbPath, checkpointThread));
   let blobs: BlobStore;
   try {
     blobs = await openBlobStore(config);
