@@ -5,8 +5,8 @@
  * thread with its own connection to the same file runs them, and the service's thread only posts a
  * message. SQLite lets a checkpoint run beside the writers: they go on appending to the WAL.
  *
- * The worker starts with the first checkpoint (a process that only reads never pays for it) and
- * leaves after IDLE_MS without one. It costs about 9 MiB of memory while it lives. Where it cannot
+ * The worker starts with the first checkpoint (an idle process never pays for it) and
+ * leaves after IDLE_MS without one. It costs 9-13 MiB of memory while it lives. Where it cannot
  * start, checkpoints run on the caller's thread as before.
  */
 import { createRequire } from 'node:module';
