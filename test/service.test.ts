@@ -912,6 +912,29 @@ describe('SQLite connection settings', () => {
     }
   });
 
+  it('closing while a checkpoint runs starts no other, and the last connection removes the WAL', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sqlite-checkpoint-close-'));
+    try {
+      const path = join(dir, 'a.db');
+      const done: CheckpointResult[] = [];
+      const ctx = openSqlite({ path, checkpointAfterWriteMs: 0, onCheckpoint: (r) => done.push(r) });
+      // The first write starts a checkpoint (and its worker); the second is due for another meanwhile.
+      ctx.writing(() => ctx.sqlite.exec('CREATE TABLE filler (b BLOB)'));
+      const insert = ctx.sqlite.prepare('INSERT INTO filler VALUES (?)');
+      ctx.writing(() => insert.run(randomBytes(256 * 1024)));
+      await ctx.close();
+      // Long enough for a worker started by mistake to have opened the file (and made a WAL again).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(done.length).toBeLessThanOrEqual(1);
+      expect(existsSync(`${path}-wal`)).toBe(false);
+      const other = new Database(path, { readonly: true });
+      expect(other.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(1);
+      other.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the WAL is checkpointed on a thread of its own after enough write time, never inside a commit', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sqlite-checkpoint-'));
     try {

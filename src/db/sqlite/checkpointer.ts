@@ -69,8 +69,17 @@ export function createCheckpointer(
   let worker: Worker | undefined;
   let exited: Promise<void> | undefined;
   let workerFailed = thread === 'main';
-  let pending: ((r: CheckpointResult | undefined) => void) | undefined;
+  // The checkpoint in progress: the worker it was sent to, and who waits for it.
+  let pending: { worker: Worker; resolve: (r: CheckpointResult | undefined) => void } | undefined;
+  /** Takes the checkpoint in progress if `w` runs it. */
+  const takePending = (w: Worker) => {
+    if (pending?.worker !== w) return undefined;
+    const { resolve } = pending;
+    pending = undefined;
+    return resolve;
+  };
   let idle: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
 
   // On the caller's thread, on a turn of its own (a timer: requests get the poll phase between a
   // long run of writes and the checkpoint); unref'd, since closing the connection checkpoints too.
@@ -110,15 +119,12 @@ export function createCheckpointer(
     exited = new Promise((resolve) =>
       w.once('exit', () => {
         if (worker === w) worker = undefined;
-        const done = pending;
-        pending = undefined;
-        done?.(undefined);
+        takePending(w)?.(undefined);
         resolve();
       }),
     );
     w.on('message', (m: { ok: boolean } & Partial<CheckpointResult>) => {
-      const done = pending;
-      pending = undefined;
+      const done = takePending(w);
       done?.(
         m.ok
           ? { thread: 'worker', ms: m.ms ?? 0, busy: m.busy ?? 0, log: m.log ?? 0, checkpointed: m.checkpointed ?? 0 }
@@ -129,8 +135,7 @@ export function createCheckpointer(
       // It could not start (or died): from now on checkpoints run on the caller's thread.
       workerFailed = true;
       if (worker === w) worker = undefined;
-      const done = pending;
-      pending = undefined;
+      const done = takePending(w);
       if (done) void runHereLater().then(done);
     });
     return w;
@@ -138,6 +143,7 @@ export function createCheckpointer(
 
   return {
     checkpoint() {
+      if (closed) return Promise.resolve(undefined);
       if (workerFailed) return runHereLater();
       if (pending) throw new Error('a checkpoint is already running');
       if (idle) clearTimeout(idle);
@@ -152,10 +158,13 @@ export function createCheckpointer(
         return runHereLater();
       }
       return new Promise((resolve) => {
-        pending = resolve;
+        pending = { worker: w, resolve };
         w.postMessage('checkpoint');
       });
     },
-    close: stop,
+    close() {
+      closed = true;
+      return stop();
+    },
   };
 }

@@ -104,7 +104,8 @@ function scheduleCheckpoints(sqlite: Database.Database, options: SqliteRepositor
   let writeMs = 0;
   let writes = 0;
   let running = false;
-  const due = () => writes > 0 && writeMs >= after;
+  let closing = false;
+  const due = () => !closing && writes > 0 && writeMs >= after;
   const checkpoint = () => {
     running = true;
     writeMs = 0;
@@ -112,7 +113,8 @@ function scheduleCheckpoints(sqlite: Database.Database, options: SqliteRepositor
     void checkpointer.checkpoint().then((result) => {
       running = false;
       if (result) options.onCheckpoint?.(result);
-      // Writes that came during it may already call for the next.
+      // Writes that came during it may already call for the next (not once closing began: the
+      // connection is about to close, and a new worker would outlive it).
       if (due() && sqlite.open) checkpoint();
     });
   };
@@ -122,7 +124,10 @@ function scheduleCheckpoints(sqlite: Database.Database, options: SqliteRepositor
       writes++;
       if (due() && !running) checkpoint();
     },
-    close: () => checkpointer.close(),
+    close: () => {
+      closing = true;
+      return checkpointer.close();
+    },
   };
 }
 
