@@ -1,2 +1,7 @@
 /** The SQLite repository (see sqlite/index.ts), under the path its importers know. */
-export { createSqliteRepository, MIGRATIONS_FOLDER, type SqliteRepositoryOptions } from './sqlite/index.js';
+export {
+  createSqliteRepository,
+  MIGRATIONS_FOLDER,
+  type CheckpointThread,
+  type SqliteRepositoryOptions,
+} from './sqlite/index.js';

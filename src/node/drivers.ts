@@ -10,7 +10,7 @@ import { createMemoryBlobStore } from '../blob/memory.js';
 import { nodeSha256 } from '../blob/node-hash.js';
 import type { Drivers } from '../compose/compose-app.js';
 import type { Config } from '../core/config.js';
-import { createSqliteRepository, type SqliteRepositoryOptions } from '../db/sqlite.js';
+import { type CheckpointThread, createSqliteRepository, type SqliteRepositoryOptions } from '../db/sqlite.js';
 
 export interface NodeDrivers extends Drivers {
   close(): Promise<void>;
@@ -73,13 +73,6 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
       return createFsBlobStore({ root: resolve(config.blobDir ?? join(config.dataDir, 'blobs')), hash: nodeSha256 });
   }
 }
-
-/**
- * Where SQLite's WAL checkpoints run: a thread of their own in a process that serves requests (off
- * its event loop), the process's own thread in a one-shot ops command (no thread to start: about
- * 13 MiB less at its peak).
- */
-export type CheckpointThread = 'worker' | 'main';
 
 /** The SQLite repository's options as the configuration gives them. */
 export function sqliteOptions(

@@ -39,9 +39,15 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/**
+ * Where checkpoints run: a worker thread, for a process that serves requests (off its event loop), or
+ * the process's own thread, for a one-shot command (no thread to start: 9-13 MiB less at its peak).
+ */
+export type CheckpointThread = 'worker' | 'main';
+
 export interface CheckpointResult {
   /** Where it ran: the worker, or the caller's thread when the worker could not start. */
-  thread: 'worker' | 'main';
+  thread: CheckpointThread;
   ms: number;
   /** SQLite's answer: 1 when another checkpoint held the lock. */
   busy: number;
@@ -64,7 +70,7 @@ export interface Checkpointer {
 export function createCheckpointer(
   path: string,
   onMainThread: () => Omit<CheckpointResult, 'thread' | 'ms'>,
-  thread: 'worker' | 'main' = 'worker',
+  thread: CheckpointThread = 'worker',
 ): Checkpointer {
   let worker: Worker | undefined;
   let exited: Promise<void> | undefined;

@@ -14,7 +14,7 @@ import * as schema from '../schema.js';
 import { createRemoval, type Removal } from './removal.js';
 import type { RawRefRow } from './rows.js';
 import type { Stmt } from '../plans/sql.js';
-import { createCheckpointer, type CheckpointResult } from './checkpointer.js';
+import { createCheckpointer, type CheckpointResult, type CheckpointThread } from './checkpointer.js';
 
 export interface SqliteRepositoryOptions {
   /** A file path, or ':memory:'. */
@@ -32,7 +32,7 @@ export interface SqliteRepositoryOptions {
    */
   checkpointAfterWriteMs?: number;
   /** Where checkpoints run: a worker thread (default), or this thread. */
-  checkpointThread?: 'worker' | 'main';
+  checkpointThread?: CheckpointThread;
   /** Told of each checkpoint once it is done. */
   onCheckpoint?: (result: CheckpointResult) => void;
 }

@@ -13,6 +13,7 @@ import { sqliteRetention } from './retention.js';
 import { sqliteUploads } from './uploads.js';
 
 export { MIGRATIONS_FOLDER, type SqliteRepositoryOptions } from './connection.js';
+export type { CheckpointThread } from './checkpointer.js';
 
 export function createSqliteRepository(options: SqliteRepositoryOptions): ArtifactRepository {
   const ctx = openSqlite(options);
