@@ -15,7 +15,7 @@ import { parseRange } from '../src/core/range.js';
 import type { ArtifactRef, ArtifactScope } from '../src/core/schemas.js';
 import type { ArtifactRepository } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
-import type { CheckpointResult } from '../src/db/sqlite/checkpointer.js';
+import { createCheckpointer, type CheckpointResult } from '../src/db/sqlite/checkpointer.js';
 import { openSqlite } from '../src/db/sqlite/connection.js';
 import { loadConfig } from '../src/core/config.js';
 import { sqliteOptions } from '../src/node/drivers.js';
@@ -931,6 +931,42 @@ describe('SQLite connection settings', () => {
       expect(other.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(1);
       other.close();
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the checkpoint worker stays for the next checkpoint and leaves once idle', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sqlite-checkpoint-idle-'));
+    const path = join(dir, 'a.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE filler (b BLOB)');
+    const insert = db.prepare('INSERT INTO filler VALUES (?)');
+    const onMainThread = () => {
+      throw new Error('a checkpoint ran on the main thread');
+    };
+    const checkpointer = createCheckpointer(path, onMainThread, 'worker', 200);
+    try {
+      insert.run(randomBytes(64 * 1024));
+      const first = await checkpointer.checkpoint();
+      insert.run(randomBytes(64 * 1024));
+      const second = await checkpointer.checkpoint();
+      expect(first).toMatchObject({ thread: 'worker', busy: 0 });
+      expect(second).toMatchObject({ thread: 'worker', busy: 0 });
+      expect(second!.checkpointed).toBe(second!.log);
+      // Called again at once: the same worker.
+      expect(second!.workerThreadId).toBe(first!.workerThreadId);
+      // 200 ms after its last checkpoint it left; the next checkpoint starts another.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      insert.run(randomBytes(64 * 1024));
+      const third = await checkpointer.checkpoint();
+      expect(third).toMatchObject({ thread: 'worker', busy: 0 });
+      expect(third!.workerThreadId).not.toBe(first!.workerThreadId);
+      expect(third!.checkpointed).toBe(third!.log);
+    } finally {
+      await checkpointer.close();
+      db.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

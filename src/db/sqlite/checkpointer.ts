@@ -6,18 +6,18 @@
  * message. SQLite lets a checkpoint run beside the writers: they go on appending to the WAL.
  *
  * The worker starts with the first checkpoint (an idle process never pays for it) and
- * leaves after IDLE_MS without one. It costs 9-13 MiB of memory while it lives. Where it cannot
+ * leaves IDLE_MS (30 s) after its last one. It costs 9-13 MiB of memory while it lives. Where it cannot
  * start, checkpoints run on the caller's thread as before.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-/** The worker leaves after this long without a checkpoint. */
+/** The worker leaves after this long without a checkpoint (default). */
 const IDLE_MS = 30_000;
 
 // CommonJS run by the worker: no file of its own, so it works from src/ under tsx and vitest as from dist/.
 const WORKER_SOURCE = `
-const { parentPort, workerData, threadId } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.lib);
 const db = new Database(workerData.path, { fileMustExist: true });
 // As the service's connection: the database file is fsynced before the WAL can be reused.
@@ -32,7 +32,7 @@ parentPort.on('message', (message) => {
   const began = performance.now();
   try {
     const [row] = db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ ok: true, ms: performance.now() - began, threadId, ...row });
+    parentPort.postMessage({ ok: true, ms: performance.now() - began, ...row });
   } catch (err) {
     parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
   }
@@ -48,6 +48,8 @@ export type CheckpointThread = 'worker' | 'main';
 export interface CheckpointResult {
   /** Where it ran: the worker, or the caller's thread when the worker could not start. */
   thread: CheckpointThread;
+  /** The worker's thread id (a worker that left and was started again has a new one). */
+  workerThreadId?: number;
   ms: number;
   /** SQLite's answer: 1 when another checkpoint held the lock. */
   busy: number;
@@ -65,12 +67,13 @@ export interface Checkpointer {
 
 /**
  * `onMainThread` runs a checkpoint on the caller's connection: the fallback when the worker cannot
- * start (or `thread: 'main'`).
+ * start (or `thread: 'main'`). The worker leaves after `idleMs` without a checkpoint.
  */
 export function createCheckpointer(
   path: string,
-  onMainThread: () => Omit<CheckpointResult, 'thread' | 'ms'>,
+  onMainThread: () => Omit<CheckpointResult, 'thread' | 'ms' | 'workerThreadId'>,
   thread: CheckpointThread = 'worker',
+  idleMs = IDLE_MS,
 ): Checkpointer {
   let worker: Worker | undefined;
   let exited: Promise<void> | undefined;
@@ -98,6 +101,15 @@ export function createCheckpointer(
     } catch {
       return undefined;
     }
+  };
+
+  // The worker's idle time counts from the end of its last checkpoint.
+  const idleFromNow = () => {
+    if (idle) clearTimeout(idle);
+    idle = undefined;
+    if (closed || !worker) return;
+    idle = setTimeout(() => void stop(), idleMs);
+    idle.unref();
   };
 
   const stop = async () => {
@@ -133,7 +145,14 @@ export function createCheckpointer(
       const done = takePending(w);
       done?.(
         m.ok
-          ? { thread: 'worker', ms: m.ms ?? 0, busy: m.busy ?? 0, log: m.log ?? 0, checkpointed: m.checkpointed ?? 0 }
+          ? {
+              thread: 'worker',
+              workerThreadId: w.threadId,
+              ms: m.ms ?? 0,
+              busy: m.busy ?? 0,
+              log: m.log ?? 0,
+              checkpointed: m.checkpointed ?? 0,
+            }
           : undefined,
       );
     });
@@ -153,8 +172,7 @@ export function createCheckpointer(
       if (workerFailed) return runHereLater();
       if (pending) throw new Error('a checkpoint is already running');
       if (idle) clearTimeout(idle);
-      idle = setTimeout(() => void stop(), IDLE_MS);
-      idle.unref();
+      idle = undefined;
       let w: Worker;
       try {
         worker ??= start();
@@ -164,7 +182,13 @@ export function createCheckpointer(
         return runHereLater();
       }
       return new Promise((resolve) => {
-        pending = { worker: w, resolve };
+        pending = {
+          worker: w,
+          resolve: (result) => {
+            idleFromNow();
+            resolve(result);
+          },
+        };
         w.postMessage('checkpoint');
       });
     },
