@@ -5,13 +5,15 @@ import { createJsonLogger } from '../src/http/logger.js';
 import { batchedLines } from '../src/node/log-lines.js';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
+/** A chunk's text, read while the writer has it (the batch's buffer is reused after). */
+const text = (chunk: Uint8Array) => Buffer.from(chunk).toString('utf8');
 
 describe('batchedLines', () => {
   it('writes a batch maxDelayMs after its first line, in order, as one chunk', async () => {
     vi.useFakeTimers();
     try {
       const chunks: string[] = [];
-      const log = batchedLines((c) => chunks.push(c), { maxDelayMs: 50 });
+      const log = batchedLines((c) => chunks.push(text(c)), { maxDelayMs: 50 });
       log('a');
       vi.advanceTimersByTime(30);
       log('b');
@@ -30,7 +32,7 @@ describe('batchedLines', () => {
 
   it('with maxDelayMs 0, writes the lines of one turn when the turn ends', async () => {
     const chunks: string[] = [];
-    const log = batchedLines((c) => chunks.push(c), { maxDelayMs: 0 });
+    const log = batchedLines((c) => chunks.push(text(c)), { maxDelayMs: 0 });
     log('a');
     log('b');
     expect(chunks).toEqual([]);
@@ -40,11 +42,32 @@ describe('batchedLines', () => {
 
   it('writes at once when maxBytes are waiting, and keeps the order', async () => {
     const chunks: string[] = [];
-    const log = batchedLines((c) => chunks.push(c), { maxBytes: 6, maxDelayMs: 0 });
+    const log = batchedLines((c) => chunks.push(text(c)), { maxBytes: 6, maxDelayMs: 0 });
     for (const l of ['1', '2', '3', '4']) log(l);
     expect(chunks).toEqual(['1\n2\n3\n']);
     await nextTurn();
     expect(chunks.join('')).toBe('1\n2\n3\n4\n');
+  });
+
+  it('counts bytes, keeps characters of any width, and writes a line longer than a batch on its own, in order', async () => {
+    const chunks: string[] = [];
+    const log = batchedLines((c) => chunks.push(text(c)), { maxBytes: 16, maxDelayMs: 0 });
+    log('é€😀'); // 2 + 3 + 4 bytes, 4 UTF-16 units
+    expect(chunks).toEqual([]);
+    log('ab'); // 10 + 3 = 13 bytes
+    log('x'); // 15
+    log('y'); // 17: at least maxBytes wait
+    expect(chunks).toEqual(['é€😀\nab\nx\ny\n']);
+    log('first');
+    log('a line of more than sixteen bytes\u2028');
+    log('after');
+    expect(chunks.slice(1)).toEqual(['first\n', 'a line of more than sixteen bytes\u2028\n']);
+    await nextTurn();
+    expect(chunks.slice(3)).toEqual(['after\n']);
+    // The buffer is reused: every batch read as written.
+    for (let i = 0; i < 20; i++) log(`line ${i}`);
+    await nextTurn();
+    expect(chunks.slice(4).join('')).toBe(Array.from({ length: 20 }, (_, i) => `line ${i}\n`).join(''));
   });
 
   it('formats the line JSON.stringify({ time, level, msg, ...fields }) would', () => {
@@ -70,7 +93,7 @@ describe('batchedLines', () => {
     const chunks: string[] = [];
     const logger = createJsonLogger(
       'info',
-      batchedLines((c) => chunks.push(c), { maxDelayMs: 0 }),
+      batchedLines((c) => chunks.push(text(c)), { maxDelayMs: 0 }),
     );
     logger.info('request', { status: 200, path: '/v1/artifacts/x\ny' });
     logger.debug('dropped');
@@ -94,7 +117,7 @@ describe('batchedLines', () => {
       pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href,
     );
     const code = `const { batchedLines } = await import(${lines});
-const log = batchedLines((c) => process.stdout.write(c));
+const log = batchedLines((c) => process.stdout.write(Buffer.from(c)));
 log('first'); log('last');
 ${ending}`;
     return new Promise<{ stdout: string; code: number | null }>((resolve) => {

@@ -9,8 +9,10 @@ import { batchedLines } from './log-lines.js';
  */
 export function createServiceLogger(level: LogLevel, destination: 'stdout' | string = 'stdout'): Logger {
   if (level === 'silent') return silentLogger;
-  let write: (chunk: string) => void;
-  if (destination === 'stdout') write = (chunk) => process.stdout.write(chunk);
+  let write: (chunk: Uint8Array) => void;
+  // A copy for stdout: a stream may keep the chunk after write() returns (a TTY, or any stdout
+  // elsewhere than Linux), and the batch's buffer is reused.
+  if (destination === 'stdout') write = (chunk) => process.stdout.write(Buffer.from(chunk));
   else {
     const fd = openSync(destination, 'a');
     write = (chunk) => writeSync(fd, chunk);
