@@ -179,16 +179,26 @@ function serveArtifact(
   disposition: 'inline' | 'attachment' | undefined,
   cacheControl?: string,
 ) {
-  return serveDownload(
-    c,
-    {
-      entity: () => service.getEntity(access, id),
-      body: (resolveRange, smallBytes) => service.getBody(access, id, resolveRange, smallBytes),
-    },
-    disposition,
-    cacheControl,
-  );
+  return serveDownload(c, new ArtifactSource(service, access, id), disposition, cacheControl);
 }
+
+/** An artifact by id as a DownloadSource (a class: a small GET makes no closures for it). */
+class ArtifactSource implements DownloadSource {
+  constructor(
+    private readonly service: ArtifactService,
+    private readonly access: Access,
+    private readonly id: string,
+  ) {}
+  entity() {
+    return this.service.getEntity(this.access, this.id);
+  }
+  body(resolveRange: RangeResolver, smallBytes: number) {
+    return this.service.getBody(this.access, this.id, resolveRange, smallBytes);
+  }
+}
+
+/** No Range header: the whole body. */
+const wholeBody: RangeResolver = () => undefined;
 
 /** Where a download's entity and bytes come from: an artifact by id, a named version. */
 export interface DownloadSource {
@@ -232,12 +242,15 @@ export async function serveDownload(
   const ifRange = header(c, 'if-range');
   let result;
   try {
-    result = await source.body((entity) => {
-      if (rangeHeader === undefined) return undefined;
-      // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
-      if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
-      return parseRange(rangeHeader, entity.sizeBytes);
-    }, SMALL_BODY_BYTES);
+    const resolveRange: RangeResolver =
+      rangeHeader === undefined
+        ? wholeBody
+        : (entity) => {
+            // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
+            if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
+            return parseRange(rangeHeader, entity.sizeBytes);
+          };
+    result = await source.body(resolveRange, SMALL_BODY_BYTES);
   } catch (err) {
     if (isArtifactError(err) && err.code === 'invalid_range') {
       return c.json(err.toJSON(), 416, { 'Content-Range': `bytes */${String(err.details?.sizeBytes ?? '*')}` });
