@@ -1,6 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
+import type { Context } from 'hono';
 import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import type { ArtifactService } from '../service/artifact-service.js';
 import type { ServiceOperations } from '../service/operations.js';
@@ -101,6 +102,24 @@ interface UnreadBodyProbe {
   readableFlowing?: boolean | null;
 }
 
+/**
+ * On Node (c.env.incoming): an answer sent before the request body was read to its end says
+ * Connection: close. The Node adapter gives an unread body a short drain window and then destroys
+ * the socket, and a body that a handler began to read and gave up stalls that drain, so a client
+ * reusing the connection would meet a dead socket on its next request. A body never touched and
+ * already received in full is discarded by Node itself, and the connection stays open.
+ */
+function closeIfBodyUnread(c: Context): void {
+  if (c.req.method === 'GET' || c.req.method === 'HEAD') return;
+  const incoming = (c.env as { incoming?: UnreadBodyProbe } | undefined)?.incoming;
+  if (
+    incoming &&
+    incoming.readableEnded === false &&
+    (incoming.complete === false || incoming.readableFlowing !== null)
+  )
+    c.res.headers.set('Connection', 'close');
+}
+
 /** Builds the Hono app. No I/O here: drivers come in through deps. */
 export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? silentLogger;
@@ -116,17 +135,22 @@ export function createApp(deps: AppDeps): App {
     },
   });
 
+  // The request's id, the answer's Connection: close when its body went unread, the metrics and
+  // the access log: one middleware, since every request passes through it (a level of middleware
+  // costs a small GET more than any of these).
   app.use('*', async function requestContext(c, next) {
     const incoming = header(c, 'x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     c.set('requestId', requestId);
     if (!logRequests && !metrics) {
       await next();
+      closeIfBodyUnread(c);
       if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
       return;
     }
     const started = performance.now();
     await next();
+    closeIfBodyUnread(c);
     if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
     if (metrics) {
       const route = routePath(c, -1);
@@ -147,23 +171,6 @@ export function createApp(deps: AppDeps): App {
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       tenant: c.get('caller')?.tenantId,
     });
-  });
-
-  // On Node (c.env.incoming): an answer sent before the request body was read to its end says
-  // Connection: close. The Node adapter gives an unread body a short drain window and then destroys
-  // the socket, and a body that a handler began to read and gave up stalls that drain, so a client
-  // reusing the connection would meet a dead socket on its next request. A body never touched and
-  // already received in full is discarded by Node itself, and the connection stays open.
-  app.use('*', async function closeUnreadBodies(c, next) {
-    await next();
-    if (c.req.method === 'GET' || c.req.method === 'HEAD') return;
-    const incoming = (c.env as { incoming?: UnreadBodyProbe } | undefined)?.incoming;
-    if (
-      incoming &&
-      incoming.readableEnded === false &&
-      (incoming.complete === false || incoming.readableFlowing !== null)
-    )
-      c.res.headers.set('Connection', 'close');
   });
 
   if (deps.corsOrigins && deps.corsOrigins.length > 0) {
