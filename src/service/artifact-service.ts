@@ -196,7 +196,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
   }
 
   async function open(access: Access, id: string, resolveRange: RangeResolver | undefined) {
-    const row = await find(access, id);
+    const row = (await lookup(access, id)) ?? notFound(id);
     return { row, range: resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 }) };
   }
 
@@ -205,48 +205,61 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       `The bytes of ${id} are missing from the blob store although the database references them. Tell the operator; retrying will not help.`,
     );
 
+  const noRow: Promise<undefined> = Promise.resolve(undefined);
+  /** The reference `id` names for this access, if there is one (anything that is not an id names none). */
+  function lookup(access: Access, id: string): Promise<RefRow | undefined> {
+    return isArtifactId(id) ? repo.findRef(access.tenantId, id, access.filter, now()) : noRow;
+  }
+  function notFound(id: string): never {
+    throw errors.notFound(id);
+  }
   async function find(access: Access, id: string): Promise<RefRow> {
-    const row = isArtifactId(id) ? await repo.findRef(access.tenantId, id, access.filter, now()) : undefined;
-    if (!row) throw errors.notFound(id);
-    return row;
+    return (await lookup(access, id)) ?? notFound(id);
   }
 
-  /** A download link for one reference (the caller has been shown to see it). */
-  /** The bytes of one reference (or a range), a small body as one buffer; touches last-accessed. */
-  async function bodyOf(
-    row: RefRow,
-    range: ByteRange | undefined,
-    smallBytes: number,
-  ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }> {
+  // A download in three parts, so that a small cached one awaits nothing but its lookup: the bytes
+  // at hand (heldBytes), else read (readBytes), then counted as served (served).
+  type Body = ReadableStream<Uint8Array> | Uint8Array;
+
+  /** The bytes of an empty or a small cached blob (a copy of the range): no I/O. */
+  function heldBytes(row: RefRow, range: ByteRange | undefined, smallBytes: number): Body | undefined {
+    // Nothing to read (and no range can be asked of it: invalid_range before here).
+    if (row.sizeBytes === 0) return new Uint8Array(0);
+    if (row.sizeBytes > smallBytes) return undefined;
+    return range ? smallBlobs.get(row.sha256, range.start, range.end) : smallBlobs.get(row.sha256);
+  }
+
+  /** The bytes from the blob store: a small blob whole in one read (then cached), a larger one as a stream. */
+  async function readBytes(row: RefRow, range: ByteRange | undefined, smallBytes: number): Promise<Body> {
     const id = row.artifactId;
-    const span = range ?? { start: 0, end: row.sizeBytes - 1 };
-    let body: ReadableStream<Uint8Array> | Uint8Array | null;
-    if (row.sizeBytes === 0) {
-      // Nothing to read (and no range can be asked of it: invalid_range before here).
-      body = new Uint8Array(0);
-    } else if (row.sizeBytes <= smallBytes) {
-      // Small: from the cache (a copy of the range), else the whole blob in one read, then cached.
-      body = smallBlobs.get(row.sha256, span.start, span.end) ?? null;
-      if (!body) {
-        const whole = blobs.readSmall
-          ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 })
-          : await readAll(await blobs.get(row.sha256));
-        if (!whole) throw missingBytes(id);
-        if (whole.byteLength !== row.sizeBytes) {
-          throw errors.backendUnavailable(
-            `The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`,
-          );
-        }
-        smallBlobs.set(row.sha256, whole);
-        body = range ? whole.subarray(span.start, span.end + 1) : whole;
+    if (row.sizeBytes <= smallBytes) {
+      const whole = blobs.readSmall
+        ? await blobs.readSmall(row.sha256, { start: 0, end: row.sizeBytes - 1 })
+        : await readAll(await blobs.get(row.sha256));
+      if (!whole) throw missingBytes(id);
+      if (whole.byteLength !== row.sizeBytes) {
+        throw errors.backendUnavailable(
+          `The stored bytes of ${id} do not have the recorded size. Tell the operator; retrying will not help.`,
+        );
       }
-    } else {
-      body = await blobs.get(row.sha256, span);
-      if (!body) throw missingBytes(id);
+      smallBlobs.set(row.sha256, whole);
+      return range ? whole.subarray(range.start, range.end + 1) : whole;
     }
+    const body = await blobs.get(row.sha256, range ?? { start: 0, end: row.sizeBytes - 1 });
+    if (!body) throw missingBytes(id);
+    return body;
+  }
+
+  /** Touches last-accessed (batched) and counts the bytes served. */
+  function served(row: RefRow, range: ByteRange | undefined, body: Body) {
     touches.add(row.refId);
-    deps.observer?.served(row.sizeBytes === 0 ? 0 : span.end - span.start + 1);
-    return { entity: row, range, body };
+    deps.observer?.served(range ? range.end - range.start + 1 : row.sizeBytes);
+    return { entity: row as DownloadEntity, range, body };
+  }
+
+  /** The bytes of one reference (or a range), a small body as one buffer; touches last-accessed. */
+  async function bodyOf(row: RefRow, range: ByteRange | undefined, smallBytes: number) {
+    return served(row, range, heldBytes(row, range, smallBytes) ?? (await readBytes(row, range, smallBytes)));
   }
 
   /** A link's lifetime as asked (or the default); bad_request outside 1 s to the maximum. */
@@ -369,8 +382,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       resolveRange: RangeResolver | undefined,
       smallBytes: number,
     ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }> {
-      const { row, range } = await open(access, id, resolveRange);
-      return bodyOf(row, range, smallBytes);
+      // bodyOf inlined: a small cached download awaits only its lookup.
+      const row = (await lookup(access, id)) ?? notFound(id);
+      const range = resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 });
+      return served(row, range, heldBytes(row, range, smallBytes) ?? (await readBytes(row, range, smallBytes)));
     },
 
     ...createNamedVersions({ repo, now, putStream, bodyOf, linkOf }),
