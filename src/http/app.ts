@@ -1,11 +1,11 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
-import type { Context } from 'hono';
+import { Hono, type Context, type ExecutionContext, type MiddlewareHandler } from 'hono';
 import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import type { ArtifactService } from '../service/artifact-service.js';
 import type { ServiceOperations } from '../service/operations.js';
-import type { Authenticator } from './auth.js';
+import type { Authenticator, Caller } from './auth.js';
 import type { AppEnv } from './context.js';
 import { header } from './fast-header.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -85,6 +85,11 @@ export interface AppDeps {
   fsck?: (options: { verify: boolean }) => Promise<FsckReport>;
   /** Request rate and bytes in flight per tenant and per token; without it nothing is limited. */
   rateLimiter?: RateLimiter;
+  /**
+   * GET and HEAD of one artifact bypass the middleware chain (see routeDownloadsDirectly); default
+   * true, and always off with CORS. false routes them like every other request: the tests compare both.
+   */
+  directDownloads?: boolean;
 }
 
 /** What an operator key may call: the service-wide views and actions. It holds no artifacts. */
@@ -135,21 +140,17 @@ export function createApp(deps: AppDeps): App {
     },
   });
 
-  // The request's id, the answer's Connection: close when its body went unread, the metrics and
-  // the access log: one middleware, since every request passes through it (a level of middleware
-  // costs a small GET more than any of these).
-  app.use('*', async function requestContext(c, next) {
+  // Every request's id, its answer's Connection: close when the body went unread, the metrics and
+  // the access log: the request middleware's two halves, shared with downloadArtifact (the direct
+  // route of a download). One middleware, since a level of middleware costs a small GET more than
+  // any of these.
+  const beginRequest = (c: Context<AppEnv>): string => {
     const incoming = header(c, 'x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     c.set('requestId', requestId);
-    if (!logRequests && !metrics) {
-      await next();
-      closeIfBodyUnread(c);
-      if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
-      return;
-    }
-    const started = performance.now();
-    await next();
+    return requestId;
+  };
+  const endRequest = (c: Context<AppEnv>, requestId: string, started: number): void => {
     closeIfBodyUnread(c);
     if (!c.get('requestIdSent')) c.res.headers.set('X-Request-Id', requestId);
     if (metrics) {
@@ -171,10 +172,18 @@ export function createApp(deps: AppDeps): App {
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       tenant: c.get('caller')?.tenantId,
     });
-  });
+  };
+  const requestContext: MiddlewareHandler<AppEnv> = async function requestContext(c, next) {
+    const requestId = beginRequest(c);
+    const started = logRequests || metrics ? performance.now() : 0;
+    await next();
+    endRequest(c, requestId, started);
+  };
+  app.use('*', requestContext);
 
-  if (deps.corsOrigins && deps.corsOrigins.length > 0) {
-    const origins = deps.corsOrigins;
+  const origins = deps.corsOrigins ?? [];
+  const corsOn = origins.length > 0;
+  if (corsOn) {
     app.use(
       '*',
       cors({
@@ -218,11 +227,12 @@ export function createApp(deps: AppDeps): App {
 
   const limiter = deps.rateLimiter;
   const policies = deps.policies ?? createPolicies(DEFAULT_POLICY);
-  app.use('/v1/*', async function authenticate(c, next) {
-    // Signed download links carry their own proof and no token (the route limits their tenant).
-    if (c.req.path.startsWith('/v1/download/')) return next();
-    const authorization = header(c, 'authorization');
-    const caller = await deps.auth.authenticate(authorization);
+  /**
+   * A /v1 request's caller, set on the context, and what it holds of its tenant's limits until the
+   * answer. Promises only where there is something to wait for (a token not verified recently, the
+   * Worker's limiter): a small GET with a known token spends no turn here.
+   */
+  const admit = (c: Context<AppEnv>, caller: Caller) => {
     c.set('caller', caller);
     if (caller.role === 'operator' && !OPERATOR_PATHS.test(c.req.path)) {
       throw errors.forbidden(
@@ -230,15 +240,21 @@ export function createApp(deps: AppDeps): App {
       );
     }
     // Before any body is read: a refusal costs a map lookup.
-    const checked = limiter?.check(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId));
-    // Awaited only when it is a promise (the Worker's bindings): a small GET spends no extra turn.
+    return limiter?.check(caller.tenantId, header(c, 'authorization'), bodyBytesOf(c.req.raw, caller.tenantId));
+  };
+  const authenticate: MiddlewareHandler<AppEnv> = async function authenticate(c, next) {
+    // Signed download links carry their own proof and no token (the route limits their tenant).
+    if (c.req.path.startsWith('/v1/download/')) return next();
+    const found = deps.auth.authenticate(header(c, 'authorization'));
+    const checked = admit(c, found instanceof Promise ? await found : found);
     const admission = checked instanceof Promise ? await checked : checked;
     try {
       await next();
     } finally {
       admission?.release();
     }
-  });
+  };
+  app.use('/v1/*', authenticate);
   /** What a request body reserves: its declared length; without one, the largest artifact it could be. */
   const bodyBytesOf = (req: Request, tenantId: string): number => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' || req.method === 'OPTIONS') return 0;
@@ -250,7 +266,7 @@ export function createApp(deps: AppDeps): App {
   registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerNames(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
-  registerGetArtifact(
+  const getArtifact = registerGetArtifact(
     app,
     deps.service,
     deps.urlSigner,
@@ -342,7 +358,7 @@ export function createApp(deps: AppDeps): App {
     c.json({ code: 'not_found', message: `No route ${c.req.method} ${c.req.path}. See /docs.` }, 404),
   );
 
-  app.onError((err, c) => {
+  const answerError = (err: Error, c: Context<AppEnv>) => {
     const artifactError = toArtifactError(err);
     if (artifactError.code === 'backend_unavailable') {
       logger.error('backend unavailable', {
@@ -355,7 +371,33 @@ export function createApp(deps: AppDeps): App {
     if (artifactError.retryAfter !== undefined) headers['Retry-After'] = String(artifactError.retryAfter);
     if (artifactError.status === 401) headers['WWW-Authenticate'] = 'Bearer';
     return c.json(artifactError.toJSON(), artifactError.status as 400, headers);
-  });
+  };
+  app.onError(answerError);
+
+  // GET and HEAD of one artifact: what requestContext and authenticate do around getArtifact, in one
+  // handler (see routeDownloadsDirectly).
+  async function downloadArtifact(c: Context<AppEnv, '/v1/artifacts/:id'>) {
+    const requestId = beginRequest(c);
+    const started = logRequests || metrics ? performance.now() : 0;
+    try {
+      const found = deps.auth.authenticate(header(c, 'authorization'));
+      const checked = admit(c, found instanceof Promise ? await found : found);
+      const admission = checked instanceof Promise ? await checked : checked;
+      try {
+        c.res = await getArtifact(c);
+      } finally {
+        admission?.release();
+      }
+    } catch (err) {
+      // As Hono's chain does: an Error becomes the error answer, anything else propagates.
+      if (!(err instanceof Error)) throw err;
+      c.error = err;
+      c.res = answerError(err, c);
+    }
+    endRequest(c, requestId, started);
+    return c.res;
+  }
+  if (deps.directDownloads !== false && !corsOn) routeDownloadsDirectly(app, downloadArtifact, answerError);
 
   // Open MCP sessions hold SSE streams; shutdown closes them so the server can drain.
   return Object.assign(app, {
@@ -371,6 +413,53 @@ export type App = OpenAPIHono<AppEnv> & {
   /** Ends open MCP sessions (their SSE streams), so the server can drain. */
   closeMcpSessions(): Promise<void>;
 };
+
+const DOWNLOAD_PREFIX = '/v1/artifacts/';
+
+/** GET or HEAD of /v1/artifacts/{id}, with or without a query: what the direct route answers. */
+function isArtifactDownload(request: Request): boolean {
+  const method = request.method;
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  const url = request.url;
+  const path = url.indexOf('/', url.indexOf('://') + 3);
+  if (path < 0 || !url.startsWith(DOWNLOAD_PREFIX, path)) return false;
+  const id = path + DOWNLOAD_PREFIX.length;
+  const query = url.indexOf('?', id);
+  const end = query < 0 ? url.length : query;
+  return end > id && url.lastIndexOf('/', end - 1) < id;
+}
+
+/**
+ * GET and HEAD of one artifact, the service's hot path, go to an app of that one route, whose
+ * handler does the request middleware's and authenticate's work itself; every other request goes
+ * through the app's router and middleware. A level of middleware (Hono's compose, an async frame
+ * and a promise per level) cost a small GET more than the middleware's own work. The route answers,
+ * logs and counts the same either way (test/direct-downloads.test.ts compares them): a middleware
+ * added to createApp is added to downloadArtifact too or, as CORS does, turns the direct route off.
+ */
+function routeDownloadsDirectly(
+  app: OpenAPIHono<AppEnv>,
+  handler: (c: Context<AppEnv, '/v1/artifacts/:id'>) => Promise<Response>,
+  onError: (err: Error, c: Context<AppEnv>) => Response,
+): void {
+  const direct = new Hono<AppEnv>();
+  direct.get('/v1/artifacts/:id', handler);
+  direct.onError(onError);
+  const routed = app.fetch;
+  // Not reached while isArtifactDownload matches what the route does; if it ever differs, the app decides.
+  direct.notFound((c) => routed(c.req.raw, c.env, executionCtxOf(c)));
+  app.fetch = (request: Request, env?: unknown, executionCtx?: ExecutionContext) =>
+    isArtifactDownload(request) ? direct.fetch(request, env, executionCtx) : routed(request, env, executionCtx);
+}
+
+/** Hono's executionCtx getter throws where the platform gives none (Node). */
+function executionCtxOf(c: Context): ExecutionContext | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Everything that escapes a handler becomes one of the closed codes. */
 function toArtifactError(err: unknown): ArtifactError {

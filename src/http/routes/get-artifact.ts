@@ -143,7 +143,7 @@ export function registerGetArtifact(
   app.openAPIRegistry.registerPath(getRoute);
   app.openAPIRegistry.registerPath(headRoute);
 
-  app.get('/v1/artifacts/:id', async function getArtifact(c) {
+  const getArtifact = async function getArtifact(c: Context<AppEnv, '/v1/artifacts/:id'>) {
     const caller = c.get('caller');
     requirePerm(caller, 'read');
     return serveArtifact(
@@ -153,7 +153,8 @@ export function registerGetArtifact(
       c.req.param('id'),
       dispositionOf(c.req.query('disposition')),
     );
-  });
+  };
+  app.get('/v1/artifacts/:id', getArtifact);
 
   app.openAPIRegistry.registerPath(signedGetRoute);
   app.openAPIRegistry.registerPath(signedHeadRoute);
@@ -168,6 +169,7 @@ export function registerGetArtifact(
     const cacheControl = signedLinkCacheControl(link.expiresAt - now() / 1000);
     return serveArtifact(c, service, { tenantId: link.tenantId, filter: {} }, id, link.disposition, cacheControl);
   });
+  return getArtifact;
 }
 
 /** GET and HEAD of one artifact for a caller allowed to see it: 200, 206, 304, 416 or 404. */
@@ -192,19 +194,17 @@ class ArtifactSource implements DownloadSource {
   entity() {
     return this.service.getEntity(this.access, this.id);
   }
-  body(resolveRange: RangeResolver, smallBytes: number) {
+  body(resolveRange: RangeResolver | undefined, smallBytes: number) {
     return this.service.getBody(this.access, this.id, resolveRange, smallBytes);
   }
 }
-
-/** No Range header: the whole body. */
-const wholeBody: RangeResolver = () => undefined;
 
 /** Where a download's entity and bytes come from: an artifact by id, a named version. */
 export interface DownloadSource {
   entity(): Promise<DownloadEntity>;
   body(
-    resolveRange: RangeResolver,
+    /** undefined: the whole body. */
+    resolveRange: RangeResolver | undefined,
     smallBytes: number,
   ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }>;
 }
@@ -242,9 +242,9 @@ export async function serveDownload(
   const ifRange = header(c, 'if-range');
   let result;
   try {
-    const resolveRange: RangeResolver =
+    const resolveRange: RangeResolver | undefined =
       rangeHeader === undefined
-        ? wholeBody
+        ? undefined
         : (entity) => {
             // If-Range naming another entity: serve the whole body instead of the range (RFC 9110 13.1.5).
             if (ifRange !== undefined && !etagMatches(ifRange, `"${entity.sha256}"`, false)) return undefined;
