@@ -8,14 +8,8 @@
  * scattered among a server's short-lived buffers, which is what kept the process's malloc heap
  * growing under load when each entry was its own allocation. A hit on an entry in the older half of
  * the ring copies it to the head, so entries that keep being read stay (close to least recently used).
- * Reads return a copy: the arena is rewritten while a response may still be writing. Copies of up
- * to COPY_SLAB_BYTES / 8 are views of a shared slab, as Buffer.allocUnsafe pools small buffers: one
- * allocation for many reads rather than one each (a small GET's bytes were its largest allocation).
- * A slab is never written twice; once full it is left to the copies that use it, and freed with the
- * last of them.
+ * Reads return a copy: the arena is rewritten while a response may still be writing.
  */
-const COPY_SLAB_BYTES = 64 * 1024;
-
 export function createSmallBlobCache(maxBytes: number) {
   /** Map order is ring order from the write head: the first entry is the next one overwritten. */
   const entries = new Map<string, { offset: number; length: number }>();
@@ -57,30 +51,13 @@ export function createSmallBlobCache(maxBytes: number) {
     live += length;
   }
 
-  let slab: Uint8Array | undefined;
-  let slabUsed = 0;
-  /** A copy of arena bytes [from, to). */
-  function copyOf(from: number, to: number): Uint8Array {
-    const length = to - from;
-    if (length > COPY_SLAB_BYTES / 8) return arena!.slice(from, to);
-    if (!slab || slabUsed + length > COPY_SLAB_BYTES) {
-      slab = new Uint8Array(COPY_SLAB_BYTES);
-      slabUsed = 0;
-    }
-    const copy = slab.subarray(slabUsed, slabUsed + length);
-    copy.set(arena!.subarray(from, to));
-    // Copies start 8-byte aligned, as Buffer's pool does.
-    slabUsed = (slabUsed + length + 7) & ~7;
-    return copy;
-  }
-
   return {
     /** A copy of bytes [start, end] of the blob (the whole blob by default), or undefined. */
     get(sha256: string, start = 0, end?: number): Uint8Array | undefined {
       const e = entries.get(sha256);
       if (!e || !arena) return undefined;
       const last = Math.min(end ?? e.length - 1, e.length - 1);
-      const copy = copyOf(e.offset + start, e.offset + last + 1);
+      const copy = arena.slice(e.offset + start, e.offset + last + 1);
       const age = e.offset >= head ? e.offset - head : e.offset + maxBytes - head;
       if (age < maxBytes / 2) {
         drop(sha256, e.length);
