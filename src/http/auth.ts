@@ -55,8 +55,9 @@ export const API_KEY_PATTERN = /^ask_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
 /** Turns an Authorization header into a Caller: HS256 or JWKS-verified JWTs, or API keys. */
 export interface Authenticator {
   /**
-   * Resolves an Authorization header into a Caller, or throws unauthorized. A token verified moments
-   * ago comes back at once, without a promise (the common case, and a small GET spends no turn on it).
+   * Resolves an Authorization header into a Caller; a refusal is a promise rejected with unauthorized.
+   * A token verified moments ago comes back at once, without a promise (the common case: a small GET
+   * spends no turn on it).
    */
   authenticate(authorization: string | undefined | null): Caller | Promise<Caller>;
 }
