@@ -229,10 +229,17 @@ export function createApp(deps: AppDeps): App {
   const policies = deps.policies ?? createPolicies(DEFAULT_POLICY);
   /**
    * A /v1 request's caller, set on the context, and what it holds of its tenant's limits until the
-   * answer. Promises only where there is something to wait for (a token not verified recently, the
+   * answer. A promise only where there is something to wait for (a token not verified recently, the
    * Worker's limiter): a small GET with a known token spends no turn here.
    */
-  const admit = (c: Context<AppEnv>, caller: Caller) => {
+  const admit = (c: Context<AppEnv>) => {
+    const authorization = header(c, 'authorization');
+    const found = deps.auth.authenticate(authorization);
+    return found instanceof Promise
+      ? found.then((caller) => admitCaller(c, caller, authorization))
+      : admitCaller(c, found, authorization);
+  };
+  const admitCaller = (c: Context<AppEnv>, caller: Caller, authorization: string | undefined) => {
     c.set('caller', caller);
     if (caller.role === 'operator' && !OPERATOR_PATHS.test(c.req.path)) {
       throw errors.forbidden(
@@ -240,13 +247,12 @@ export function createApp(deps: AppDeps): App {
       );
     }
     // Before any body is read: a refusal costs a map lookup.
-    return limiter?.check(caller.tenantId, header(c, 'authorization'), bodyBytesOf(c.req.raw, caller.tenantId));
+    return limiter?.check(caller.tenantId, authorization, bodyBytesOf(c.req.raw, caller.tenantId));
   };
   const authenticate: MiddlewareHandler<AppEnv> = async function authenticate(c, next) {
     // Signed download links carry their own proof and no token (the route limits their tenant).
     if (c.req.path.startsWith('/v1/download/')) return next();
-    const found = deps.auth.authenticate(header(c, 'authorization'));
-    const checked = admit(c, found instanceof Promise ? await found : found);
+    const checked = admit(c);
     const admission = checked instanceof Promise ? await checked : checked;
     try {
       await next();
@@ -380,8 +386,7 @@ export function createApp(deps: AppDeps): App {
     const requestId = beginRequest(c);
     const started = logRequests || metrics ? performance.now() : 0;
     try {
-      const found = deps.auth.authenticate(header(c, 'authorization'));
-      const checked = admit(c, found instanceof Promise ? await found : found);
+      const checked = admit(c);
       const admission = checked instanceof Promise ? await checked : checked;
       try {
         c.res = await getArtifact(c);
