@@ -226,7 +226,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     // Nothing to read (and no range can be asked of it: invalid_range before here).
     if (row.sizeBytes === 0) return new Uint8Array(0);
     if (row.sizeBytes > smallBytes) return undefined;
-    return range ? smallBlobs.get(row.sha256, range.start, range.end) : smallBlobs.get(row.sha256);
+    return smallBlobs.get(row.sha256, range?.start, range?.end);
   }
 
   /** The bytes from the blob store: a small blob whole in one read (then cached), a larger one as a stream. */
