@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { isActiveType } from '../src/core/active-types.js';
 import { decodeBase64, encodeBase64 } from '../src/core/base64.js';
 import { ConfigSchema, ENV_NAMES, loadConfig } from '../src/core/config.js';
 import {
@@ -232,6 +233,33 @@ describe('decodeBase64', () => {
         codeOf(() => decodeBase64(input)),
         JSON.stringify(input),
       ).toBe('bad_request');
+  });
+});
+
+describe('isActiveType', () => {
+  it('knows a type by its essence, whatever its case and parameters, the same on every ask', () => {
+    const cases: [string, boolean][] = [
+      ['text/html', true],
+      ['TEXT/HTML; charset=utf-8', true],
+      [' image/svg+xml ;x=1', true],
+      ['application/vnd.example+xml', true],
+      ['text/javascript', true],
+      ['image/png', false],
+      ['application/pdf', false],
+      ['text/plain; charset=utf-8', false],
+      ['text/html-not', false],
+      ['', false],
+    ];
+    for (let round = 0; round < 2; round++)
+      for (const [type, active] of cases) expect([type, isActiveType(type)]).toEqual([type, active]);
+  });
+
+  it('answers types past its memory of them the same way', () => {
+    for (let i = 0; i < 600; i++) {
+      expect(isActiveType(`application/x-${i}+xml`)).toBe(true);
+      expect(isActiveType(`application/x-${i}`)).toBe(false);
+    }
+    expect(isActiveType('application/x-599+xml')).toBe(true);
   });
 });
 
