@@ -78,6 +78,31 @@ describe('batchedLines', () => {
       ['empty', {}],
       ['none', undefined],
       ['nested "quotes"', { error: { message: 'x' }, list: [1, 'two'] }],
+      [
+        'values JSON writes its own way',
+        {
+          nan: Number.NaN,
+          inf: -Infinity,
+          negZero: -0,
+          big: 1e21,
+          tiny: 5e-7,
+          yes: true,
+          nothing: null,
+          fn: () => 1,
+          sym: Symbol('s'),
+          date: new Date(0),
+          long: 'x'.repeat(65),
+          longest: 'y'.repeat(64),
+          empty: '',
+          control: 'a\tb\u0000\u007f',
+          unicode: 'é✓\ud83d\ude00',
+          lone: '\ud800',
+          'key "quoted"\\': 1,
+          '': 'empty key',
+          [Symbol('k')]: 'symbol key',
+        },
+      ],
+      ['inherited', Object.assign(Object.create({ inherited: 1 }) as Record<string, unknown>, { own: 2 })],
     ];
     for (const [msg, fields] of cases) logger.info(msg, fields);
     lines.forEach((line, i) => {
