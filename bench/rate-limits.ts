@@ -1,7 +1,8 @@
 /**
  * Rate-limit rows: what the limiter costs a small GET when it is on and never trips. Two service
  * processes, the same but for the limits (off; on per tenant and per token, request rate and bytes
- * in flight, set far above the load), take turns under the same wrk load. Ratio = on / off.
+ * in flight, set far above the load), take turns under the same wrk load, each started afresh for
+ * its round. Ratio = on / off.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -56,35 +57,33 @@ export async function rateLimitRows(ctx: {
       problems: [`rate limits: ${missing}`],
     };
   const problems: string[] = [];
-  let off: Service | undefined;
-  let on: Service | undefined;
+  const warmupS = Math.min(2, ctx.durationS);
+  // Every round starts both processes afresh, as the small-GET rows do: two processes of the same
+  // service differ by up to 10% in how fast they serve, which decided this row when one pair
+  // served every round (1.02× and 0.81× in two full runs a few hours apart).
+  const measure = async (side: 'off' | 'on', run: number): Promise<number> => {
+    const server: Service = await startServerChild(`service, rate limits ${side}`, 'service-server.ts', [
+      join(ctx.work, `limits-${side}-${run}`),
+      String(1024 * 1024),
+      ...(side === 'on' ? ['', '', JSON.stringify(LIMITS_ON)] : []),
+    ]);
+    try {
+      const target = await smallArtifactUrl(server);
+      await load(target.url, target.headers, ctx.connections, warmupS);
+      // wrk's parse fails on any non-2xx answer: a 429 here would mean the limits tripped.
+      return (await load(target.url, target.headers, ctx.connections, ctx.durationS)).requestsPerSecond;
+    } finally {
+      await server.stop();
+    }
+  };
   try {
-    off = await startServerChild('service, rate limits off', 'service-server.ts', [
-      join(ctx.work, 'limits-off'),
-      String(1024 * 1024),
-    ]);
-    on = await startServerChild('service, rate limits on', 'service-server.ts', [
-      join(ctx.work, 'limits-on'),
-      String(1024 * 1024),
-      '',
-      '',
-      JSON.stringify(LIMITS_ON),
-    ]);
-    const targets = [await smallArtifactUrl(off), await smallArtifactUrl(on)] as const;
-    const warmupS = Math.min(2, ctx.durationS);
-    for (const t of targets) await load(t.url, t.headers, ctx.connections, warmupS);
     for (let run = 0; run < ctx.runs; run++) {
       await rotate(run, [
         async () => {
-          rps.baseline.push(
-            (await load(targets[0].url, targets[0].headers, ctx.connections, ctx.durationS)).requestsPerSecond,
-          );
+          rps.baseline.push(await measure('off', run));
         },
         async () => {
-          // wrk's parse fails on any non-2xx answer: a 429 here would mean the limits tripped.
-          rps.service!.push(
-            (await load(targets[1].url, targets[1].headers, ctx.connections, ctx.durationS)).requestsPerSecond,
-          );
+          rps.service!.push(await measure('on', run));
         },
       ]);
       ctx.progress(`rate-limit run ${run + 1}/${ctx.runs} done`);
@@ -92,8 +91,6 @@ export async function rateLimitRows(ctx: {
   } catch (err) {
     problems.push(`rate limits: ${err instanceof Error ? err.message : String(err)}`);
     rps.service = null;
-  } finally {
-    await Promise.all([off?.stop(), on?.stop()]);
   }
   return { rows: [ratioRow(metric, rps, 0, 0.97)], problems };
 }
