@@ -135,6 +135,39 @@ describe('direct downloads', () => {
     expect((await counts(direct.metrics)).join('\n')).toContain('route="/v1/artifacts/:id",status="206"');
   });
 
+  it('hand the access line to a logger that formats it later, with either route', async () => {
+    const tok = await t.token({ tenant: 'acme', perms: ['read', 'write'] });
+    const { id } = (await putArtifact(t.app, tok, bytesOf(100, 5))).json as { id: string };
+    for (const directDownloads of [true, false]) {
+      const lines: string[] = [];
+      const held: (() => void)[] = [];
+      const app = createApp({
+        service: t.service,
+        ops: t.ops,
+        auth: createAuthenticator({ hmacSecrets: [...HMAC_KEYS], apiKeys: t.ops }),
+        logger: createJsonLogger('info', (line) => lines.push(line), { later: (format) => held.push(format) }),
+        directDownloads,
+      });
+      const res = await app.request(`/v1/artifacts/${id}`, { headers: bearer(tok) });
+      expect(res.status).toBe(200);
+      expect((await res.arrayBuffer()).byteLength).toBe(100);
+      expect(lines).toEqual([]);
+      expect(held).toHaveLength(1);
+      held[0]!();
+      expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+        expect.objectContaining({
+          level: 'info',
+          msg: 'request',
+          requestId: res.headers.get('x-request-id'),
+          method: 'GET',
+          path: `/v1/artifacts/${id}`,
+          status: 200,
+          tenant: 'acme',
+        }),
+      ]);
+    }
+  });
+
   it('are off with CORS, so that its headers are on every download', async () => {
     const tok = await t.token({ tenant: 'acme', perms: ['read', 'write'] });
     const app = createApp({

@@ -136,14 +136,64 @@ describe('batchedLines', () => {
     expect(lines[0]!.path).toBe('/v1/artifacts/x\ny');
   });
 
+  it('holds infoLater lines until `later` runs its callback, then formats them in order', () => {
+    const lines: string[] = [];
+    const scheduled: (() => void)[] = [];
+    const logger = createJsonLogger('info', (l) => lines.push(l), { later: (format) => scheduled.push(format) });
+    logger.infoLater!('request', { n: 1 });
+    logger.infoLater!('request', { n: 2, path: '/a "quoted" path' });
+    expect(lines).toEqual([]);
+    expect(scheduled).toHaveLength(1);
+    scheduled[0]!();
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toMatchObject([
+      { level: 'info', msg: 'request', n: 1 },
+      { level: 'info', msg: 'request', n: 2, path: '/a "quoted" path' },
+    ]);
+    // Formatted as info() would have formatted them.
+    const time = (JSON.parse(lines[1]!) as { time: string }).time;
+    expect(lines[1]).toBe(JSON.stringify({ time, level: 'info', msg: 'request', n: 2, path: '/a "quoted" path' }));
+    scheduled[0]!();
+    expect(lines).toHaveLength(2);
+  });
+
+  it('writes held lines before any other line, and all of them once 64 wait', () => {
+    const lines: string[] = [];
+    const scheduled: (() => void)[] = [];
+    const logger = createJsonLogger('info', (l) => lines.push(l), { later: (format) => scheduled.push(format) });
+    logger.infoLater!('request', { n: 1 });
+    logger.warn('slow', { n: 2 });
+    logger.infoLater!('request', { n: 3 });
+    logger.info('plain', { n: 4 });
+    expect(lines.map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([1, 2, 3, 4]);
+    for (let n = 5; n < 5 + 63; n++) logger.infoLater!('request', { n });
+    expect(lines).toHaveLength(4);
+    logger.infoLater!('request', { n: 68 });
+    expect(lines.map((l) => (JSON.parse(l) as { n: number }).n)).toEqual(Array.from({ length: 68 }, (_, i) => i + 1));
+    // One callback per batch held: the first, the second and the third (64 lines) held.
+    expect(scheduled).toHaveLength(3);
+    for (const format of scheduled) format();
+    expect(lines).toHaveLength(68);
+  });
+
+  it('formats infoLater lines at once without `later`, and drops them below its level', () => {
+    const lines: string[] = [];
+    createJsonLogger('info', (l) => lines.push(l)).infoLater!('request', { n: 1 });
+    expect(lines).toHaveLength(1);
+    const later = vi.fn();
+    createJsonLogger('warn', (l) => lines.push(l), { later }).infoLater!('request', { n: 2 });
+    expect(lines).toHaveLength(1);
+    expect(later).not.toHaveBeenCalled();
+  });
+
   // A process that exits (or crashes) in the same turn it logged must not lose those lines.
-  const runChild = (ending: string) => {
-    const lines = JSON.stringify(
-      pathToFileURL(fileURLToPath(new URL('../src/node/log-lines.ts', import.meta.url))).href,
-    );
-    const code = `const { batchedLines } = await import(${lines});
-const log = batchedLines((c) => process.stdout.write(Buffer.from(c)));
-log('first'); log('last');
+  const moduleUrl = (path: string) => JSON.stringify(pathToFileURL(fileURLToPath(new URL(path, import.meta.url))).href);
+  const runChild = (
+    ending: string,
+    logging = "const log = batchedLines((c) => process.stdout.write(Buffer.from(c)));\nlog('first'); log('last');",
+  ) => {
+    const code = `const { batchedLines } = await import(${moduleUrl('../src/node/log-lines.ts')});
+const { createServiceLogger } = await import(${moduleUrl('../src/node/logger.ts')});
+${logging}
 ${ending}`;
     return new Promise<{ stdout: string; code: number | null }>((resolve) => {
       const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (_err, stdout) =>
@@ -183,5 +233,27 @@ console.log(JSON.stringify({ before, imported, logged: count() }));`;
     const r = await runChild(`throw new Error('boom');`);
     expect(r.stdout).toBe('first\nlast\n');
     expect(r.code).not.toBe(0);
+  });
+
+  // The service's logger holds the access log's lines until the turn ends: an exit before then keeps them.
+  const serviceLogging = `const logger = createServiceLogger('info');
+logger.infoLater('request', { n: 1 });
+logger.infoLater('request', { n: 2 });
+logger.warn('slow', { n: 3 });
+logger.infoLater('request', { n: 4 });`;
+  const loggedNs = (stdout: string) =>
+    stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { n: number }).n);
+
+  it.each([
+    ['exits in the same turn', 'process.exit(3);', 3],
+    ['dies of an uncaught exception', "throw new Error('boom');", 1],
+    ['ends on its own', '', 0],
+  ])('the service logger writes held lines, in order, when the process %s', async (_, ending, code) => {
+    const r = await runChild(ending, serviceLogging);
+    expect(loggedNs(r.stdout)).toEqual([1, 2, 3, 4]);
+    expect(r.code).toBe(code);
   });
 });

@@ -129,6 +129,7 @@ function closeIfBodyUnread(c: Context): void {
 export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? silentLogger;
   const logRequests = logger.isEnabled?.('info') ?? true;
+  const logLater = typeof logger.infoLater === 'function';
   const metrics = deps.metrics;
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
@@ -164,14 +165,17 @@ export function createApp(deps: AppDeps): App {
     }
     if (!logRequests) return;
     // One object of one shape (no spread): `tenant` undefined is left out of the line, as JSON.stringify leaves it.
-    logger.info('request', {
+    const fields = {
       requestId,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       tenant: c.get('caller')?.tenantId,
-    });
+    };
+    // Handed over: a logger that holds lines formats it after this turn's answers are written.
+    if (logLater) logger.infoLater!('request', fields);
+    else logger.info('request', fields);
   };
   const requestContext: MiddlewareHandler<AppEnv> = async function requestContext(c, next) {
     const requestId = beginRequest(c);

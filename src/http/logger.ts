@@ -9,31 +9,83 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
   /** False when lines of this level are dropped, so callers can skip building them. */
   isEnabled?(level: Exclude<LogLevel, 'silent'>): boolean;
+  /**
+   * As info(), but the line may be formatted after the caller has returned, together with others
+   * (see JsonLoggerOptions.later). `fields` is handed over: the caller does not change it afterwards.
+   */
+  infoLater?(msg: string, fields: LogFields): void;
 }
+
+export interface JsonLoggerOptions {
+  /**
+   * Runs `formatHeld` soon (on Node: setImmediate, after the turn's answers are written). Given, lines
+   * logged through infoLater are held, up to 64, and formatted together when it runs, or before any
+   * other line so the order stays; not given, infoLater formats at once.
+   */
+  later?: (formatHeld: () => void) => void;
+}
+
+/** Held infoLater lines formatted at once when this many wait. */
+const HELD_MAX = 64;
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 export function createJsonLogger(
   level: LogLevel = 'info',
   write: (line: string) => void = (l) => console.log(l),
+  { later }: JsonLoggerOptions = {},
 ): Logger {
   const min = ORDER[level];
+  // The line JSON.stringify({ time, level, msg, ...fields }) would make, without copying the fields.
+  const emit = (head: string, time: string, msg: string, fields: LogFields | undefined) => {
+    let line = `{"time":"${time}${head}${jsonString(msg)}`;
+    if (fields) for (const key of Object.keys(fields)) line += member(key, fields[key]);
+    write(`${line}}`);
+  };
+  const headOf = (lvl: Exclude<LogLevel, 'silent'>) => `","level":"${lvl}","msg":`;
+
+  // Lines handed over through infoLater: their time, message and fields, until formatHeld.
+  const heldTimes: string[] = [];
+  const heldMsgs: string[] = [];
+  const heldFields: (LogFields | undefined)[] = [];
+  let held = 0;
+  const infoHead = headOf('info');
+  const formatHeld = () => {
+    const n = held;
+    held = 0;
+    for (let i = 0; i < n; i++) {
+      const fields = heldFields[i];
+      heldFields[i] = undefined;
+      emit(infoHead, heldTimes[i]!, heldMsgs[i]!, fields);
+    }
+  };
+
   const at = (lvl: Exclude<LogLevel, 'silent'>) => {
     if (ORDER[lvl] < min) return () => {};
-    const head = `","level":"${lvl}","msg":`;
-    // The line JSON.stringify({ time, level, msg, ...fields }) would make, without copying the fields.
+    const head = headOf(lvl);
     return (msg: string, fields?: LogFields) => {
-      let line = `{"time":"${isoNow()}${head}${jsonString(msg)}`;
-      if (fields) for (const key of Object.keys(fields)) line += member(key, fields[key]);
-      write(`${line}}`);
+      if (held !== 0) formatHeld();
+      emit(head, isoNow(), msg, fields);
     };
   };
+  const info = at('info');
+  let infoLater: (msg: string, fields: LogFields) => void = info;
+  if (later && ORDER.info >= min)
+    infoLater = (msg, fields) => {
+      heldTimes[held] = isoNow();
+      heldMsgs[held] = msg;
+      heldFields[held] = fields;
+      held += 1;
+      if (held === 1) later(formatHeld);
+      else if (held === HELD_MAX) formatHeld();
+    };
   return {
     debug: at('debug'),
-    info: at('info'),
+    info,
     warn: at('warn'),
     error: at('error'),
     isEnabled: (lvl) => ORDER[lvl] >= min,
+    infoLater,
   };
 }
 

@@ -36,7 +36,7 @@ export function batchedLines(
     if (used === 0) return;
     const length = used;
     used = 0;
-    flushOnExit.delete(flush);
+    forgetBeforeExit(flush);
     writeChunk(batch!.subarray(0, length));
   };
   return (line) => {
@@ -65,8 +65,12 @@ export function batchedLines(
 
 const flushOnExit = new Set<() => void>();
 let exitHooked = false;
-/** The exit handler is added by the first line logged, not by importing this module. */
-function flushBeforeExit(flush: () => void): void {
+/**
+ * Runs `flush` when the process exits, unless it was forgotten (forgetBeforeExit) by then. Added
+ * after the exit began (by a flush that logged), it still runs. The exit handler is added by the first
+ * line logged, not by importing this module.
+ */
+export function flushBeforeExit(flush: () => void): void {
   flushOnExit.add(flush);
   if (exitHooked) return;
   exitHooked = true;
@@ -74,3 +78,4 @@ function flushBeforeExit(flush: () => void): void {
     for (const f of flushOnExit) f();
   });
 }
+export const forgetBeforeExit = (flush: () => void): boolean => flushOnExit.delete(flush);
