@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { ArtifactEvent, DownloadLink } from '../core/artifact-store.js';
+import type { QueryAnswer, ReadAnswer, SearchAnswer } from '../core/views.js';
 import { errors, type ArtifactError } from '../core/errors.js';
 import type { ArtifactEventType } from '../core/events.js';
 import { ArtifactRefSchema, FetchModeSchema, type ArtifactRef, type ListPage } from '../core/schemas.js';
@@ -36,6 +37,47 @@ export const LINK_ANSWER: Answer<DownloadLink> = {
 };
 
 const count = z.number().int().nonnegative();
+
+/** What every view answer holds; the rest of an answer is passed on as the service sent it. */
+const viewHead = {
+  id: z.string(),
+  mimeType: z.string(),
+  sizeBytes: count,
+  view: z.enum(['text', 'pdf', 'zip', 'image']),
+  text: z.string(),
+};
+
+export const READ_ANSWER = {
+  name: 'ReadAnswer',
+  schema: z.looseObject({
+    ...viewHead,
+    offset: count,
+    lines: z.array(z.string()),
+    totalLines: count,
+    nextOffset: count.nullable(),
+  }),
+} as unknown as Answer<ReadAnswer>;
+
+export const SEARCH_ANSWER = {
+  name: 'SearchAnswer',
+  schema: z.looseObject({
+    ...viewHead,
+    totalMatches: count,
+    returnedMatches: count,
+    lines: z.array(z.looseObject({ line: count, text: z.string(), match: z.boolean() })),
+    nextOffset: count.nullable(),
+  }),
+} as unknown as Answer<SearchAnswer>;
+
+export const QUERY_ANSWER = {
+  name: 'QueryAnswer',
+  schema: z.looseObject({
+    ...viewHead,
+    path: z.string(),
+    totalMatches: count,
+    matches: z.array(z.looseObject({ path: z.string() })),
+  }),
+} as unknown as Answer<QueryAnswer>;
 
 export const SESSION_END_ANSWER: Answer<SessionEndReport> = {
   name: 'SessionEnd',

@@ -9,6 +9,7 @@ import { errors } from '../core/errors.js';
 import { isArtifactId } from '../core/ids.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import type { ArtifactRef, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
+import type { QueryAnswer, QueryOptions, ReadAnswer, ReadOptions, SearchAnswer, SearchOptions } from '../core/views.js';
 import { sessionToEnd, type SessionEndReport } from '../core/sessions.js';
 import { rangeHeaderOf } from '../core/store-scope.js';
 import type {
@@ -18,7 +19,16 @@ import type {
   GetStreamOptions,
   UrlOptions,
 } from './artifact-store.js';
-import { LINK_ANSWER, LIST_ANSWER, readAnswer, REF_ANSWER, SESSION_END_ANSWER } from './http-answers.js';
+import {
+  LINK_ANSWER,
+  LIST_ANSWER,
+  QUERY_ANSWER,
+  READ_ANSWER,
+  readAnswer,
+  REF_ANSWER,
+  SEARCH_ANSWER,
+  SESSION_END_ANSWER,
+} from './http-answers.js';
 import { createDirectUploads, putSpooled } from './http-direct-upload.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
@@ -114,6 +124,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     signedUrls: true,
     events: true,
     names: true,
+    views: true,
   };
   const directAbove = options.directUploadAboveBytes ?? 8 * 1024 * 1024;
   const direct = createDirectUploads(transport);
@@ -201,6 +212,18 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
       await res?.body?.cancel();
       return res !== null;
     },
+    async read(id: string, o: ReadOptions = {}): Promise<ReadAnswer> {
+      const call: Call = { method: 'GET', path: `${artifactPath(id)}/text`, headers: reading, query: viewParams(o) };
+      return readAnswer(await request(call), READ_ANSWER, call);
+    },
+    async search(id: string, o: SearchOptions): Promise<SearchAnswer> {
+      const call: Call = { method: 'GET', path: `${artifactPath(id)}/search`, headers: reading, query: viewParams(o) };
+      return readAnswer(await request(call), SEARCH_ANSWER, call);
+    },
+    async query(id: string, o: QueryOptions): Promise<QueryAnswer> {
+      const call: Call = { method: 'GET', path: `${artifactPath(id)}/query`, headers: reading, query: viewParams(o) };
+      return readAnswer(await request(call), QUERY_ANSWER, call);
+    },
     async list(query: ListQuery = {}): Promise<ListPage> {
       const call: Call = { method: 'GET', path: '/v1/artifacts', query: listParams(query, scope) };
       return readAnswer(await request(call), LIST_ANSWER, call);
@@ -216,6 +239,13 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
 }
 
 const artifactPath = (id: string) => `/v1/artifacts/${encodeURIComponent(id)}`;
+
+/** A view's options as query parameters (their names are the API's). */
+function viewParams(o: ReadOptions | SearchOptions | QueryOptions): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(o)) if (value !== undefined) params.set(name, String(value));
+  return params;
+}
 
 /** A listing's query with the API's parameter names; the store's scope fills what the query leaves out. */
 function listParams(query: ListQuery, scope: ScopeNames): URLSearchParams {

@@ -19,6 +19,8 @@ import { type FsckReport, fsck } from '../service/fsck.js';
 import { createServiceOperations, type ServiceOperations } from '../service/operations.js';
 import { type RetentionReport, runRetention } from '../service/retention.js';
 import type { ArtifactService, ServiceLimits, ServiceObserver } from '../service/types.js';
+import type { ArtifactViews } from '../service/views/index.js';
+import type { ViewSandbox } from '../service/views/sandbox.js';
 import type { KeySources } from './keys.js';
 import { createRetentionRunner, retentionDepsOf } from './retention.js';
 import { type ResolvedSettings, resolveSettings } from './settings.js';
@@ -59,6 +61,11 @@ export interface RuntimeParts {
   };
   /** Prometheus metrics (Node), built once the operations exist; loaded only when they are on. */
   metrics?: (ops: ServiceOperations) => Promise<Metrics | undefined>;
+  /**
+   * Where PDFs are parsed and JSON documents queried, off the event loop with time and memory limits
+   * (Node: a worker thread). Default: inline, without PDFs (Workers).
+   */
+  viewSandbox?: ViewSandbox;
   /** Who records policy changes: `pid 123` on Node, `worker` on Workers. */
   hostActorId: string;
   /** The HTTP app's runtime parts: assets, /mcp, draining, metrics, event polling, body limit. */
@@ -80,6 +87,8 @@ export interface RuntimeParts {
 export interface ComposedApp {
   app: App;
   service: ArtifactService;
+  /** The views a model reads through (the same the HTTP routes answer from). */
+  views: ArtifactViews;
   ops: ServiceOperations;
   auth: Authenticator;
   settings: ResolvedSettings;
@@ -118,8 +127,10 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
       maxTtlSeconds: config.urlMaxTtlSeconds,
     },
     policies,
+    views: { budget: config.viewBudgetChars, ...(runtime.viewSandbox ? { sandbox: runtime.viewSandbox } : {}) },
     ...(runtime.observer ? { observer: runtime.observer } : {}),
   });
+  const { views } = service;
   const ops = createServiceOperations({ repo, blobs, policies, ...(runtime.now ? { now: runtime.now } : {}) });
   const metrics = await runtime.metrics?.(ops);
   const auth = createAuthenticator({
@@ -161,6 +172,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
   const app = createApp({
     ...runtime.http,
     service,
+    views,
     ops,
     auth,
     corsOrigins: config.corsOrigins,
@@ -175,5 +187,16 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000, ...runtime.http?.events },
     maxRequestBodyBytes: config.maxRequestBodyBytes || runtime.http?.maxRequestBodyBytes,
   });
-  return { app, service, ops, auth, settings, ...(metrics ? { metrics } : {}), retention, fsck: check, recordPolicies };
+  return {
+    app,
+    service,
+    views,
+    ops,
+    auth,
+    settings,
+    ...(metrics ? { metrics } : {}),
+    retention,
+    fsck: check,
+    recordPolicies,
+  };
 }

@@ -5,6 +5,7 @@
 import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, NamePage, PutOptions } from './schemas.js';
 import type { ArtifactEvent } from './events.js';
 import type { SessionEndReport } from './sessions.js';
+import type { QueryAnswer, QueryOptions, ReadAnswer, ReadOptions, SearchAnswer, SearchOptions } from './views.js';
 
 /** What a store can do beyond the required methods; the contract suite tests what is declared. */
 export interface ArtifactStoreCapabilities {
@@ -18,6 +19,8 @@ export interface ArtifactStoreCapabilities {
   events: boolean;
   /** `names` is there: named, versioned artifacts. */
   names?: boolean;
+  /** `read`, `search` and `query` are there: what a model reads of an artifact (the service's views). */
+  views?: boolean;
 }
 
 /**
@@ -122,6 +125,16 @@ export interface ArtifactStore {
    * (with Last-Event-ID, so none is missed) until `signal` aborts or the loop breaks.
    */
   events?(options?: EventsOptions): AsyncIterable<ArtifactEvent>;
+  /**
+   * Present when capabilities.views: lines of an artifact, numbered, within a budget (a PDF page by
+   * page, a ZIP's entries or one entry, an image's pixel size). `text` is what a model reads. Rejects
+   * with not_found when the id is missing or out of scope, unsupported_type when it has no text.
+   */
+  read?(id: string, options?: ReadOptions): Promise<ReadAnswer>;
+  /** Present when capabilities.views: the lines matching a fixed string or a regex, as grep -n finds them. */
+  search?(id: string, options: SearchOptions): Promise<SearchAnswer>;
+  /** Present when capabilities.views: the values an RFC 9535 JSONPath selects in a JSON artifact. */
+  query?(id: string, options: QueryOptions): Promise<QueryAnswer>;
   /** Present when capabilities.names: named, versioned artifacts (NamedArtifactStore). */
   readonly names?: NamedArtifactStore;
   /**
@@ -135,6 +148,8 @@ export interface ArtifactStore {
 }
 
 export type { SessionEndReport } from './sessions.js';
+
+export type * from './views.js';
 
 export type { ArtifactEvent, ArtifactEventType } from './events.js';
 

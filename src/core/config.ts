@@ -165,6 +165,11 @@ export const ConfigSchema = z.object({
   smallBlobCacheBytes: intFromEnv(8 * MiB),
   /** Last-accessed updates are batched and flushed at this interval (0 = write on every read). */
   touchFlushMs: intFromEnv(1000),
+  /**
+   * Characters a model-facing view answer (read, search, query) takes when the caller names no budget:
+   * the observation guardrail's default.
+   */
+  viewBudgetChars: z.coerce.number().int().min(1000).max(1_000_000).default(50_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -212,6 +217,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   sqliteCacheBytes: 'ARTIFACT_STORE_SQLITE_CACHE_BYTES',
   smallBlobCacheBytes: 'ARTIFACT_STORE_SMALL_BLOB_CACHE_BYTES',
   touchFlushMs: 'ARTIFACT_STORE_TOUCH_FLUSH_MS',
+  viewBudgetChars: 'ARTIFACT_STORE_VIEW_BUDGET_CHARS',
   maxSessionBytes: 'ARTIFACT_STORE_MAX_SESSION_BYTES',
   maxTraceBytes: 'ARTIFACT_STORE_MAX_TRACE_BYTES',
   maxArtifactsPerSession: 'ARTIFACT_STORE_MAX_ARTIFACTS_PER_SESSION',

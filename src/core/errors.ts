@@ -10,8 +10,10 @@ export const ERROR_STATUS = {
   quota_exceeded: 409,
   hash_collision: 409,
   payload_too_large: 413,
+  unsupported_type: 415,
   invalid_range: 416,
   checksum_mismatch: 422,
+  unprocessable: 422,
   rate_limited: 429,
   backend_unavailable: 503,
 } as const;
@@ -98,6 +100,12 @@ export const errors = {
       'hash_collision',
       `Artifact id ${id} already names different bytes in this tenant (24-hex prefix collision). Nothing was stored; put the bytes under another namespace.`,
     ),
+  /** The artifact has no view of the kind asked for (lines of a binary file, say). */
+  unsupportedType: (message: string, options?: ArtifactErrorOptions) =>
+    new ArtifactError('unsupported_type', message, options),
+  /** The content cannot be read this way: malformed, or over a limit that protects the service. */
+  unprocessable: (message: string, options?: ArtifactErrorOptions) =>
+    new ArtifactError('unprocessable', message, options),
   backendUnavailable: (message: string, options?: ArtifactErrorOptions) =>
     new ArtifactError('backend_unavailable', message, { retryAfter: 1, ...options }),
 };

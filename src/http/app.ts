@@ -28,6 +28,8 @@ import { registerDeleteArtifact } from './routes/delete-artifact.js';
 import { registerDocs, type DocsAssets } from './routes/docs.js';
 import { registerUi, type UiAssets } from './routes/ui.js';
 import { registerGetArtifactMeta } from './routes/get-artifact-meta.js';
+import { registerViews } from './routes/views.js';
+import type { ArtifactViews } from '../service/views/index.js';
 import { registerGetArtifact } from './routes/get-artifact.js';
 import { registerHealth } from './routes/health.js';
 import { registerListArtifacts } from './routes/list-artifacts.js';
@@ -38,6 +40,8 @@ import { registerUploads } from './routes/uploads.js';
 
 export interface AppDeps {
   service: ArtifactService;
+  /** What a model reads of an artifact: GET /v1/artifacts/{id}/text, /search and /query. */
+  views?: ArtifactViews;
   /** Readiness, usage, events, audit and API keys: what the routes ask besides artifacts. */
   ops: ServiceOperations;
   auth: Authenticator;
@@ -276,6 +280,7 @@ export function createApp(deps: AppDeps): App {
   registerPutArtifact(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerNames(app, deps.service, deps.publicUrl, deps.maxRequestBodyBytes);
   registerGetArtifactMeta(app, deps.service, deps.publicUrl);
+  if (deps.views) registerViews(app, deps.views, deps.publicUrl);
   const getArtifact = registerGetArtifact(
     app,
     deps.service,

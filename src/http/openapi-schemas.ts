@@ -56,7 +56,9 @@ const DESCRIPTIONS: Record<number, string> = {
   404: 'Missing or out of scope (not_found)',
   409: 'Quota or hash collision (quota_exceeded, hash_collision)',
   413: 'Body over the maximum artifact size (payload_too_large)',
+  415: 'The artifact has no view of this kind, e.g. lines of a binary file (unsupported_type)',
   416: 'Bad range (invalid_range)',
-  422: 'Declared sha256 does not match (checksum_mismatch)',
+  422: 'Declared sha256 does not match (checksum_mismatch); or content that cannot be read this way, malformed or over a limit (unprocessable)',
+  429: 'Rate limited (rate_limited), with Retry-After',
   503: 'Backend unavailable (backend_unavailable), with Retry-After',
 };

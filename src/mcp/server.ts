@@ -20,7 +20,7 @@ import { formatBytes } from '../core/bytes.js';
 import { isArtifactError } from '../core/errors.js';
 import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef } from '../core/schemas.js';
-import { modelRef } from './summary.js';
+import { artifactToolDefinitions, callArtifactTool } from './artifact-tools.js';
 
 /** MCP's "resource not found" error code (the spec's -32002). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -44,6 +44,8 @@ export interface ArtifactMcpServerOptions {
    * has one. The service's /mcp mount passes its outbox, the same feed as /v1/events.
    */
   events?: (signal: AbortSignal) => AsyncIterable<Pick<ArtifactEvent, 'type' | 'ref'>>;
+  /** Characters a read, search or query answer may take (the host's observation budget). Default: the service's. */
+  budget?: number;
   /** Called when the update feed fails. Default: ignore. */
   onError?: (err: unknown) => void;
 }
@@ -82,48 +84,7 @@ function resourceOf(ref: ArtifactRef): Resource {
   };
 }
 
-const IdArgs = z.object({ id: z.string().min(1) });
-const UrlArgs = IdArgs.extend({
-  mode: z.enum(['proxy', 'direct']).optional(),
-  expiresIn: z
-    .number()
-    .int()
-    .positive()
-    .max(7 * 24 * 3600)
-    .optional(),
-});
-
-/** The tools artifact_info and artifact_url, as tools/list shows them. */
-export const ARTIFACT_TOOLS = [
-  {
-    name: 'artifact_info',
-    description:
-      'Describe one stored artifact by id: type, size, sha256, filename, where it came from and when it expires.',
-    inputSchema: {
-      type: 'object' as const,
-      properties: { id: { type: 'string', description: 'The artifact id, e.g. tableau.download_workbook_3f1c…' } },
-      required: ['id'],
-    },
-  },
-  {
-    name: 'artifact_url',
-    description:
-      'A signed download URL for one artifact, for a person or a browser to fetch without a token. It expires (default 1 hour).',
-    inputSchema: {
-      type: 'object' as const,
-      properties: {
-        id: { type: 'string', description: 'The artifact id' },
-        mode: {
-          type: 'string',
-          enum: ['proxy', 'direct'],
-          description: 'proxy: through the service; direct: from S3 or the CDN when configured',
-        },
-        expiresIn: { type: 'integer', minimum: 1, maximum: 604800, description: 'Seconds the URL stays valid' },
-      },
-      required: ['id'],
-    },
-  },
-];
+export { ARTIFACT_TOOLS, callArtifactTool } from './artifact-tools.js';
 
 /**
  * An MCP server over an ArtifactStore, so agents and MCP servers can reach stored artifacts as
@@ -146,12 +107,15 @@ export function createArtifactMcpServer(
     options.events ??
     (store.capabilities.events && store.events ? (signal: AbortSignal) => store.events!({ signal }) : undefined);
   const canWatch = feedOf !== undefined;
+  const toolOptions = options.budget !== undefined ? { budget: options.budget } : {};
+  const looks = store.capabilities.views
+    ? ' Look inside one without reading it whole: artifact_search finds lines, artifact_read reads lines (and PDF pages, ZIP entries), artifact_query selects JSON values.'
+    : '';
   const server = new Server(
     { name: options.name ?? 'artifact-store', version: options.version ?? '0.1.0' },
     {
       capabilities: { resources: { subscribe: canWatch, listChanged: canWatch }, tools: {} },
-      instructions:
-        'Artifacts are files that tools stored instead of putting them in the conversation. List them with resources/list, read one with resources/read (artifact://{id}), and give a person a download link with the artifact_url tool.',
+      instructions: `Artifacts are files that tools stored instead of putting them in the conversation. List them with artifact_list (or resources/list), read a small one whole with resources/read (artifact://{id}), and give a person a download link with the artifact_url tool.${looks}`,
     },
   );
   const subscribed = new Set<string>();
@@ -201,14 +165,15 @@ export function createArtifactMcpServer(
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: ARTIFACT_TOOLS }));
+  const tools = artifactToolDefinitions(store);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
-    const result = await callArtifactTool(store, req.params.name, req.params.arguments);
+    const result = await callArtifactTool(store, req.params.name, req.params.arguments, toolOptions);
     if (result) return result;
     throw new McpError(
       ErrorCode.InvalidParams,
-      `Unknown tool ${req.params.name}. This server has artifact_info and artifact_url.`,
+      `Unknown tool ${req.params.name}. This server has ${tools.map((t) => t.name).join(', ')}.`,
     );
   });
 
@@ -266,67 +231,4 @@ export async function readArtifactResource(
     ? { uri, mimeType: ref.mimeType, text: new TextDecoder().decode(bytes) }
     : { uri, mimeType: ref.mimeType, blob: encodeBase64(bytes) };
   return { contents: [content] };
-}
-
-/** artifact_info and artifact_url over a store; undefined for any other tool name. */
-export async function callArtifactTool(
-  store: ArtifactStore,
-  name: string,
-  input: Record<string, unknown> | undefined,
-): Promise<CallToolResult | undefined> {
-  const fail = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
-  if (name === 'artifact_info') {
-    const args = IdArgs.safeParse(input ?? {});
-    if (!args.success) return fail('artifact_info needs { "id": "<artifact id>" }.');
-    const ref = await store.getRef(args.data.id);
-    if (!ref)
-      return fail(
-        `No artifact ${args.data.id} here. It may have expired or been deleted; list what is there with resources/list.`,
-      );
-    return {
-      content: [
-        {
-          type: 'text',
-          text: JSON.stringify({
-            ...modelRef(ref),
-            uri: uriOf(ref.id),
-            createdAt: ref.createdAt,
-            expiresAt: ref.expiresAt ?? null,
-          }),
-        },
-      ],
-      structuredContent: { artifact: ref },
-    };
-  }
-  if (name === 'artifact_url') {
-    const args = UrlArgs.safeParse(input ?? {});
-    if (!args.success)
-      return fail(
-        `artifact_url needs { "id": "<artifact id>" }, with optional "mode" (proxy | direct) and "expiresIn" (seconds, at most 604800): ${args.error.issues[0]?.message}.`,
-      );
-    if (!store.url || !store.capabilities.signedUrls)
-      return fail('This artifact store cannot sign download URLs (it has no public URL configured).');
-    try {
-      const link = await store.url(args.data.id, {
-        ...(args.data.mode ? { mode: args.data.mode } : {}),
-        ...(args.data.expiresIn ? { expiresIn: args.data.expiresIn } : {}),
-      });
-      return {
-        content: [
-          {
-            type: 'text',
-            text: `Download link for ${args.data.id} (${formatBytes(link.sizeBytes)} ${link.mimeType}), valid until ${link.urlExpiresAt}: ${link.url}`,
-          },
-        ],
-        structuredContent: { ...link },
-      };
-    } catch (err) {
-      if (isArtifactError(err) && err.code === 'not_found')
-        return fail(`No artifact ${args.data.id} here. List what is there with resources/list.`);
-      // Tool failures belong in the result, where the model can read them.
-      if (isArtifactError(err)) return fail(`No download link for ${args.data.id}: ${err.message}`);
-      throw err;
-    }
-  }
-  return undefined;
 }

@@ -2,6 +2,8 @@
  * The HTTP service on Node: the composed app on the configured drivers, served by @hono/node-server,
  * with the in-process retention schedule and a draining shutdown.
  */
+import { enableLinearRegExps } from './regexps.js';
+import { createNodeViewSandbox } from './view-sandbox.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -54,6 +56,8 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   let draining = false;
   // A gateway config is checked and its servers started before anything opens: a bad file fails the start.
   const gateway = config.gatewayConfig ? await startGateway(config.gatewayConfig, logger) : undefined;
+  enableLinearRegExps();
+  const viewSandbox = createNodeViewSandbox();
   const drivers = await openNodeDrivers(config).catch(async (err) => {
     await gateway?.gateway.close();
     throw err;
@@ -62,6 +66,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   try {
     composed = await composeApp(config, drivers, {
       keys: nodeKeySources(config),
+      viewSandbox,
       jwks,
       observer,
       hostActorId: `pid ${process.pid}`,
@@ -139,6 +144,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   }).catch(async (err) => {
     await gateway?.gateway.close();
     await service.close();
+    await viewSandbox.close();
     await drivers.close();
     throw err;
   });
@@ -175,6 +181,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       if (schedule) await drivers.repo.releaseLease(RETENTION_LEASE, holder).catch(() => {});
       await gateway?.gateway.close();
       await service.close();
+      await viewSandbox.close();
       await drivers.close();
     })());
 

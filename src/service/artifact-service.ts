@@ -27,6 +27,7 @@ import { createDirectUploads } from './direct-uploads.js';
 import { createNamedVersions } from './names.js';
 import { createSessionEnding } from './sessions.js';
 import { createPutPin } from './put-pin.js';
+import { type ArtifactViews, type ArtifactViewsDeps, createArtifactViews } from './views/index.js';
 import type {
   ServiceLimits,
   ServiceObserver,
@@ -73,6 +74,8 @@ export interface ArtifactServiceDeps {
   now?: () => number;
   /** Told what moves, for metrics. */
   observer?: ServiceObserver;
+  /** The views' sandbox (where PDFs are parsed and JSON queried) and default budget; default inline. */
+  views?: Pick<ArtifactViewsDeps, 'sandbox' | 'budget'>;
   /** Fault injection for tests: awaited at named points of a put (crash, pause or fail there). */
   faults?: (point: PutFaultPoint) => Promise<void>;
 }
@@ -304,8 +307,15 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     return answer(`${o.baseUrl.replace(/\/+$/, '')}/v1/download/${encodeURIComponent(id)}?${query}`, 'proxy');
   }
 
-  return {
+  let views: ArtifactViews | undefined;
+  const service: ArtifactService = {
     limits,
+
+    /** Made on first use: most processes never read a view. */
+    get views() {
+      views ??= createArtifactViews({ service, blobs, ...deps.views, ...(deps.now ? { now: deps.now } : {}) });
+      return views;
+    },
 
     putStream,
 
@@ -476,8 +486,10 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
 
     async close() {
       await touches.close();
+      await views?.close();
     },
   };
+  return service;
 }
 
 async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {

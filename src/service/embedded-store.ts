@@ -46,6 +46,7 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     signedUrls: options.publicUrl !== undefined,
     events: false,
     names: true,
+    views: true,
   };
 
   async function put(
@@ -56,6 +57,8 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     putScopeFor(scope, putOptions?.scope);
     return (await run(scope)).ref;
   }
+
+  const viewCall = options.publicUrl !== undefined ? { baseUrl: options.publicUrl } : {};
 
   async function getStream(id: string, getOptions: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
     return nullWhenNotFound(
@@ -93,6 +96,9 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     exists: (id: string) => service.exists(access, id),
     delete: (id: string) => service.delete(access, id),
     list: (query?: ListQuery): Promise<ListPage> => service.list(access, query),
+    read: (id, o) => service.views.read(access, id, o, viewCall),
+    search: (id, o) => service.views.search(access, id, o, viewCall),
+    query: (id, o) => service.views.query(access, id, o, viewCall),
     names: embeddedNames(service, scope, options.publicUrl),
     endSession: async (sessionId?: string) => service.endSession(access, sessionToEnd(sessionId, scope.sessionId)),
   };

@@ -1,5 +1,6 @@
 /** The service's public shapes: its interface, what it takes and what it answers. */
 import type { NamedVersions } from './names.js';
+import type { ArtifactViews } from './views/index.js';
 import type { SessionEnding } from './sessions.js';
 import type { Policy } from '../core/policy.js';
 import type { UrlSigner } from '../core/url-signing.js';
@@ -123,6 +124,8 @@ export interface GetResult {
 /** Named versions (names.ts): save, read, link, list and delete by name. Ending a session (sessions.ts). */
 export interface ArtifactService extends NamedVersions, SessionEnding {
   readonly limits: ServiceLimits;
+  /** What a model reads of an artifact: lines, matching lines, JSONPath values (views/index.ts). */
+  readonly views: ArtifactViews;
   /** Streams the body into the blob store (hashing as it goes), then commits the reference. */
   putStream(scope: ArtifactScope, body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<PutResult>;
   /** Puts begun and not yet answered (retention in the same process makes way for them). */

@@ -14,17 +14,21 @@ import { loadConfig } from '../../src/core/config.js';
 import { createSqliteRepository } from '../../src/db/sqlite.js';
 import { registerMcp } from '../../src/http/routes/mcp.js';
 import { registerGateway } from '../../src/http/routes/mcp-gateway.js';
+import { enableLinearRegExps } from '../../src/node/regexps.js';
+import { createNodeViewSandbox } from '../../src/node/view-sandbox.js';
 import { testAppVars, type TestAppOptions } from './test-app-options.js';
 
 export const RUNTIME: 'node' | 'workerd' = 'node';
 
 export async function openTestApp(options: TestAppOptions) {
+  enableLinearRegExps();
+  const viewSandbox = createNodeViewSandbox();
   const dir = mkdtempSync(join(tmpdir(), 'artifact-store-http-'));
   const blobRoot = join(dir, 'blobs');
   const config = loadConfig(testAppVars(options), { env: 'test', dataDir: dir });
   const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
   const blobs = createFsBlobStore({ root: blobRoot, hash: nodeSha256, fsync: false });
-  const { app, service, ops } = await composeApp(
+  const { app, service, ops, views } = await composeApp(
     config,
     { repo, blobs, hash: nodeSha256 },
     {
@@ -32,6 +36,7 @@ export async function openTestApp(options: TestAppOptions) {
       ...(options.jwks ? { jwks: options.jwks } : {}),
       ...(options.now ? { now: options.now } : {}),
       hostActorId: 'test',
+      viewSandbox,
       http: {
         mcp: { mount: registerMcp },
         ...(options.events ? { events: options.events } : {}),
@@ -42,6 +47,7 @@ export async function openTestApp(options: TestAppOptions) {
   return {
     app,
     service,
+    views,
     ops,
     repo,
     blobs,
