@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
+import re
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,7 +31,10 @@ from .models import (
     LoadedVersion,
     NamePage,
     Page,
+    QueryResult,
+    ReadResult,
     Scope,
+    SearchResult,
     SessionEnd,
     UploadTicket,
     versions_from_json,
@@ -159,6 +163,38 @@ class NameWhere:
         if version is not None:
             params["version"] = str(version)
         return params
+
+
+def view_params(named: Mapping[str, Any]) -> dict[str, str]:
+    """A view's options as query parameters: whole numbers, strings and flags (`true` / `false`).
+
+    A value of another type is refused before anything is sent, so `offset=1.5` or `regex="yes"`
+    never reaches the service as something it would read differently.
+    """
+    params: dict[str, str] = {}
+    for name, value in named.items():
+        if value is None:
+            continue
+        # Named in messages as the Python argument (ignore_case), not the query parameter (ignoreCase).
+        argument = re.sub("([A-Z])", r"_\1", name).lower()
+        if name in _VIEW_FLAGS:
+            if not isinstance(value, bool):
+                raise BadRequestError(f"{argument} must be True or False, not {value!r}.")
+            params[name] = "true" if value else "false"
+        elif name in _VIEW_TEXT_PARAMS:
+            if not isinstance(value, str):
+                raise BadRequestError(f"{argument} must be a string, not {value!r}.")
+            params[name] = value
+        else:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise BadRequestError(f"{argument} must be a whole number, not {value!r}.")
+            params[name] = str(value)
+    return params
+
+
+# The view options that are strings, and those that are flags; the others are whole numbers.
+_VIEW_TEXT_PARAMS = frozenset({"pattern", "path", "entry"})
+_VIEW_FLAGS = frozenset({"regex", "ignoreCase"})
 
 
 def query_time(value: datetime | str) -> str:
@@ -381,6 +417,72 @@ class ClientCore:
         params = {name: value for name, value in named.items() if value is not None}
         answer: Answer = yield Call("GET", "/v1/artifacts", params=params)
         return answer.parse(Page.from_json, "ArtifactList")
+
+    # Views: what a model reads of an artifact
+
+    def view_call(self, artifact_id: str, view: str, named: Mapping[str, Any], scope: Scope) -> Call:
+        """GET /v1/artifacts/{id}/{view} with the options given (None: the service's default)."""
+        path = f"{artifact_path(artifact_id)}/{view}"
+        return Call("GET", path, params=view_params(named), headers=scope_headers(scope))
+
+    def read(
+        self,
+        artifact_id: str,
+        *,
+        offset: int | None,
+        limit: int | None,
+        column: int | None,
+        page: int | None,
+        entry: str | None,
+        budget: int | None,
+        scope: Scope,
+    ) -> Op[ReadResult]:
+        named = {
+            "offset": offset,
+            "limit": limit,
+            "column": column,
+            "page": page,
+            "entry": entry,
+            "budget": budget,
+        }
+        answer: Answer = yield self.view_call(artifact_id, "text", named, scope)
+        return answer.parse(ReadResult.from_json, "ReadAnswer")
+
+    def search(
+        self,
+        artifact_id: str,
+        pattern: str,
+        *,
+        regex: bool,
+        ignore_case: bool,
+        context: int | None,
+        max_matches: int | None,
+        offset: int | None,
+        page: int | None,
+        entry: str | None,
+        budget: int | None,
+        scope: Scope,
+    ) -> Op[SearchResult]:
+        named = {
+            "pattern": pattern,
+            "regex": regex,
+            "ignoreCase": ignore_case,
+            "context": context,
+            "maxMatches": max_matches,
+            "offset": offset,
+            "page": page,
+            "entry": entry,
+            "budget": budget,
+        }
+        answer: Answer = yield self.view_call(artifact_id, "search", named, scope)
+        return answer.parse(SearchResult.from_json, "SearchAnswer")
+
+    def query(
+        self, artifact_id: str, path: str, *, entry: str | None, budget: int | None, scope: Scope
+    ) -> Op[QueryResult]:
+        named = {"path": path, "entry": entry, "budget": budget}
+        answer: Answer = yield self.view_call(artifact_id, "query", named, scope)
+        return answer.parse(QueryResult.from_json, "QueryAnswer")
 
     # Named versions
 

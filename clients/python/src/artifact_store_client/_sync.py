@@ -40,7 +40,10 @@ from .models import (
     NameInfo,
     NamePage,
     Page,
+    QueryResult,
+    ReadResult,
     Scope,
+    SearchResult,
     SessionEnd,
     StreamedVersion,
     UploadTicket,
@@ -331,6 +334,102 @@ class ArtifactStoreClient:
                 cursor=cursor,
                 limit=limit,
                 scope=self._core.scope_for(session, trace, user),
+            )
+        )
+
+    # Views: what a model reads
+
+    def read(
+        self,
+        artifact_id: str,
+        *,
+        offset: int | None = None,
+        limit: int | None = None,
+        column: int | None = None,
+        page: int | None = None,
+        entry: str | None = None,
+        budget: int | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> ReadResult:
+        """Lines of the artifact's text from line `offset` (1-based; default 1), as many as `limit`
+        and `budget` (characters of `text`) allow. `.text` is what a model reads; `.lines` the lines.
+
+        Go on with `offset=result.next_offset, column=result.next_column` until `next_offset` is
+        None. `page` reads one page of a PDF, `entry` one entry of a ZIP (without it, the listing).
+        Raises NotFoundError (missing or out of scope), UnsupportedTypeError (no text view: a
+        binary file), UnprocessableError (malformed, or over a limit) and BadRequestError (an
+        offset past the end, a page that does not exist).
+        """
+        return self._run(
+            self._core.read(
+                artifact_id,
+                offset=offset,
+                limit=limit,
+                column=column,
+                page=page,
+                entry=entry,
+                budget=budget,
+                scope=self._core.scope_for(session, trace, user),
+            )
+        )
+
+    def search(
+        self,
+        artifact_id: str,
+        pattern: str,
+        *,
+        regex: bool = False,
+        ignore_case: bool = False,
+        context: int | None = None,
+        max_matches: int | None = None,
+        offset: int | None = None,
+        page: int | None = None,
+        entry: str | None = None,
+        budget: int | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> SearchResult:
+        """The lines that contain `pattern` (a regular expression when `regex`, in JavaScript syntax
+        without backreferences or lookaround), with `context` lines around each, at most
+        `max_matches` of them. The rest: search again with `offset=result.next_offset` (and
+        `page=result.next_page` for a PDF). A pattern the service cannot run is a BadRequestError.
+        """
+        return self._run(
+            self._core.search(
+                artifact_id,
+                pattern,
+                regex=regex,
+                ignore_case=ignore_case,
+                context=context,
+                max_matches=max_matches,
+                offset=offset,
+                page=page,
+                entry=entry,
+                budget=budget,
+                scope=self._core.scope_for(session, trace, user),
+            )
+        )
+
+    def query(
+        self,
+        artifact_id: str,
+        path: str,
+        *,
+        entry: str | None = None,
+        budget: int | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+    ) -> QueryResult:
+        """The values an RFC 9535 JSONPath (`$.issues[?@.number == 42].title`) selects in a JSON
+        artifact, or in its ZIP `entry`. An invalid path is a BadRequestError.
+        """
+        return self._run(
+            self._core.query(
+                artifact_id, path, entry=entry, budget=budget, scope=self._core.scope_for(session, trace, user)
             )
         )
 

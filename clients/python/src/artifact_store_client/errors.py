@@ -17,8 +17,10 @@ __all__ = [
     "QuotaExceededError",
     "HashCollisionError",
     "PayloadTooLargeError",
+    "UnsupportedTypeError",
     "InvalidRangeError",
     "ChecksumMismatchError",
+    "UnprocessableError",
     "RateLimitedError",
     "BackendUnavailableError",
     "error_for",
@@ -83,12 +85,25 @@ class PayloadTooLargeError(ArtifactStoreError):
     code = "payload_too_large"
 
 
+class UnsupportedTypeError(ArtifactStoreError):
+    """The artifact has no view of the kind asked for (the lines of a binary file, say)."""
+
+    code = "unsupported_type"
+
+
 class InvalidRangeError(ArtifactStoreError):
     code = "invalid_range"
 
 
 class ChecksumMismatchError(ArtifactStoreError):
     code = "checksum_mismatch"
+
+
+class UnprocessableError(ArtifactStoreError):
+    """The content cannot be read this way: malformed (a broken PDF), or over a limit that protects
+    the service (a ZIP bomb, a document too large to index)."""
+
+    code = "unprocessable"
 
 
 class RateLimitedError(_Retryable):
@@ -109,22 +124,25 @@ _BY_CODE: dict[str, type[ArtifactStoreError]] = {
         QuotaExceededError,
         HashCollisionError,
         PayloadTooLargeError,
+        UnsupportedTypeError,
         InvalidRangeError,
         ChecksumMismatchError,
+        UnprocessableError,
         RateLimitedError,
         BackendUnavailableError,
     )
 }
 
-# 409 is left out: it means a quota or a hash collision, and only the body says which.
+# 409 and 422 are left out: 409 means a quota or a hash collision, 422 a checksum mismatch or content
+# that cannot be read, and only the body says which.
 _BY_STATUS: dict[int, type[ArtifactStoreError]] = {
     400: BadRequestError,
     401: UnauthorizedError,
     403: ForbiddenError,
     404: NotFoundError,
     413: PayloadTooLargeError,
+    415: UnsupportedTypeError,
     416: InvalidRangeError,
-    422: ChecksumMismatchError,
     429: RateLimitedError,
 }
 

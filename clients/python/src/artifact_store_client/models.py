@@ -247,6 +247,191 @@ class UploadTicket:
         )
 
 
+ViewKind = Literal["text", "pdf", "zip", "image"]
+VIEW_KINDS: frozenset[str] = frozenset({"text", "pdf", "zip", "image"})
+
+
+def _view_head(r: _Reader) -> dict[str, Any]:
+    """The fields every view answer shares: where it came from, and `text`, what a model reads."""
+    view = r.text("view")
+    if view not in VIEW_KINDS:
+        raise ValueError(f"field {r.path('view')}: {view!r} is not one of {', '.join(sorted(VIEW_KINDS))}")
+    return {
+        "id": r.text("id"),
+        "mime_type": r.text("mimeType"),
+        "size_bytes": r.count("sizeBytes"),
+        "view": view,
+        "text": r.text("text"),
+        "filename": r.text("filename", required=False),
+        "page": r.count("page", required=False),
+        "page_count": r.count("pageCount", required=False),
+        "entry": r.text("entry", required=False),
+    }
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """Lines of an artifact's view (GET /v1/artifacts/{id}/text), from line `offset` on.
+
+    `text` is what a model reads: the lines, numbered, and how to go on, within the budget. Continue
+    with `read(id, offset=next_offset, column=next_column)` until `next_offset` is None. `page` and
+    `page_count` are a PDF's, `entry` a ZIP entry's; `width`, `height` and `url` an image's.
+    """
+
+    id: str
+    mime_type: str
+    size_bytes: int
+    view: ViewKind
+    offset: int
+    lines: list[str]
+    total_lines: int
+    next_offset: int | None
+    text: str
+    filename: str | None = None
+    page: int | None = None
+    page_count: int | None = None
+    entry: str | None = None
+    # Set when the first line continues a line cut by the previous answer: its first character (1-based).
+    column: int | None = None
+    # With next_offset: the last line was cut, and goes on at this character of it.
+    next_column: int | None = None
+    width: int | None = None
+    height: int | None = None
+    url: str | None = None
+
+    @classmethod
+    def from_json(cls, data: object) -> ReadResult:
+        r = _Reader(data, "")
+        return cls(
+            **_view_head(r),
+            offset=r.count("offset"),
+            lines=r.strings("lines"),
+            total_lines=r.count("totalLines"),
+            next_offset=r.count("nextOffset", required=False),
+            column=r.count("column", required=False),
+            next_column=r.count("nextColumn", required=False),
+            width=r.count("width", required=False),
+            height=r.count("height", required=False),
+            url=r.text("url", required=False),
+        )
+
+
+@dataclass(frozen=True)
+class SearchLine:
+    """One line of a search answer: a match, or a context line around one (`match` False)."""
+
+    line: int
+    text: str
+    match: bool
+    # A PDF's: the page of this line (line numbers count within a page).
+    page: int | None = None
+
+    @classmethod
+    def from_json(cls, data: object, at: str) -> SearchLine:
+        r = _Reader(data, at)
+        return cls(
+            line=r.count("line"),
+            text=r.text("text"),
+            match=r.flag("match"),
+            page=r.count("page", required=False),
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The lines of a view that match a pattern (GET /v1/artifacts/{id}/search), with their context.
+
+    `total_matches` counts the matching lines from `offset` (or the start) to the end of the view;
+    `lines` holds `returned_matches` of them. The rest: search again with `offset=next_offset` (and
+    `page=next_page` for a PDF) until `next_offset` is None.
+    """
+
+    id: str
+    mime_type: str
+    size_bytes: int
+    view: ViewKind
+    pattern: str
+    regex: bool
+    ignore_case: bool
+    total_matches: int
+    returned_matches: int
+    lines: list[SearchLine]
+    next_offset: int | None
+    text: str
+    filename: str | None = None
+    page: int | None = None
+    page_count: int | None = None
+    entry: str | None = None
+    next_page: int | None = None
+
+    @classmethod
+    def from_json(cls, data: object) -> SearchResult:
+        r = _Reader(data, "")
+        return cls(
+            **_view_head(r),
+            pattern=r.text("pattern"),
+            regex=r.flag("regex"),
+            ignore_case=r.flag("ignoreCase"),
+            total_matches=r.count("totalMatches"),
+            returned_matches=r.count("returnedMatches"),
+            lines=[SearchLine.from_json(item, f"lines[{i}]") for i, item in enumerate(r.array("lines"))],
+            next_offset=r.count("nextOffset", required=False),
+            next_page=r.count("nextPage", required=False),
+        )
+
+
+@dataclass(frozen=True)
+class QueryMatch:
+    """A value a JSONPath selected, at its RFC 9535 normalized `path` (e.g. `$['issues'][3]['title']`).
+
+    `cut` says, in words, what was left out when the value was cut to fit the budget.
+    """
+
+    path: str
+    value: Any
+    cut: str | None = None
+
+    @classmethod
+    def from_json(cls, data: object, at: str) -> QueryMatch:
+        r = _Reader(data, at)
+        return cls(path=r.text("path"), value=r.value("value"), cut=r.text("cut", required=False))
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """The values an RFC 9535 JSONPath selects in a JSON artifact (GET /v1/artifacts/{id}/query).
+
+    `total_matches` counts them in the whole document, unless `total_is_lower_bound`: the service
+    stopped counting at its cap, and there are at least that many (narrow the path to count exactly).
+    `matches` holds the first ones, in document order.
+    """
+
+    id: str
+    mime_type: str
+    size_bytes: int
+    view: ViewKind
+    path: str
+    total_matches: int
+    matches: list[QueryMatch]
+    text: str
+    filename: str | None = None
+    page: int | None = None
+    page_count: int | None = None
+    entry: str | None = None
+    total_is_lower_bound: bool = False
+
+    @classmethod
+    def from_json(cls, data: object) -> QueryResult:
+        r = _Reader(data, "")
+        return cls(
+            **_view_head(r),
+            path=r.text("path"),
+            total_matches=r.count("totalMatches"),
+            total_is_lower_bound=r.flag("totalIsLowerBound", required=False),
+            matches=[QueryMatch.from_json(item, f"matches[{i}]") for i, item in enumerate(r.array("matches"))],
+        )
+
+
 EventType = Literal["artifact.stored", "artifact.deleted", "artifact.evicted", "artifact.expired"]
 EVENT_TYPES: frozenset[str] = frozenset(
     {"artifact.stored", "artifact.deleted", "artifact.evicted", "artifact.expired"}
@@ -295,10 +480,29 @@ class _Reader:
         return self._data[name]
 
     def items(self) -> list[Any]:
-        items = self.value("items")
-        if not isinstance(items, list):
-            raise ValueError(f"field {self.path('items')}: expected a list")
-        return items
+        return self.array("items")
+
+    def array(self, name: str) -> list[Any]:
+        value = self.value(name)
+        if not isinstance(value, list):
+            raise ValueError(f"field {self.path(name)}: expected a list")
+        return value
+
+    def strings(self, name: str) -> list[str]:
+        value = self.array(name)
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise ValueError(f"field {self.path(name)}[{i}]: expected a string, got {type(item).__name__}")
+        return list(value)
+
+    def flag(self, name: str, *, required: bool = True) -> bool:
+        """true or false; absent (or null) is False when not required."""
+        if not required and self._data.get(name) is None:
+            return False
+        value = self.value(name)
+        if not isinstance(value, bool):
+            raise ValueError(f"field {self.path(name)}: expected true or false, got {type(value).__name__}")
+        return value
 
     def _get(self, name: str, kind: type | tuple[type, ...], what: str, required: bool) -> Any:
         value = self._data.get(name)
