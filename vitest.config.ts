@@ -18,6 +18,7 @@ const SHARED_HTTP_SUITE = [
   'test/http-retention.test.ts',
   'test/http-names.test.ts',
   'test/http-sessions.test.ts',
+  'test/http-views.test.ts',
 ];
 
 export default defineConfig({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, bytesOf, createTestApp, putArtifact, type TestApp } from './helpers/app.js';
+import { bearer, bytesOf, createTestApp, putArtifact, RUNTIME, type TestApp } from './helpers/app.js';
 
 /**
  * GET /v1/artifacts/{id}/text, /search and /query over HTTP, on both runtimes: answers against ground
@@ -231,14 +231,19 @@ describe('search', () => {
     ]);
   });
 
-  it('refuses hostile and broken patterns with 400, and answers at once', async () => {
+  // Workers' V8 has no linear-time engine: there the platform's CPU limit per request bounds a hostile pattern.
+  it.skipIf(RUNTIME === 'workerd')('a catastrophic pattern on a long line answers, and is not a match', async () => {
     const long = await put(`${'a'.repeat(50_000)}b\n`, 'text/plain');
     const hostile = await get(`/v1/artifacts/${long}/search?${q({ pattern: '(a+)+$', regex: true })}`);
-    expect([200, 400]).toContain(hostile.status);
-    if (hostile.status === 200) expect(hostile.body.totalMatches).toBe(0);
+    expect(hostile.status).toBe(200);
+    expect(hostile.body.totalMatches).toBe(0);
+  });
+
+  it('refuses broken patterns with 400 and what to change', async () => {
+    const long = await put(`${'a'.repeat(500)}b\n`, 'text/plain');
+    const linearOnly: (readonly [string, boolean])[] = RUNTIME === 'node' ? [['(a)\\1', true], ['a(?=b)', true]] : [];
     for (const [pattern, regex] of [
-      ['(a)\\1', true],
-      ['a(?=b)', true],
+      ...linearOnly,
       ['(unclosed', true],
       ['', false],
       ['x'.repeat(1001), false],

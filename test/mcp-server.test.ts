@@ -18,6 +18,7 @@ import { createHttpArtifactStore } from '../src/client/http-store.js';
 import { createUrlSigner } from '../src/core/url-signing.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactMcpServer, ResourceBridge } from '../src/mcp/index.js';
+import { enableLinearRegExps } from '../src/node/regexps.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
 import { tailOutbox } from '../src/service/outbox-feed.js';
 import { TEST_POLICY } from './helpers/policy.js';
@@ -55,6 +56,8 @@ describe('the artifact MCP server on the embedded store (SQLite + files)', () =>
   const sessionB = () => createEmbeddedArtifactStore({ service, scope: { tenantId: 'acme', sessionId: 'b' } });
 
   beforeAll(async () => {
+    // As the Node runtime does (openNodeDrivers): hostile search patterns run in linear time.
+    enableLinearRegExps();
     dir = await mkdtemp(join(tmpdir(), 'mcp-server-'));
     repo = createSqliteRepository({ path: join(dir, 'a.db') });
     const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
@@ -130,7 +133,14 @@ describe('the artifact MCP server on the embedded store (SQLite + files)', () =>
     const a = sessionA();
     const ref = await a.putText('hello', { filename: 'hello.txt' });
     const { client, close } = await connect(a);
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['artifact_info', 'artifact_url']);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+      'artifact_read',
+      'artifact_search',
+      'artifact_query',
+      'artifact_list',
+      'artifact_info',
+      'artifact_url',
+    ]);
     const info = await client.callTool({ name: 'artifact_info', arguments: { id: ref.id } });
     expect(JSON.parse(textOf(info))).toMatchObject({
       id: ref.id,
@@ -145,12 +155,66 @@ describe('the artifact MCP server on the embedded store (SQLite + files)', () =>
     );
     const bad = await client.callTool({ name: 'artifact_url', arguments: {} });
     expect(bad.isError).toBe(true);
-    expect(textOf(bad)).toMatch(/needs \{ "id"/);
+    expect(textOf(bad)).toMatch(
+      /^artifact_url got bad arguments \(id: .*\)\. It takes \["id","mode","expiresIn"\], of which id required\.$/,
+    );
     const other = await client.callTool({
       name: 'artifact_info',
       arguments: { id: (await sessionB().putText('x')).id },
     });
     expect(other.isError).toBe(true);
+    await close();
+  });
+
+  it('artifact_read, artifact_search, artifact_query and artifact_list look inside, within the budget, in scope', async () => {
+    const a = sessionA();
+    const log = Array.from({ length: 5000 }, (_, i) => (i % 1000 === 999 ? `ERROR at step ${i + 1}` : `ok ${i + 1}`));
+    const ref = await a.putText(`${log.join('\n')}\n`, { filename: 'build.log' });
+    const json = await a.putText(
+      JSON.stringify({
+        items: [
+          { id: 1, name: 'one' },
+          { id: 2, name: 'two' },
+        ],
+      }),
+      {
+        mimeType: 'application/json',
+      },
+    );
+    const foreign = await sessionB().putText('secret of b\n');
+    const { client, close } = await connect(a, { budget: 2000 });
+    const found = await client.callTool({ name: 'artifact_search', arguments: { id: ref.id, pattern: 'ERROR' } });
+    expect(textOf(found)).toMatch(/^5 lines of build\.log .* match the text "ERROR":/);
+    expect(textOf(found)).toContain('  1000: ERROR at step 1000');
+    const read = await client.callTool({ name: 'artifact_read', arguments: { id: ref.id, offset: 1000 } });
+    expect(textOf(read).length).toBeLessThanOrEqual(2000);
+    expect(textOf(read)).toContain('  1000\tERROR at step 1000');
+    expect(textOf(read)).toMatch(/Continue: artifact_read \{"id":"[^"]+","offset":\d+\}/);
+    const query = await client.callTool({
+      name: 'artifact_query',
+      arguments: { id: json.id, path: '$.items[1].name' },
+    });
+    expect(textOf(query)).toContain(`$['items'][1]['name'] = "two"`);
+    const list = JSON.parse(textOf(await client.callTool({ name: 'artifact_list', arguments: { limit: 10 } })));
+    // Newest first, as the model sees refs; the other session's artifact is not there.
+    expect(list.artifacts.slice(0, 2).map((r: { id: string }) => r.id)).toEqual([json.id, ref.id]);
+    expect(Object.keys(list.artifacts[0])).toEqual(['id', 'mimeType', 'sizeBytes', 'sha256']);
+    expect(list.artifacts.map((r: { id: string }) => r.id)).not.toContain(foreign.id);
+    for (const [name, args] of [
+      ['artifact_read', { id: foreign.id }],
+      ['artifact_search', { id: foreign.id, pattern: 'secret' }],
+      ['artifact_query', { id: foreign.id, path: '$' }],
+    ] as const) {
+      const r = await client.callTool({ name, arguments: args });
+      expect(r.isError, name).toBe(true);
+      expect(textOf(r)).toMatch(/^No artifact .* here\./);
+    }
+    const bad = await client.callTool({
+      name: 'artifact_search',
+      arguments: { id: ref.id, pattern: '(a)\\1', regex: true },
+    });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/cannot run in linear time/);
     await close();
   });
 
@@ -262,6 +326,16 @@ describe('artifact-store mcp (stdio), as a host runs it', () => {
     const url = await client.callTool({ name: 'artifact_url', arguments: { id: ref.id } });
     const link = textOf(url).slice(textOf(url).lastIndexOf(' ') + 1);
     expect(Buffer.from(await (await fetch(link)).arrayBuffer()).equals(png)).toBe(true);
+    // The views, through the HTTP store: an image answers its pixel size; text is read and searched.
+    const seen = await client.callTool({ name: 'artifact_read', arguments: { id: ref.id } });
+    expect(textOf(seen)).toMatch(/is an image \(image\/png, \d+×\d+ px/);
+    const notes = await store.putText('first\nthe answer is 42\nlast\n', { filename: 'notes.txt' });
+    const hit = await client.callTool({ name: 'artifact_search', arguments: { id: notes.id, pattern: 'answer' } });
+    expect(textOf(hit)).toContain('     2: the answer is 42');
+    const other = (await createHttpArtifactStore({ baseUrl: srv.url, token: srv.token }).list({ sessionId: 'stdio-2' }))
+      .items[0]!;
+    const refused = await client.callTool({ name: 'artifact_read', arguments: { id: other.id } });
+    expect(refused.isError).toBe(true);
     await client.close();
   }, 60_000);
 

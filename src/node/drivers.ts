@@ -2,6 +2,7 @@
  * The drivers a Node process runs on, chosen from configuration: SQLite for metadata, and the fs,
  * memory or S3 blob store. The only place (with the CLI's ops commands) that picks them.
  */
+import { enableLinearRegExps } from './regexps.js';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BlobStore } from '../blob/blob-store.js';
@@ -88,6 +89,8 @@ export async function openNodeDrivers(
   config: Config,
   checkpointThread: CheckpointThread = 'worker',
 ): Promise<NodeDrivers> {
+  // Search patterns from callers run on V8's linear-time engine when they backtrack (views/pattern.ts).
+  enableLinearRegExps();
   // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
   const dbPath =
     config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));

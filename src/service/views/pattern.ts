@@ -28,15 +28,15 @@ export const MAX_PATTERN_CHARS = 1000;
 /** V8's flag for its linear-time engine (a variable: parsers that do not know it reject a literal). */
 const LINEAR = 'l';
 
-let linear: boolean | undefined;
-/** Whether this runtime has V8's linear-time engine switched on. */
+let linear = false;
+/** Whether this runtime has V8's linear-time engine switched on (asked again until it is: a flag may come later). */
 export function hasLinearEngine(): boolean {
-  if (linear === undefined) {
+  if (!linear) {
     try {
       new RegExp('a', LINEAR);
       linear = true;
     } catch {
-      linear = false;
+      // Not (yet) switched on.
     }
   }
   return linear;
