@@ -1,7 +1,7 @@
 /**
  * @playwright/mcp behind the gateway on stdio, with Debian's Chromium: browser_take_screenshot's
- * image reaches the host as a summary, an artifact:// link and a download link, and the stored PNG
- * is the one the server took.
+ * image reaches the host as an image the model sees, with a summary, an artifact:// link and a
+ * download link, and the stored PNG is the one the server took and the host was shown.
  */
 import { createServer, type Server } from 'node:http';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -94,7 +94,7 @@ afterAll(async () => {
 describe.skipIf(noChromium)(
   `@playwright/mcp through the gateway${noChromium ? ` (skipped: ${noChromium})` : ''}`,
   () => {
-    it('browser_take_screenshot: the host gets a summary and links, and the stored PNG is the one the server took', async () => {
+    it('browser_take_screenshot: the host gets the image, a summary and links, and the stored PNG is the one the server took', async () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(
         expect.arrayContaining(['playwright__browser_navigate', 'playwright__browser_take_screenshot']),
@@ -110,13 +110,20 @@ describe.skipIf(noChromium)(
         arguments: {},
       })) as CallToolResult;
       expect(shot.isError, JSON.stringify(shot).slice(0, 500)).toBeFalsy();
-      expect(JSON.stringify(shot)).not.toMatch(LONG_BASE64);
+      // The preset keeps the screenshot inline for the model; it is the only base64 in the result.
+      const image = shot.content.find((b) => b.type === 'image');
+      expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
+      const rest = shot.content.filter((b) => b.type !== 'image');
+      expect(JSON.stringify(rest)).not.toMatch(LONG_BASE64);
       // The playwright preset names it.
-      expect(JSON.stringify(shot)).toMatch(/Took a screenshot \(PNG image, [\d.]+ KiB\)/);
+      expect(JSON.stringify(shot)).toMatch(
+        /Took a screenshot \(PNG image, [\d.]+ KiB\)\. Artifact \S+\. Shown above \(\d+×\d+ px\)\./,
+      );
       const link = shot.content.find((b) => b.type === 'resource_link');
       expect(link).toMatchObject({
         uri: expect.stringMatching(/^artifact:\/\/playwright\.browser_take_screenshot_/),
         mimeType: 'image/png',
+        size: expect.any(Number),
       });
       const texts = shot.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
       const download = /(http:\/\/127\.0\.0\.1:\d+\/v1\/download\/\S+)/.exec(texts)![1]!;
@@ -128,6 +135,8 @@ describe.skipIf(noChromium)(
       expect(files).toHaveLength(1);
       const written = await readFile(join(dir, 'out', files[0]!));
       expect(stored.equals(written)).toBe(true);
+      expect(Buffer.from((image as { data: string }).data, 'base64').equals(stored)).toBe(true);
+      expect((link as { size: number }).size).toBe(stored.length);
     }, 60_000);
   },
 );

@@ -151,10 +151,12 @@ describe('the gateway on stdio', () => {
     }
   });
 
-  it('the Tableau incident: a 2 MB PDF as base64 in JSON becomes an observation under 1,000 characters whose link downloads the exact PDF', async () => {
+  it('the Tableau incident: a 2 MB PDF as base64 in JSON becomes an observation under 1,100 characters whose link downloads the exact PDF', async () => {
     const result = await call('tableau__get_view_as_pdf', { view: 'Revenue by Region' });
     const observation = JSON.stringify(result);
-    expect(observation.length).toBeLessThan(1000);
+    expect(observation.length).toBeLessThan(1100);
+    // The summary says how to read inside it: the gateway serves the view tools.
+    expect(observation).toContain('; artifact_read (by page) or artifact_search to look inside.');
     expectNoBase64(result);
     expect(observation).toContain("Exported view 'Revenue by Region' as PDF");
     const [link] = linksIn(result);

@@ -63,7 +63,8 @@ describe('parseJsonText', () => {
     const cases = {
       // PHP's json_encode escapes "/" by default: the literal holds escapes.
       'escaped slashes': `{"a":"${big.replace(/\//g, '\\/')}"}`,
-      'a data: URL': JSON.stringify({ a: `data:application/pdf;base64,${big}` }),
+      'a data: URL with an escaped slash in its header': `{"a":"data:image\\/png;base64,${big}"}`,
+      'a data: URL whose body is not plain base64': JSON.stringify({ a: `data:application/pdf;base64,${big} ` }),
       'an object key': `{"${b64(100 * KiB)}":1,"pad":"${'x'.repeat(MiB)} "}`,
       // 200 KiB encode with one "=" at their end.
       '"=" in the middle': JSON.stringify({ a: `${b64(200 * KiB)}${big}` }),
@@ -74,6 +75,20 @@ describe('parseJsonText', () => {
     for (const [name, text] of Object.entries(cases)) {
       const lengths = parsesAlike(text);
       expect(lengths, name).toEqual([text.length]);
+    }
+  });
+
+  it('cuts a base64 data: URL, header and all, and returns the same string', () => {
+    const cases = [
+      `data:application/pdf;base64,${b64(MiB)}`,
+      `data:image/svg+xml;charset=utf-8;base64,${b64(MiB + 1)}`,
+      `data:;base64,${b64url(MiB + 2)}`,
+    ];
+    for (const url of cases) {
+      const text = JSON.stringify({ rows: rows(100), a: url, b: 'after' });
+      const lengths = parsesAlike(text);
+      expect(lengths).toHaveLength(1);
+      expect(lengths[0]).toBeLessThan(100 * KiB);
     }
   });
 

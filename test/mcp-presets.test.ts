@@ -13,6 +13,7 @@ import { ToolSpecSchema } from '../src/mcp/config.js';
 import { transformToolResult, type TransformResult } from '../src/mcp/index.js';
 import { parseFieldPath } from '../src/mcp/paths.js';
 import { PRESETS } from '../src/mcp/presets.js';
+import * as images from './helpers/images.js';
 import * as payloads from './helpers/payloads.js';
 
 const scope = { tenantId: 'acme', sessionId: 's-1' };
@@ -516,17 +517,18 @@ describe('playwright browser_take_screenshot', () => {
   const markdown = (file: string, type: string) =>
     `### Result\n- [Screenshot of viewport](${file})\n### Ran Playwright code\n\`\`\`js\n// Screenshot viewport and save it as /tmp/playwright-mcp-output/${file}\nawait page.screenshot({\n  scale: 'css',\n  type: '${type}'\n});\n\`\`\`\n### Page\n- Page URL: https://example.com/\n- Page Title: Example Domain`;
 
-  for (const [type, bytes, mime, ext, label] of [
-    ['png', payloads.png(60_000), 'image/png', 'png', 'PNG image'],
-    ['jpeg', payloads.jpeg(60_000), 'image/jpeg', 'jpg', 'JPEG image'],
+  for (const [type, bytes, mime, ext, label, pixels] of [
+    ['png', images.pngOf(1280, 720, 60_000), 'image/png', 'png', 'PNG image', '1280×720'],
+    ['jpeg', images.jpeg16x9(60_000), 'image/jpeg', 'jpg', 'JPEG image', '16×9'],
   ] as const) {
-    it(`the markdown text stays and the ${type} image block becomes a summary and a link`, async () => {
+    it(`the markdown text stays, the ${type} stays inline for the model, and it is stored and linked too`, async () => {
       const store = memoryStore();
       const text = { type: 'text', text: markdown(`page-2025-10-01T12-00-00-000Z.${type}`, type) };
-      const raw = { content: [text, { type: 'image', data: b64(bytes), mimeType: mime }] };
+      const image = { type: 'image', data: b64(bytes), mimeType: mime };
+      const raw = { content: [text, image] };
       const run = await transformToolResult('browser_take_screenshot', raw, { store, serverName: 'playwright' });
 
-      expectModelSafe(run);
+      expect(CallToolResultSchema.safeParse(run.result).success).toBe(true);
       const ref = run.artifacts[0]!;
       expect(ref).toMatchObject({
         mimeType: mime,
@@ -536,16 +538,42 @@ describe('playwright browser_take_screenshot', () => {
       });
       expect((await bytesOf(store, ref)).equals(bytes)).toBe(true);
       const blocks = contentOf(run);
-      expect(blocks).toHaveLength(3);
+      expect(blocks).toHaveLength(4);
       expect(blocks[0]).toEqual(text);
+      expect(blocks[1]).toEqual(image);
       expectStoredBlock(
         blocks,
-        1,
+        2,
         ref,
-        summaryOf(`Took a screenshot (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}`, label),
+        summaryOf(
+          `Took a screenshot (${label}, ${formatBytes(bytes.length)}). Artifact ${ref.id}. Shown above (${pixels} px).`,
+          label,
+        ),
       );
     });
   }
+
+  it('a screenshot over the image limits becomes a ref, and the summary says why it is not shown', async () => {
+    const store = memoryStore();
+    const big = images.pngOf(1280, 720, 5 * 1024 * 1024);
+    const tall = images.pngOf(1280, 8000);
+    for (const [bytes, reason] of [
+      [big, 'it is over the 768 KiB limit for images shown'],
+      [tall, '1280×8000 px is over the 2000 px limit for images shown'],
+    ] as const) {
+      const raw = { content: [{ type: 'image', data: b64(bytes), mimeType: 'image/png' }] };
+      const run = await transformToolResult('browser_take_screenshot', raw, { store, serverName: 'playwright' });
+      expectModelSafe(run);
+      const ref = run.artifacts[0]!;
+      expect((await bytesOf(store, ref)).equals(bytes)).toBe(true);
+      expectStoredBlock(
+        contentOf(run),
+        0,
+        ref,
+        `Took a screenshot (PNG image, ${formatBytes(bytes.length)}). Artifact ${ref.id}. Not shown inline: ${reason}.`,
+      );
+    }
+  });
 
   it('a text-only result (fullPage on some versions, --image-responses=omit) passes through', async () => {
     const raw = {
@@ -715,7 +743,8 @@ describe('preset selection', () => {
     const raw = { content: [{ type: 'image', data: b64(png), mimeType: 'image/png' }] };
     const config = { presets: ['playwright' as const] };
     const shot = await transformToolResult('browser_take_screenshot', raw, { store: memoryStore(), config });
-    expect(contentOf(shot)[0].text).toMatch(/^Took a screenshot \(PNG image/);
+    expect(contentOf(shot)[0]).toEqual(raw.content[0]);
+    expect(contentOf(shot)[1].text).toMatch(/^Took a screenshot \(PNG image/);
     const map = await transformToolResult('static_map_image_tool', raw, { store: memoryStore(), config });
     expect(contentOf(map)[0].text).toMatch(/^PNG image \(.+\) from static_map_image_tool, stored as artifact/);
   });
@@ -732,7 +761,15 @@ describe('preset selection', () => {
     };
     const run = await transformToolResult('browser_take_screenshot', raw, { store: memoryStore(), config });
     expect(run.artifacts[0]!.filename).toBe('home.png');
-    expect(contentOf(run)[0].text).toBe(`Home page (${formatBytes(png.length)}): ${run.artifacts[0]!.id}`);
+    // The preset still says the screenshot is for the model: config.tools named only its blocks.
+    expect(contentOf(run)[1].text).toBe(
+      `Home page (${formatBytes(png.length)}): ${run.artifacts[0]!.id}. Shown above (1×1 px).`,
+    );
+    const off = await transformToolResult('browser_take_screenshot', raw, {
+      store: memoryStore(),
+      config: { ...config, tools: { browser_take_screenshot: { images: { inline: false } } } },
+    });
+    expect(contentOf(off).map((b: any) => b.type)).toEqual(['text', 'resource_link']);
   });
 
   it('every preset is a valid tool spec with parseable field paths', () => {

@@ -32,16 +32,54 @@ export const BlockSpecSchema = z.strictObject({
 });
 export type BlockSpec = z.infer<typeof BlockSpecSchema>;
 
+/** A whole, non-negative number: sizes, counts and times in the MCP configs. */
+export const count = z.number().int().nonnegative();
+
+/** The limits an image must fit to stay inline for the model. */
+const imageLimits = {
+  /** Decoded bytes of one inline image. */
+  maxBytes: count.min(1),
+  /** Pixels on the longer edge (read from the image header). */
+  maxEdge: count.min(1),
+  /** Images kept inline in one result; the rest become refs. */
+  maxPerResult: count,
+};
+
+/** One tool's image policy, over the transformer's `images`: what a preset or `tools` entry says. */
+export const ToolImagesSchema = z.strictObject({
+  inline: z.boolean().optional(),
+  maxBytes: imageLimits.maxBytes.optional(),
+  maxEdge: imageLimits.maxEdge.optional(),
+  maxPerResult: imageLimits.maxPerResult.optional(),
+});
+export type ToolImages = z.infer<typeof ToolImagesSchema>;
+
 export const ToolSpecSchema = z.strictObject({
   fields: z.array(FieldSpecSchema).optional(),
   blocks: BlockSpecSchema.optional(),
+  /** Which of this tool's images stay inline for the model (they are stored and linked as well). */
+  images: ToolImagesSchema.optional(),
   /** Apply only when the MCP server's name contains this (case-insensitive); any server when unset. */
   server: z.string().min(1).optional(),
 });
 export type ToolSpec = z.infer<typeof ToolSpecSchema>;
 
-/** A whole, non-negative number: sizes, counts and times in the MCP configs. */
-export const count = z.number().int().nonnegative();
+/**
+ * Images the model sees. An image block within these limits stays inline as MCP image content (and
+ * is stored too, with a link); a larger one, or one past `maxPerResult`, becomes a ref. The default
+ * limits fit what model APIs take without scaling it away or refusing it: Claude takes up to 5 MB
+ * per image, scales anything over 1568 px on the long edge down, and refuses more than 2000 px
+ * once a request holds over 20 images (an agent loop of screenshots does); 768 KiB of image is
+ * 1 MiB of base64, inside the per-result limits hosts put on tool output.
+ */
+export const ImagePolicySchema = z.strictObject({
+  /** true: any tool's images; false: none; "preset": the tools whose preset or `tools` entry says `images.inline`. */
+  inline: z.union([z.boolean(), z.literal('preset')]).default('preset'),
+  maxBytes: imageLimits.maxBytes.default(768 * 1024),
+  maxEdge: imageLimits.maxEdge.default(2000),
+  maxPerResult: imageLimits.maxPerResult.default(1),
+});
+export type ImagePolicyConfig = z.output<typeof ImagePolicySchema>;
 
 /** Subtrees nested deeper than this are replaced by a marker (transformer and guardrail alike). */
 export const maxDepthSchema = count.min(1).max(5000).default(1000);
@@ -56,6 +94,13 @@ export const TransformConfigSchema = z.strictObject({
     .default('all'),
   /** The heuristic layer on or off. */
   heuristics: z.boolean().default(true),
+  /** Which image blocks stay inline for the model (see ImagePolicySchema). */
+  images: ImagePolicySchema.prefault({}),
+  /**
+   * The artifact_read / artifact_search / artifact_query tools are there for the model (the gateway,
+   * a host that registered them): summaries of stored text, JSON, PDFs and ZIPs say which to use.
+   */
+  viewTools: z.boolean().default(false),
   /** Strings shorter than this are never probed for base64. */
   minBase64Chars: count.min(8).default(256),
   /** The size net: any string or subtree serialized longer than this becomes an artifact + preview. */

@@ -6,7 +6,8 @@ import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
 import { count, maxDepthSchema, parseConfig } from './config.js';
 import { BinaryValue, toJsonSafe, type JsonValue, type WorkValue } from './json.js';
 import { isPlainObject } from './paths.js';
-import { formatCount, modelRef } from './summary.js';
+import { countLines, formatCount, modelRef, viewClause } from './summary.js';
+import { hideBase64Deep } from './transform/previews.js';
 import { measureChars, truncateToFit } from './truncate.js';
 
 export const GuardrailConfigSchema = z.strictObject({
@@ -21,6 +22,8 @@ export const GuardrailConfigSchema = z.strictObject({
   /** A token budget too, measured with `countTokens` (both budgets must hold). */
   maxObservationTokens: count.min(1).optional(),
   maxDepth: maxDepthSchema,
+  /** The view tools (artifact_read, artifact_search, artifact_query) are there: a stored observation's summary names them. */
+  viewTools: z.boolean().default(false),
 });
 export type GuardrailConfigInput = z.input<typeof GuardrailConfigSchema>;
 export type GuardrailConfig = z.output<typeof GuardrailConfigSchema>;
@@ -97,19 +100,29 @@ export async function clampObservation<T = unknown>(
       source: { ...(options.tool ? { tool: options.tool } : {}), clamped: true },
       ...(options.scope ? { scope: options.scope } : {}),
     });
+    const unstored = isUnstoredRef(artifact);
+    const views =
+      config.viewTools && !unstored
+        ? viewClause(artifact.mimeType, typeof safe === 'string' ? countLines(safe) : undefined)
+        : undefined;
     const summary =
       `The ${options.tool ? `${options.tool} ` : ''}output (${formatCount(originalSize)} chars, ${formatBytes(artifact.sizeBytes)}) was over the ` +
-      `${formatCount(config.maxObservationChars)}-char budget, so it was stored whole as artifact ${artifact.id}. The preview keeps its structure.` +
-      (isUnstoredRef(artifact) ? ' Not stored: the store keeps nothing.' : '');
-    const preview = truncateToFit(safe, (v) => measureChars(v, config.previewChars) <= config.previewChars, {
-      fieldChars: Math.min(config.maxFieldChars, 200),
-      arrayItems: 5,
-    });
+      `${formatCount(config.maxObservationChars)}-char budget, so it was stored whole as artifact ${artifact.id}. The preview keeps its structure` +
+      (views ? `; ${views}.` : '.') +
+      (unstored ? ' Not stored: the store keeps nothing.' : '');
+    // Strings in the preview are cut to 200 characters or fewer; base64 in those is shown as a placeholder.
+    const fieldChars = Math.min(config.maxFieldChars, 200);
+    const preview = truncateToFit(
+      hideBase64Deep(safe, fieldChars, unstored ? undefined : `in artifact ${artifact.id}`),
+      (v) => measureChars(v, config.previewChars) <= config.previewChars,
+      { fieldChars, arrayItems: 5 },
+    );
     result = truncateToFit({ artifact: modelRef(artifact) as JsonValue, summary, preview }, fits, {
       fieldChars: config.maxFieldChars,
     });
   } else {
-    result = truncateToFit(safe, fits, { fieldChars: config.maxFieldChars });
+    // Truncated for the model, whose copy holds no base64: what was cut off could not be decoded anyway.
+    result = truncateToFit(hideBase64Deep(safe, config.maxFieldChars), fits, { fieldChars: config.maxFieldChars });
   }
   const finalSize = measureChars(result);
   options.onEvent?.({

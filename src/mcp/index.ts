@@ -11,9 +11,12 @@
  */
 export { transformToolResult, artifactUri, type TransformResult, type TransformStats } from './transform/index.js';
 export {
+  ImagePolicySchema,
   resolveTransformConfig,
   TransformConfigSchema,
   type BlockSpec,
+  type ImagePolicyConfig,
+  type ToolImages,
   type CustomTransformContext,
   type CustomTransformer,
   type FieldSpec,

@@ -2,13 +2,14 @@
  * JSON.parse for big text blocks. A tool that returns a file as base64 inside JSON text (Tableau's
  * download_workbook: 10 MiB of text, 9.3 MiB of it one string) makes JSON.parse scan that string
  * character by character and copy it into a new one: most of the cost of parsing the block, and
- * another 9 MiB of memory. Here each long string literal that holds plain base64 is cut out of the
- * text before parsing (a short marker stands in its place) and put back afterwards as a slice of the
- * text, which V8 makes without copying.
+ * another 9 MiB of memory. Here each long string literal that holds plain base64, or a base64 data:
+ * URL, is cut out of the text before parsing (a short marker stands in its place) and put back
+ * afterwards as a slice of the text, which V8 makes without copying.
  *
  * The result is what JSON.parse(text) returns, and this throws when JSON.parse would: a literal is
- * cut only when it holds base64 characters and nothing else (no escapes), so it parses to exactly
- * its own characters, and the text around it is parsed as it stands.
+ * cut only when it holds base64 characters and nothing else (no escapes) after an optional data:
+ * header of plain characters, so it parses to exactly its own characters, and the text around it
+ * is parsed as it stands.
  */
 import { isBase64Run } from './detect.js';
 import { setKey } from './json.js';
@@ -83,7 +84,8 @@ class RepeatedMarker extends Error {}
 
 /**
  * The [from, to) ranges of string literals of at least `min` characters that are values (after ":",
- * "[" or ",", so not an escaped quote, and before ",", "}" or "]") and hold only base64 characters, found without reading the
+ * "[" or ",", so not an escaped quote, and before ",", "}" or "]") and hold only base64 characters
+ * (after a data: URL header, if any), found without reading the
  * text quote by quote: it is probed every `min` characters for the quotes on either side. A run of
  * `min` characters with no quote in it always holds a probe, and the probes in between cost a memchr
  * each. Only base64 characters between two quotes means a string literal: outside strings, two
@@ -103,12 +105,25 @@ function base64Literals(text: string, min: number): [number, number][] {
       close - open - 1 >= min &&
       /[:[,]/.test(nearest(text, open - 1, -1)) &&
       /[,}\]]/.test(nearest(text, close + 1, 1)) &&
-      isBase64Run(text, open + 1, close)
+      isBase64Run(text, bodyStart(text, open + 1, close), close)
     )
       spans.push([open + 1, close]);
     from = close + 1;
   }
   return spans;
+}
+
+/** A data: URL's header with nothing JSON would unescape in it: `data:image/png;base64,`. */
+const DATA_URL_HEADER = /^data:[A-Za-z0-9.+/=;-]{0,200};base64,/i;
+
+/**
+ * Where the base64 of a literal starting at `from` begins: after a data: URL's header when it has
+ * one (the header holds no quote or backslash, so the literal still parses to its own characters).
+ */
+function bodyStart(text: string, from: number, to: number): number {
+  if (!text.startsWith('data:', from)) return from;
+  const header = DATA_URL_HEADER.exec(text.slice(from, Math.min(to, from + 256)));
+  return header ? from + header[0].length : from;
 }
 
 /** The first character that is not JSON whitespace from `at` on, going `dir` (-1 or 1); '' at either end. */

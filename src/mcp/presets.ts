@@ -5,8 +5,9 @@ import type { BlockSpec, ToolSpec, TransformConfig } from './config.js';
  * names the source its shape was taken from (repository, file, tool); the shapes were checked
  * against those sources in November 2026. test/mcp-presets.test.ts holds a fixture in each shape.
  *
- * A preset only names and summarises what the other layers would store anyway, or points the
- * per-tool fields layer at a base64 field that has no magic bytes to find it by (XML, text). Shapes
+ * A preset only names and summarises what the other layers would store anyway, points the
+ * per-tool fields layer at a base64 field that has no magic bytes to find it by (XML, text), or
+ * says that a tool's images are for the model to see (`images.inline`). Shapes
  * that carry no bytes (a resource_link, a path on the server's disk, a URL) pass through: resource
  * links stay lazy.
  * Presets match on the tool name alone, so a server that reuses a name (`get_file_contents` on a
@@ -132,11 +133,13 @@ export const PRESETS: Record<PresetName, Record<string, ToolSpec[]>> = {
    * saved file's name, and the code it ran), then `{ type: "image", mimeType: "image/png" | "image/jpeg", data }`.
    * The inline image is scaled down to fit a message; the full-size file stays in the server's
    * output directory. Some versions send no image for `fullPage`, and `--image-responses=omit`
-   * sends none; those results are text only.
+   * sends none; those results are text only. The screenshot is for the model to look at: it stays
+   * inline (within the transformer's `images` limits), and is stored and linked as well.
    */
   playwright: {
     browser_take_screenshot: [
       {
+        images: { inline: true },
         blocks: {
           contentType: 'screenshot',
           filename: 'screenshot.{ext}',

@@ -85,3 +85,60 @@ export function siblingVars(parent: unknown, maxChars = 200): Record<string, str
   }
   return vars;
 }
+
+/** How the model can look inside a stored artifact with the view tools, by its type; none for images and other binaries. */
+export type ViewKind = 'json' | 'text' | 'pdf' | 'zip';
+
+const TEXT_APPLICATION =
+  /^application\/(?:[\w.-]+\+)?(?:json|xml|yaml|x-yaml|toml|csv|javascript|x-javascript|typescript|x-typescript|ecmascript|x-sh|x-shellscript|x-python|sql|graphql|x-ndjson|jsonl|x-httpd-php|x-ruby|x-perl|x-tex|rtf)$/;
+
+export function viewKindOf(mimeType: string): ViewKind | undefined {
+  const base = mimeType.split(';')[0]!.trim().toLowerCase();
+  if (base === 'application/json' || base.endsWith('+json')) return 'json';
+  if (base === 'application/pdf') return 'pdf';
+  if (base === 'application/zip' || base === 'application/x-zip-compressed') return 'zip';
+  if (base.startsWith('text/') || TEXT_APPLICATION.test(base)) return 'text';
+  return undefined;
+}
+
+/**
+ * The one clause a summary ends with when the view tools are there for the model:
+ * "18,432 lines; artifact_search or artifact_read to look inside". Undefined for types they cannot open.
+ */
+export function viewClause(mimeType: string, lines?: number): string | undefined {
+  const counted = lines !== undefined && lines > 1 ? `${formatCount(lines)} lines; ` : '';
+  switch (viewKindOf(mimeType)) {
+    case 'json':
+      return `${counted}artifact_query, artifact_search or artifact_read to look inside`;
+    case 'text':
+      return `${counted}artifact_search or artifact_read to look inside`;
+    case 'pdf':
+      return 'artifact_read (by page) or artifact_search to look inside';
+    case 'zip':
+      return 'artifact_read lists its entries';
+    default:
+      return undefined;
+  }
+}
+
+/** A summary with a clause added: "… stored as artifact X; artifact_read lists its entries." */
+export function withClause(summary: string, clause: string | undefined): string {
+  if (!clause) return summary;
+  return `${summary.replace(/[.\s]+$/, '')}; ${clause}.`;
+}
+
+/** Lines of a text: its line ends, plus one for a last line without one. */
+export function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  let n = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return text.endsWith('\n') ? n : n + 1;
+}
+
+/** The same, over UTF-8 bytes. */
+export function countByteLines(bytes: Uint8Array): number {
+  if (bytes.byteLength === 0) return 0;
+  let n = 0;
+  for (let at = bytes.indexOf(10); at >= 0; at = bytes.indexOf(10, at + 1)) n++;
+  return bytes[bytes.byteLength - 1] === 10 ? n : n + 1;
+}

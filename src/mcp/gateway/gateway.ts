@@ -1,9 +1,11 @@
 /**
  * The MCP gateway: an MCP server for hosts that cannot change their code, in front of the real
  * servers. The host sees every upstream tool as `{server}__{tool}`, prompts and resources passed
- * through, and artifact_info / artifact_url; every tool result goes through transformToolResult and
- * then clampObservation, so binary and oversized output reaches the host as a summary, an
- * `artifact://` link and a signed download link. Upstreams are shared; resource caches,
+ * through, and the artifact tools (ARTIFACT_TOOLS: artifact_info, artifact_url and the ones that read
+ * inside an artifact); every tool result goes through transformToolResult and then clampObservation,
+ * so binary and oversized output reaches the host as a summary, an `artifact://` link and a signed
+ * download link, and summaries name the tools that look inside. Images a tool's policy keeps for
+ * the model stay inline beside their link. Upstreams are shared; resource caches,
  * subscriptions and their update events are kept per caller scope.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -32,11 +34,13 @@ import {
 import type { ArtifactStore } from '../../client/artifact-store.js';
 import { formatBytes } from '../../core/bytes.js';
 import type { ArtifactRef } from '../../core/schemas.js';
-import type { TransformConfigInput } from '../config.js';
-import { clampObservation } from '../guardrail.js';
+import { resolveTransformConfig, type TransformConfig, type TransformConfigInput } from '../config.js';
+import { clampObservation, GuardrailConfigSchema } from '../guardrail.js';
 import { ResourceBridge, ResourceBridgeError, type ResourceRead } from '../resources.js';
 import { ARTIFACT_TOOLS, callArtifactTool, RESOURCE_NOT_FOUND, readArtifactResource } from '../server.js';
+import { imagePolicyFor } from '../transform/images.js';
 import { artifactUri, transformToolResult } from '../transform/index.js';
+import { toolSpecsFor } from '../transform/per-tool-fields.js';
 import { presetFor, tenantMayUse, type GatewayConfig } from './config.js';
 import { nameTable, type NamedEntry } from './names.js';
 import { relaxOutputSchema } from './output-schema.js';
@@ -87,6 +91,8 @@ const DEFAULT_CALL_TIMEOUT_MS = 5 * 60_000;
 const DEFAULT_LINK_TTL_SECONDS = 24 * 3600;
 const MAX_LINKS = 5;
 const MAX_KNOWN_URIS = 10_000;
+/** Characters the artifact tools' answers may take: the budget the guardrail holds tool results to. */
+const ARTIFACT_TOOL_BUDGET = GuardrailConfigSchema.parse({}).maxObservationChars;
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -233,15 +239,19 @@ export class McpGateway {
   /** @internal The tools a tenant sees now, with their host names. */
   toolsFor(tenantId: string | undefined): Tool[] {
     const out: Tool[] = [];
+    const configs = new Map<Upstream, TransformConfig>();
     for (const [hostName, entry] of this.tools) {
       const u = this.serverFor(entry.server, tenantId);
       if (u?.state !== 'ready') continue;
       const tool = u.tools.find((t) => t.name === entry.name);
       if (!tool) continue;
+      const { outputSchema, ...rest } = tool;
       out.push({
-        ...tool,
+        ...rest,
         name: hostName,
-        ...(tool.outputSchema ? { outputSchema: relaxOutputSchema(tool.outputSchema) as Tool['outputSchema'] } : {}),
+        ...(outputSchema && !this.mayShowImages(u, entry.name, configs)
+          ? { outputSchema: relaxOutputSchema(outputSchema) as Tool['outputSchema'] }
+          : {}),
       });
     }
     return out;
@@ -280,13 +290,30 @@ export class McpGateway {
     if (this.knownUris.size > MAX_KNOWN_URIS) this.knownUris.delete(this.knownUris.keys().next().value!);
   }
 
-  /** @internal The transformer's config for a server: its own, with the preset picked by name unless it says. */
+  /**
+   * @internal The transformer's config for a server: its own, with the preset picked by name unless
+   * it says, and summaries that name the view tools (the gateway serves them) unless it says not to.
+   */
   transformConfigFor(u: Upstream): TransformConfigInput {
     const artifacts = u.entry.artifacts ?? {};
-    const own = (artifacts.transform ?? {}) as TransformConfigInput;
+    const own = { viewTools: true, ...(artifacts.transform as TransformConfigInput | undefined) };
     if (own.presets !== undefined) return own;
     const preset = artifacts.preset ?? presetFor(u.name, u.serverInfo?.name) ?? 'none';
     return { ...own, presets: preset === 'none' || preset === 'all' ? preset : [preset] };
+  }
+
+  /**
+   * @internal Whether a tool's images may stay inline for the model. Such a tool is listed without its
+   * outputSchema: a result that shows an image carries no structuredContent (hosts show one of the
+   * two), and a host's SDK would reject it against the schema.
+   */
+  mayShowImages(u: Upstream, tool: string, configs = new Map<Upstream, TransformConfig>()): boolean {
+    let config = configs.get(u);
+    if (!config) {
+      config = resolveTransformConfig(this.transformConfigFor(u));
+      configs.set(u, config);
+    }
+    return imagePolicyFor(config, toolSpecsFor(tool, u.name, config)).inline;
   }
 
   private entries(kind: 'tools' | 'prompts'): NamedEntry[] {
@@ -404,7 +431,8 @@ export class GatewaySession {
           resources: { subscribe: true, listChanged: true },
         },
         instructions:
-          'Tools are named {server}__{tool}. Files and large outputs they return are stored as artifacts: you get a summary and an artifact:// link; artifact_info describes one and artifact_url gives a download link for a person.',
+          'Tools are named {server}__{tool}. Files and large outputs they return are stored as artifacts: you get a summary and an artifact:// link; artifact_info describes one and artifact_url gives a download link for a person. ' +
+          'To look inside a stored artifact, use artifact_read (lines, PDF pages, ZIP entries), artifact_search (a pattern), artifact_query (a JSONPath over JSON) and artifact_list (what is stored).',
       },
     );
     this.register();
@@ -525,7 +553,7 @@ export class GatewaySession {
 
   private async callTool(name: string, args: Record<string, unknown> | undefined, extra: Extra) {
     const { gateway, scope } = this;
-    const own = await callArtifactTool(scope.store, name, args);
+    const own = await callArtifactTool(scope.store, name, args, { budget: ARTIFACT_TOOL_BUDGET });
     if (own) return own;
     const found = gateway.lookup('tool', name, scope.tenantId);
     if (!found) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}. List the tools with tools/list.`);
@@ -579,19 +607,25 @@ export class GatewaySession {
     });
     let result = transformed.result;
     const artifacts = [...transformed.artifacts];
-    const clamp = await clampObservation<Record<string, unknown>>(result, {
-      store,
-      tool: hostName,
-      // Over budget is always stored whole: the host gets the ref, a summary and a preview.
-      config: { ...settings.guardrail, autoArtifactThreshold: 0 },
-    });
+    // Images the transformer kept for the model are within the image limits, not the text budget.
+    const images = (result.content ?? []).filter((b) => b.type === 'image');
+    const clamp = await clampObservation<Record<string, unknown>>(
+      images.length > 0 ? { ...result, content: result.content.filter((b) => b.type !== 'image') } : result,
+      {
+        store,
+        tool: hostName,
+        // Over budget is always stored whole: the host gets the ref, a summary and a preview.
+        config: { viewTools: true, ...settings.guardrail, autoArtifactThreshold: 0 },
+      },
+    );
     if (clamp.clamped) {
       result = {
         content: [
+          ...images,
           { type: 'text', text: JSON.stringify(clamp.observation) },
           ...(clamp.artifact ? [linkBlock(clamp.artifact)] : []),
         ],
-        ...(raw.structuredContent !== undefined ? { structuredContent: clamp.observation } : {}),
+        ...(result.structuredContent !== undefined ? { structuredContent: clamp.observation } : {}),
         ...(raw.isError ? { isError: true } : {}),
       };
       if (clamp.artifact) artifacts.push(clamp.artifact);

@@ -23,13 +23,13 @@ import { parseJsonText } from '../parse-text.js';
 import { isPlainObject } from '../paths.js';
 import { runCustomTransform } from './custom-transform.js';
 import { applyHeuristics, probeCandidate } from './heuristic.js';
-import { previewText } from './names.js';
-import { storeText } from './payloads.js';
+import { holderOf, storeText } from './payloads.js';
 import { applyFieldSpecs } from './per-tool-fields.js';
+import { previewText } from './previews.js';
 import { processResourceLink } from './resource-links.js';
 import { TransformRun, type TransformStats } from './run.js';
 import { applySizeNet } from './size-net.js';
-import { blocksFor, processEmbeddedResource, processMediaBlock, type Block } from './typed-blocks.js';
+import { blocksFor, processEmbeddedResource, processMediaBlock, textBlock, type Block } from './typed-blocks.js';
 
 export type { TransformStats } from './run.js';
 export { artifactUri } from './typed-blocks.js';
@@ -133,6 +133,15 @@ async function processCallToolResult(
   result: Record<string, WorkValue>,
 ): Promise<Record<string, WorkValue>> {
   const out: WorkValue[] = [];
+  // What structuredContent and the text blocks were, for when an inline image displaces the structure.
+  const hasImages = (result.content as WorkValue[]).some((b) => isPlainObject(b) && b.type === 'image');
+  const structuredJson =
+    hasImages && isPlainObject(result.structuredContent) ? JSON.stringify(result.structuredContent) : undefined;
+  const texts = structuredJson
+    ? (result.content as WorkValue[]).flatMap((b) =>
+        isPlainObject(b) && b.type === 'text' && typeof b.text === 'string' ? [b.text] : [],
+      )
+    : [];
   for (const block of result.content as WorkValue[]) {
     if (!isPlainObject(block)) {
       out.push(block);
@@ -143,10 +152,30 @@ async function processCallToolResult(
   result.content = out;
   if (isPlainObject(result.structuredContent)) {
     const structured = await processDocument(run, result.structuredContent);
-    // structuredContent must stay an object.
-    result.structuredContent = isPlainObject(structured) ? structured : { value: structured };
+    if (run.inlineImages > 0) {
+      // Hosts show one of an image and structuredContent, not both (anthropics/claude-code#54737): the
+      // image stays, and the structure goes to a text block unless one already holds it.
+      if (!textHolds(texts, structuredJson!)) out.push(textBlock(JSON.stringify(structured)));
+      delete result.structuredContent;
+    } else {
+      // structuredContent must stay an object.
+      result.structuredContent = isPlainObject(structured) ? structured : { value: structured };
+    }
   }
   return result;
+}
+
+/** Does one of these texts hold this JSON (the serialized copy the spec asks servers to add)? */
+function textHolds(texts: readonly string[], json: string): boolean {
+  return texts.some((text) => {
+    const trimmed = text.trim();
+    if (!trimmed.startsWith('{')) return false;
+    try {
+      return JSON.stringify(JSON.parse(trimmed)) === json;
+    } catch {
+      return false;
+    }
+  });
 }
 
 async function processBlock(run: TransformRun, block: Block): Promise<Block[]> {
@@ -196,7 +225,8 @@ async function processTextBlock(run: TransformRun, block: Block, text: string): 
   }
   if (text.length > run.config.maxInlineChars) {
     const outcome = await storeText(run, text, 'text/plain; charset=utf-8', { layer: 'size', vars: {} });
-    return blocksFor(outcome, block, `\n\nPreview:\n${previewText(text, run.config.previewChars)}`);
+    const preview = previewText(text, run.config.previewChars, holderOf(outcome));
+    return blocksFor(outcome, block, `\n\nPreview:\n${preview}`);
   }
   return [block];
 }

@@ -78,12 +78,6 @@ export function defaultSummary({ layer, where, label, ref, toolName, sourceNamed
   return `${lead}${named} (${size}) from ${from}, stored as artifact ${ref.id}.`;
 }
 
-/** The first `chars` of a text, and how many more the artifact holds. */
-export function previewText(text: string, chars: number): string {
-  if (text.length <= chars) return text;
-  return `${text.slice(0, chars)}… [${formatCount(text.length - chars)} more chars in the artifact]`;
-}
-
 /** Paths in summaries stay readable: `next.next.…next.payload` past 80 characters. */
 export function shortPath(path: string): string {
   return path.length <= 80 ? path : `${path.slice(0, 24)}…${path.slice(-55)}`;

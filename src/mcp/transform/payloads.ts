@@ -19,8 +19,18 @@ import {
 } from '../detect.js';
 import type { JsonValue, WorkValue } from '../json.js';
 import { isPlainObject } from '../paths.js';
-import { describeType, modelRef, renderTemplate } from '../summary.js';
+import {
+  countByteLines,
+  countLines,
+  describeType,
+  modelRef,
+  renderTemplate,
+  viewClause,
+  viewKindOf,
+  withClause,
+} from '../summary.js';
 import { baseMime, capitalize, defaultFilename, defaultSummary, extFor } from './names.js';
+import { hideBase64 } from './previews.js';
 import type { TransformRun } from './run.js';
 
 /** What stands in for a stored (or refused) payload. */
@@ -57,6 +67,9 @@ export const placeholder = (o: Outcome): Record<string, WorkValue> =>
   o.ok
     ? { artifact: modelRef(o.ref) as WorkValue, summary: o.summary }
     : { error: o.error, summary: o.summary, ...o.details };
+
+/** Where a preview says the bytes of a hidden base64 run are: the artifact that holds the whole text. */
+export const holderOf = (o: Outcome): string | undefined => (o.ok && o.stored ? `in artifact ${o.ref.id}` : undefined);
 
 /** A value placeholder() made: later layers leave it alone. */
 export function isOutcomePlaceholder(v: WorkValue): boolean {
@@ -107,8 +120,14 @@ async function storeBase64Once(
       );
     }
     const bytes = decodeClean(clean);
-    return await put(run, ctx, bytes.byteLength, (await detectBinary(bytes)) ?? sniffText(bytes), (o) =>
-      run.store.putBytes(bytes, o),
+    return await put(
+      run,
+      ctx,
+      bytes.byteLength,
+      (await detectBinary(bytes)) ?? sniffText(bytes),
+      (o) => run.store.putBytes(bytes, o),
+      undefined,
+      () => countByteLines(bytes),
     );
   } catch (err) {
     // A stream that failed mid-way surfaces as the store's error; the decoder noted the real cause.
@@ -134,8 +153,14 @@ export function storeBytes(run: TransformRun, bytes: Uint8Array, ctx: PayloadCon
     if (bytes.byteLength > run.config.maxArtifactBytes)
       return tooLarge(run, ctx, bytes.byteLength, await detectBinary(bytes));
     if (bytes.byteLength === 0) return corrupt(run, ctx, new CorruptBase64Error('it is empty'), 0);
-    return put(run, ctx, bytes.byteLength, (await detectBinary(bytes)) ?? sniffText(bytes), (o) =>
-      run.store.putBytes(bytes, o),
+    return put(
+      run,
+      ctx,
+      bytes.byteLength,
+      (await detectBinary(bytes)) ?? sniffText(bytes),
+      (o) => run.store.putBytes(bytes, o),
+      undefined,
+      () => countByteLines(bytes),
     );
   })();
   run.memo.set(bytes, pending);
@@ -163,6 +188,7 @@ export function storeText(
       undefined,
       (o) => run.store.putBytes(bytes, o),
       { chars: text.length, ...(shape ? { shape } : {}) },
+      () => countLines(text),
     );
   })();
   run.memo.set(text, pending);
@@ -177,6 +203,8 @@ async function put(
   detected: DetectedType | undefined,
   write: (o: PutOptions) => Promise<ArtifactRef>,
   text?: { chars: number; shape?: string },
+  /** Counts the payload's lines, for the view tools' clause (only asked for text-like types). */
+  lines?: () => number,
 ): Promise<Outcome> {
   const { toolName } = run;
   const spec = ctx.spec;
@@ -196,9 +224,9 @@ async function put(
     size_human: formatBytes(sizeBytes),
     field: ctx.where,
   };
-  const templated = spec?.filename ? renderTemplate(spec.filename, vars) : undefined;
-  const filename = templated ?? defaultFilename(ctx.name, toolName, detected?.ext ?? extFor(mimeType));
-  const sourceNamed = templated !== undefined || ctx.name !== undefined;
+  const namedByTemplate = spec?.filename ? renderTemplate(spec.filename, vars) : undefined;
+  const filename = namedByTemplate ?? defaultFilename(ctx.name, toolName, detected?.ext ?? extFor(mimeType));
+  const sourceNamed = namedByTemplate !== undefined || ctx.name !== undefined;
   const source: Record<string, unknown> = {
     tool: toolName,
     ...(run.options.serverName ? { server: run.options.serverName } : {}),
@@ -222,10 +250,17 @@ async function put(
   vars.filename = ref.filename;
   vars.artifact_id = ref.id;
   const stored = !isUnstoredRef(ref);
-  const summary =
+  // Names and sibling fields in a summary may hold base64: shown as placeholders, as in previews.
+  const summary = hideBase64(
     (spec?.summary ? renderTemplate(spec.summary, vars) : undefined) ??
-    defaultSummary({ layer: ctx.layer, where: ctx.where, label, ref, toolName, sourceNamed, chars: text?.chars });
-  if (stored) return { ok: true, ref, stored, summary };
+      defaultSummary({ layer: ctx.layer, where: ctx.where, label, ref, toolName, sourceNamed, chars: text?.chars }),
+  );
+  if (stored) {
+    // The view tools read text, JSON, PDFs and ZIPs: the summary says which to use, and how many lines there are.
+    const view = run.config.viewTools ? viewKindOf(mimeType) : undefined;
+    const clause = view ? viewClause(mimeType, view === 'json' || view === 'text' ? lines?.() : undefined) : undefined;
+    return { ok: true, ref, stored, summary: withClause(summary, clause) };
+  }
   const unstored = `${summary} Not stored: no artifact store is configured, so these bytes cannot be downloaded.`;
   return { ok: true, ref, stored, summary: unstored };
 }

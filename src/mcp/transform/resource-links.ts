@@ -7,8 +7,9 @@ import { formatBytes } from '../../core/bytes.js';
 import type { WorkValue } from '../json.js';
 import { isPlainObject } from '../paths.js';
 import { describeType } from '../summary.js';
-import { nameFromUri, previewText } from './names.js';
-import { storeBase64, storeText, type PayloadContext } from './payloads.js';
+import { nameFromUri } from './names.js';
+import { holderOf, storeBase64, storeText, type PayloadContext } from './payloads.js';
+import { previewText } from './previews.js';
 import type { TransformRun } from './run.js';
 import { ARTIFACT_URI, blocksFor, textBlock, type Block } from './typed-blocks.js';
 
@@ -58,7 +59,8 @@ async function blocksForReadResource(
       if (content.text.length < run.config.inlineTextIfUnderChars) out.push({ type: 'resource', resource: content });
       else {
         const outcome = await storeText(run, content.text, mime ?? 'text/plain; charset=utf-8', ctx);
-        out.push(...blocksFor(outcome, {}, `\n\nPreview:\n${previewText(content.text, run.config.previewChars)}`));
+        const preview = previewText(content.text, run.config.previewChars, holderOf(outcome));
+        out.push(...blocksFor(outcome, {}, `\n\nPreview:\n${preview}`));
       }
     }
   }

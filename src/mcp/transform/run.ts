@@ -14,6 +14,7 @@ import {
   type TransformOptions,
 } from '../config.js';
 import type { WorkValue } from '../json.js';
+import { imagePolicyFor, type ImagePolicy } from './images.js';
 import type { Outcome } from './payloads.js';
 import { toolSpecsFor } from './per-tool-fields.js';
 
@@ -46,6 +47,10 @@ export class TransformRun {
   readonly memo = new Map<string | Uint8Array, Promise<Outcome>>();
   /** Replacements made so far: a JSON text block is re-serialized only when its document changed. */
   edits = 0;
+  /** Which of this tool's image blocks stay inline for the model. */
+  readonly images: ImagePolicy;
+  /** Image blocks kept inline so far. */
+  inlineImages = 0;
   readonly stats: TransformStats = {
     charsBefore: 0,
     charsAfter: 0,
@@ -67,6 +72,7 @@ export class TransformRun {
         : namespaceFromToolName(toolName, options.serverName);
     this.store = options.store ?? noOpStore();
     this.specs = toolSpecsFor(toolName, options.serverName, this.config);
+    this.images = imagePolicyFor(this.config, this.specs);
   }
 
   /** The options of a put: this run's namespace, source, scope and TTL, unless `o` says otherwise. */

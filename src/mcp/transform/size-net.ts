@@ -6,12 +6,15 @@ import { jsonSize, type JsonValue, type WorkValue } from '../json.js';
 import { isPlainObject } from '../paths.js';
 import { formatCount, siblingVars } from '../summary.js';
 import { measureChars, truncateToFit } from '../truncate.js';
-import { previewText, shortPath } from './names.js';
-import { isOutcomePlaceholder, placeholder, storeText } from './payloads.js';
+import { shortPath } from './names.js';
+import { holderOf, isOutcomePlaceholder, placeholder, storeText } from './payloads.js';
+import { hideBase64Deep, previewText } from './previews.js';
 import type { TransformRun } from './run.js';
 
 /** Room a placeholder takes in its parent, when deciding whether an object fits once its big fields are stored. */
 const PLACEHOLDER_CHARS = 1200;
+/** Longest string the preview of a stored subtree keeps. */
+const PREVIEW_FIELD_CHARS = 80;
 
 /** Stores parent[key] if it is over maxInlineChars: an object that fits without its big fields keeps the rest. */
 export async function applySizeNet(
@@ -31,7 +34,7 @@ export async function applySizeNet(
       where,
       vars: siblingVars(parent),
     });
-    run.replace(parent, key, { ...placeholder(outcome), preview: previewText(value, previewChars) });
+    run.replace(parent, key, { ...placeholder(outcome), preview: previewText(value, previewChars, holderOf(outcome)) });
     return;
   }
   if (isPlainObject(value)) {
@@ -57,10 +60,12 @@ export async function applySizeNet(
     { layer: 'size', where, vars: {} },
     describeShape(json),
   );
-  const preview = truncateToFit(json, (v) => measureChars(v, previewChars) <= previewChars, {
-    fieldChars: 80,
-    arrayItems: 3,
-  });
+  // Strings are cut to 80 characters or fewer: none shows base64 in that much.
+  const preview = truncateToFit(
+    hideBase64Deep(json, PREVIEW_FIELD_CHARS, holderOf(outcome)),
+    (v) => measureChars(v, previewChars) <= previewChars,
+    { fieldChars: PREVIEW_FIELD_CHARS, arrayItems: 3 },
+  );
   run.replace(parent, key, { ...placeholder(outcome), preview });
 }
 

@@ -6,9 +6,11 @@
 import type { BlockSpec } from '../config.js';
 import type { WorkValue } from '../json.js';
 import { isPlainObject } from '../paths.js';
-import { nameFromUri, previewText } from './names.js';
-import { storeBase64, storeText, type Outcome } from './payloads.js';
+import { nameFromUri } from './names.js';
+import { holderOf, storeBase64, storeText, type Outcome } from './payloads.js';
+import { previewText } from './previews.js';
 import type { TransformRun } from './run.js';
+import { decideInline, type InlineDecision } from './images.js';
 
 /** A block of a CallToolResult, loosely typed: results come from servers we do not control. */
 export type Block = Record<string, WorkValue>;
@@ -36,13 +38,19 @@ export function blocksFor(outcome: Outcome, original: Block, extraText = ''): Bl
   return [text, link];
 }
 
+/** What ends the summary's sentence before another is added: a template may leave it open. */
+const stop = (outcome: Outcome): string => (/[.!?]$/.test(outcome.summary) ? '' : '.');
+
 /** How the first spec that has one names and summarises this tool's blocks. */
 function blockSpec(run: TransformRun): BlockSpec | undefined {
   for (const spec of run.specs) if (spec.blocks) return spec.blocks;
   return undefined;
 }
 
-/** Image and audio blocks always become artifacts. */
+/**
+ * Image and audio blocks become artifacts. An image the policy keeps for the model (run.images) stays
+ * inline as well, ahead of its summary and link, with the type its bytes have.
+ */
 export async function processMediaBlock(run: TransformRun, block: Block): Promise<Block[]> {
   const kind = block.type as 'image' | 'audio';
   if (typeof block.data !== 'string') {
@@ -50,6 +58,9 @@ export async function processMediaBlock(run: TransformRun, block: Block): Promis
     return [textBlock(`The ${kind} block from ${run.toolName} had no base64 data and was dropped.`)];
   }
   const declaredMime = typeof block.mimeType === 'string' ? block.mimeType : undefined;
+  const decision: InlineDecision =
+    kind === 'image' ? await decideInline(block, run.images, run.inlineImages) : { inline: false };
+  if (decision.inline) run.inlineImages++;
   const outcome = await storeBase64(run, block.data, {
     layer: 'blocks',
     where: `${kind} block`,
@@ -57,7 +68,15 @@ export async function processMediaBlock(run: TransformRun, block: Block): Promis
     vars: {},
     ...(declaredMime ? { declaredMime } : {}),
   });
-  return blocksFor(outcome, block);
+  if (!decision.inline) {
+    const reason = decision.reason && outcome.ok ? `${stop(outcome)} Not shown inline: ${decision.reason}.` : '';
+    return blocksFor(outcome, block, reason);
+  }
+  const image: Block = { ...block, mimeType: decision.mimeType };
+  return [
+    image,
+    ...blocksFor(outcome, block, `${stop(outcome)} Shown above (${decision.width}×${decision.height} px).`),
+  ];
 }
 
 /** Embedded resources: a blob is stored; text stays inline under inlineTextIfUnderChars. */
@@ -87,7 +106,8 @@ export async function processEmbeddedResource(run: TransformRun, block: Block): 
       vars,
       ...(name ? { name } : {}),
     });
-    return blocksFor(outcome, block, `\n\nPreview:\n${previewText(resource.text, run.config.previewChars)}`);
+    const preview = previewText(resource.text, run.config.previewChars, holderOf(outcome));
+    return blocksFor(outcome, block, `\n\nPreview:\n${preview}`);
   }
   return [block];
 }
