@@ -235,6 +235,7 @@ type Cmd =
     }
   | { op: 'get'; who: Who; target: Target; range: number; conditional: boolean; disposition: number; narrow: Narrow }
   | { op: 'head'; who: Who; target: Target; narrow: Narrow }
+  | { op: 'view'; who: Who; target: Target; view: 'text' | 'search' | 'query'; narrow: Narrow }
   | { op: 'meta'; who: Who; target: Target; link: boolean; narrow: Narrow }
   | {
       op: 'list';
@@ -271,6 +272,7 @@ type Cmd =
         | 'templates'
         | 'tools'
         | 'info'
+        | 'look'
         | 'url'
         | 'subscribe'
         | 'listen'
@@ -373,6 +375,16 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   ),
   w(5, fc.record({ op: fc.constant('head' as const), who: artifactWho, target: targetArb, narrow: narrowArb })),
   w(
+    6,
+    fc.record({
+      op: fc.constant('view' as const),
+      who: artifactWho,
+      target: targetArb,
+      view: fc.constantFrom('text' as const, 'search' as const, 'query' as const),
+      narrow: narrowArb,
+    }),
+  ),
+  w(
     7,
     fc.record({
       op: fc.constant('meta' as const),
@@ -471,6 +483,7 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
         w(1, fc.constant('templates' as const)),
         w(1, fc.constant('tools' as const)),
         w(3, fc.constant('info' as const)),
+        w(3, fc.constant('look' as const)),
         w(3, fc.constant('url' as const)),
         w(1, fc.constant('subscribe' as const)),
         w(1, fc.constant('listen' as const)),
@@ -910,6 +923,20 @@ class Workload {
           );
         const a = await this.narrowedRead('artifacts.meta', cred, n, target, meta);
         if (a.status === 200 && a.json?.url) await this.download('download', cred, a.json.url as string, {});
+        return;
+      }
+      case 'view': {
+        // What a model reads (lines, matches, JSONPath values): the same scope rules as a download.
+        const cred = this.cred(cmd.who);
+        const target = this.target(cred, cmd.target);
+        const n = this.narrowing(cred, cmd.narrow);
+        const asked = { text: 'text?limit=5', search: 'search?pattern=payload&context=1', query: 'query?path=%24' }[
+          cmd.view
+        ];
+        const kind = `artifacts.${cmd.view}`;
+        const view = (x: string) =>
+          this.send(kind, cred, 'GET', withQuery(`/v1/artifacts/${x}/${asked}`, n.query), { headers: n.headers });
+        await this.narrowedRead(kind, cred, n, target, view);
         return;
       }
       case 'list':
@@ -1519,6 +1546,22 @@ class Workload {
       case 'tools':
         await call('mcp.tools/list', 'tools/list', {});
         return;
+      case 'look': {
+        // The model's tools for looking inside: another tenant's id is missing to each of them.
+        const tool = (['artifact_read', 'artifact_search', 'artifact_query', 'artifact_list'] as const)[
+          cmd.liveFor % 4
+        ]!;
+        const args = {
+          artifact_read: { id, limit: 3 },
+          artifact_search: { id, pattern: 'payload' },
+          artifact_query: { id, path: '$' },
+          artifact_list: { limit: 5 },
+        }[tool];
+        const a = await call('mcp.tools/call', 'tools/call', { name: tool, arguments: args });
+        if (foreign && tool !== 'artifact_list' && a.json?.result?.isError !== true)
+          this.breach(`${tool} of another tenant's id did not fail`, 'mcp.tools/call', cred, id, a.status, a.text);
+        return;
+      }
       case 'info': {
         const a = await call('mcp.tools/call', 'tools/call', { name: 'artifact_info', arguments: { id } });
         if (foreign && a.json?.result?.isError !== true)
@@ -2017,6 +2060,9 @@ describe('tenant isolation', () => {
           ['artifacts.get', ok, 100],
           ['artifacts.head', ok, 20],
           ['artifacts.meta', ok, 20],
+          ['artifacts.text', ok, 10],
+          ['artifacts.search', ok, 10],
+          ['artifacts.query', (s) => s === 200 || s === 415 || s === 422, 10],
           ['artifacts.list', ok, 100],
           ['artifacts.delete', ok, 5],
           ['artifacts.url', ok, 30],
