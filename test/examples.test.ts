@@ -60,3 +60,25 @@ describe('examples/resources.ts', () => {
     expect(stdout).toContain('everything.resources_read:');
   }, 90_000);
 });
+
+describe('examples/read-back.ts', () => {
+  it('stores a log and a JSON, then finds the one line and the one issue through the tools and the SDK', async () => {
+    const env = { ...process.env };
+    delete env.ARTIFACT_STORE_URL;
+    delete env.ARTIFACT_STORE_TOKEN;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'examples', 'read-back.ts')], {
+      cwd: ROOT,
+      env,
+      timeout: 90_000,
+    });
+    expect(stdout).toMatch(
+      /stored as artifact ci\.get_job_logs_[0-9a-f]{24}; 40,000 lines; artifact_search or artifact_read to look inside\./,
+    );
+    expect(stdout).toContain(' 18432: ERROR tests/upload.test.ts:88 expected 201, got 503');
+    expect(stdout).toMatch(/lines 18,430–18,434 of 40,000\n/);
+    expect(stdout).toContain('$[1234] = {"number":2234,"title":"Upload hangs at 99% on large PDFs"');
+    expect(stdout).toContain('store.read: line 18432 of 40000: ERROR tests/upload.test.ts:88');
+    expect(stdout).toContain('store.search: 1 match, line 18432');
+    expect(stdout).toContain(`store.query: $[0]['title'] = "Issue 1000"`);
+  }, 120_000);
+});

@@ -56,6 +56,15 @@ export {
   type ArtifactMcpServer,
   type ArtifactMcpServerOptions,
 } from './server.js';
+export {
+  ARTIFACT_TOOLS,
+  artifactToolDefinitions,
+  artifactTools,
+  callArtifactTool,
+  type ArtifactTool,
+  type ArtifactToolDefinition,
+  type ArtifactToolOptions,
+} from './artifact-tools.js';
 export { toContent, artifactLink, type BinaryContent, type ContentInput, type ToContentOptions } from './content.js';
 export { PRESETS, type PresetName } from './presets.js';
 /** @deprecated The name this package first gave formatBytes (core/bytes.ts), whose rule every size shown follows. */
