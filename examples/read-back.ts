@@ -51,7 +51,8 @@ const built = await transformToolResult(
 );
 // built.result.content[0].text → '… 40,000 lines; artifact_search or artifact_read to look inside. …'
 // #endregion
-console.log(`the model reads: ${(built.result.content as { text: string }[])[0]!.text.slice(0, 400)}\n`);
+const seen = built.result as { content: { text: string }[] };
+console.log(`the model reads: ${seen.content[0]!.text.slice(0, 400)}\n`);
 
 // #region tools
 // The model's tools, with their handlers: register them with your host as they are.

@@ -1,0 +1,345 @@
+/**
+ * Search by lines, as `grep -n` does: the bytes stream in spans of whole lines, each scanned for the
+ * pattern (natively for a fixed string, decoded for a regex); line numbers are counted only up to
+ * the matches shown, since the line index (lines.ts) gives every span's first line.
+ */
+import { errors } from '../../core/errors.js';
+import { concatBytes, countNewlines, type Searchable, searchable } from './bytes.js';
+import { checkpointBefore, cutChars, type LineIndex, type LineSource } from './lines.js';
+import type { LineMatcher } from './pattern.js';
+
+/** A span (the unit a search scans) ends at a line end after this many bytes, or at a checkpoint. */
+const SPAN_BYTES = 1 << 20;
+/** Regex spans are smaller: one exec on a span is the longest the event loop waits. */
+const REGEX_SPAN_BYTES = 64 << 10;
+/** A line longer than this is scanned in pieces of this size (a match across two pieces is missed). */
+const MAX_SPAN_BYTES = 8 << 20;
+
+export interface FoundLine {
+  line: number;
+  text: string;
+  match: boolean;
+}
+
+export interface SearchLinesResult {
+  totalMatches: number;
+  returnedMatches: number;
+  lines: FoundLine[];
+  /** The line of the first match not returned. */
+  nextOffset: number | null;
+}
+
+export interface SearchLinesOptions {
+  matcher: LineMatcher;
+  /** Search from this line (1-based). */
+  offset: number;
+  context: number;
+  maxMatches: number;
+  maxChars: number;
+  perLine: number;
+  /** The longest a shown line may be (a long one is cut around its match). */
+  maxLineChars: number;
+  /** Milliseconds since the epoch after which the search gives up (bad_request: the pattern is too costly). */
+  deadline: number;
+  now: () => number;
+}
+
+/** Matching lines from `offset` on, as `grep -n` finds them, with context, counted to the end. */
+export async function searchLines(
+  src: LineSource,
+  index: LineIndex,
+  o: SearchLinesOptions,
+): Promise<SearchLinesResult> {
+  const out: FoundLine[] = [];
+  let total = 0;
+  let returned = 0;
+  let nextOffset: number | null = null;
+  let room = o.maxChars;
+  let full = false;
+  let lastShown = 0;
+  /** The last line of context after the last match shown. */
+  let afterUntil = 0;
+  /** The last lines of the span before, for the context before a match at a span's start. */
+  let before: { line: number; text: string }[] = [];
+
+  if (index.totalLines === 0 || o.offset > index.totalLines) {
+    if (o.offset > Math.max(index.totalLines, 1)) {
+      throw errors.badRequest(
+        `offset ${o.offset} is past the end: there are ${index.totalLines.toLocaleString('en-US')} lines. Search from an offset between 1 and ${Math.max(index.totalLines, 1)}.`,
+      );
+    }
+    return { totalMatches: 0, returnedMatches: 0, lines: [], nextOffset: null };
+  }
+
+  const show = (line: number, text: string, match: boolean): boolean => {
+    if (line <= lastShown) return true;
+    const cost = text.length + o.perLine;
+    if (cost > room) return false;
+    room -= cost;
+    out.push({ line, text, match });
+    lastShown = line;
+    return true;
+  };
+
+  const regexSpan = o.matcher.kind === 'regex';
+  for await (const span of spansOf(src, index, o.offset, regexSpan ? REGEX_SPAN_BYTES : SPAN_BYTES)) {
+    if (o.now() > o.deadline) {
+      throw errors.badRequest(
+        `The search took longer than allowed and was stopped at line ${span.startLine.toLocaleString('en-US')}. Use a simpler or more distinctive pattern, or search from a later offset.`,
+      );
+    }
+    const lines = spanLines(span);
+    /** Context after the last match shown, up to (not including) line `upTo`: lines of this span only. */
+    const flushAfter = (upTo: number) => {
+      for (let n = lastShown + 1; n <= afterUntil && n < upTo; n++) {
+        const next = lines.next(n);
+        if (!next || !show(n, clip(next.text, o.maxLineChars, 0), false)) return;
+      }
+    };
+    for (const hit of findMatches(span, o.matcher)) {
+      total++;
+      if (full) continue;
+      const line = lines.numberAt(hit.lineStart);
+      // A line after a match is context only when it is not a match itself.
+      flushAfter(line);
+      if (returned >= o.maxMatches) {
+        full = true;
+        nextOffset = line;
+        continue;
+      }
+      const text = clip(lines.textAt(hit.lineStart, hit.lineEnd), o.maxLineChars, hit.at);
+      // Context before: from this span, else from the tail of the span before.
+      const ctx: { line: number; text: string }[] = [];
+      for (let k = o.context; k >= 1; k--) {
+        const n = line - k;
+        if (n <= lastShown || n < o.offset) continue;
+        const got = lines.lineNumbered(n) ?? before.find((b) => b.line === n);
+        if (got) ctx.push({ line: n, text: clip(got.text, o.maxLineChars, 0) });
+      }
+      const cost = ctx.reduce((a, c) => a + c.text.length + o.perLine, 0) + text.length + o.perLine;
+      if (cost > room) {
+        full = true;
+        nextOffset = line;
+        continue;
+      }
+      for (const c of ctx) show(c.line, c.text, false);
+      show(line, text, true);
+      returned++;
+      afterUntil = line + o.context;
+    }
+    // The rest of this span holds no match: its lines after the last one are context.
+    flushAfter(Number.POSITIVE_INFINITY);
+    if (o.context > 0) before = lines.tail(o.context);
+  }
+  return { totalMatches: total, returnedMatches: returned, lines: out, nextOffset };
+}
+
+/** A long line cut to `max` characters around `at` (where its match starts), with markers. */
+function clip(text: string, max: number, at: number): string {
+  if (text.length <= max) return text;
+  const half = Math.floor(max / 2);
+  const start = Math.max(0, Math.min(at - half, text.length - max));
+  let head = start;
+  const code = text.charCodeAt(head);
+  if (code >= 0xdc00 && code <= 0xdfff) head++;
+  const body = cutChars(text.slice(head), max);
+  const left = head > 0 ? `[…${head.toLocaleString('en-US')} chars] ` : '';
+  const rightCount = text.length - head - body.length;
+  const right = rightCount > 0 ? ` […${rightCount.toLocaleString('en-US')} chars]` : '';
+  return `${left}${body}${right}`;
+}
+
+/** A run of whole lines: its bytes, where it starts, and its first line's number. */
+interface Span {
+  s: Searchable;
+  startLine: number;
+  /** Text of the span, decoded once when a regex needs it. */
+  text?: string;
+}
+
+/**
+ * The bytes from line `from` on, in spans of whole lines. With the index complete, spans end at its
+ * checkpoints, whose line numbers are known; the first span is counted from the line sought.
+ */
+async function* spansOf(src: LineSource, index: LineIndex, from: number, target: number): AsyncGenerator<Span> {
+  const cp = checkpointBefore(index, from);
+  const reader = (await src.open(cp.byte)).getReader();
+  let carry: Uint8Array = new Uint8Array(0);
+  let byte = cp.byte;
+  let line = cp.line;
+  let skip = from - cp.line;
+  // The next checkpoint past the current position (spans end there: its line number is known).
+  let k = index.bytes.findIndex((b) => b > cp.byte);
+  let done = false;
+  let want = target;
+  try {
+    while (!done || carry.byteLength > 0) {
+      let buf = carry;
+      while (!done && buf.byteLength < want) {
+        const r = await reader.read();
+        if (r.done) done = true;
+        else buf = concatBytes(buf, r.value);
+      }
+      want = target;
+      if (skip > 0) {
+        const s = searchable(buf);
+        let at = 0;
+        while (skip > 0) {
+          const i = s.indexOfByte(10, at);
+          if (i === -1) break;
+          at = i + 1;
+          skip--;
+          line++;
+        }
+        if (skip > 0) {
+          // Still inside the lines to skip: all of this is passed.
+          byte += buf.byteLength;
+          carry = buf.subarray(buf.byteLength);
+          if (done) return;
+          continue;
+        }
+        byte += at;
+        buf = buf.subarray(at);
+      }
+      // Cut at a checkpoint inside the buffer, else after the last line end, else (the end) all.
+      let cut = -1;
+      let cutLine: number | undefined;
+      while (k !== -1 && k < index.bytes.length && index.bytes[k]! <= byte) k++;
+      if (k !== -1 && k < index.bytes.length && index.bytes[k]! <= byte + buf.byteLength) {
+        cut = index.bytes[k]! - byte;
+        cutLine = index.lines[k]!;
+      } else if (done) cut = buf.byteLength;
+      else {
+        const nl = buf.lastIndexOf(10);
+        if (nl !== -1) cut = nl + 1;
+        else if (buf.byteLength >= MAX_SPAN_BYTES) cut = buf.byteLength;
+      }
+      if (cut <= 0) {
+        carry = buf;
+        if (done) return;
+        want = buf.byteLength + 1;
+        continue;
+      }
+      const spanBytes = buf.subarray(0, cut);
+      const ss = searchable(spanBytes);
+      yield { s: ss, startLine: line };
+      line = cutLine ?? line + countNewlines(ss, 0, spanBytes.byteLength);
+      byte += cut;
+      carry = buf.subarray(cut);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+interface Hit {
+  /** Byte (or, for a regex, character) offset of the match's line, its end, and the match. */
+  lineStart: number;
+  lineEnd: number;
+  at: number;
+}
+
+/** Each matching line of a span once, in order. Offsets are bytes, or characters for a regex. */
+function* findMatches(span: Span, m: LineMatcher): Generator<Hit> {
+  const bytes = span.s.bytes;
+  if (m.kind === 'bytes') {
+    let from = 0;
+    for (;;) {
+      const p = span.s.indexOf(m.needle, from);
+      if (p === -1) return;
+      const lineStart = p === 0 ? 0 : bytes.lastIndexOf(10, p - 1) + 1;
+      let lineEnd = span.s.indexOfByte(10, p);
+      if (lineEnd === -1) lineEnd = bytes.byteLength;
+      // A needle that runs into the next line does not match this one (it holds no line end, so it cannot).
+      yield { lineStart, lineEnd, at: p - lineStart };
+      from = lineEnd + 1;
+      if (from >= bytes.byteLength) return;
+    }
+  }
+  span.text ??= new TextDecoder().decode(bytes);
+  const text = span.text;
+  // Past the last line end there is no line (the next span starts there).
+  const phantom = text.endsWith('\n') ? text.length : text.length + 1;
+  let pos = 0;
+  while (pos < phantom) {
+    m.scan.lastIndex = pos;
+    const found = m.scan.exec(text);
+    if (!found || found.index >= phantom) return;
+    const lineStart = found.index === 0 ? 0 : text.lastIndexOf('\n', found.index - 1) + 1;
+    let lineEnd = text.indexOf('\n', found.index);
+    if (lineEnd === -1) lineEnd = text.length;
+    // The candidate may run across lines: the line must match on its own, as grep sees it.
+    const own = m.line.exec(text.slice(lineStart, lineEnd));
+    if (own) yield { lineStart, lineEnd, at: own.index };
+    pos = lineEnd + 1;
+  }
+}
+
+/** Line numbers and texts of a span, counted lazily from its start. */
+function spanLines(span: Span) {
+  const bytes = span.s.bytes;
+  const isText = () => span.text !== undefined;
+  const decoder = new TextDecoder();
+  // Counting state: line `countedLine` starts at offset `countedAt`.
+  let countedAt = 0;
+  let countedLine = span.startLine;
+  const length = () => (isText() ? span.text!.length : bytes.byteLength);
+  const nextBreak = (from: number) => (isText() ? span.text!.indexOf('\n', from) : span.s.indexOfByte(10, from));
+  const textOf = (a: number, b: number) => (isText() ? span.text!.slice(a, b) : decoder.decode(bytes.subarray(a, b)));
+  const numberAt = (offset: number): number => {
+    if (offset < countedAt) {
+      countedAt = 0;
+      countedLine = span.startLine;
+    }
+    for (let i = nextBreak(countedAt); i !== -1 && i < offset; i = nextBreak(i + 1)) {
+      countedLine++;
+      countedAt = i + 1;
+    }
+    return countedLine;
+  };
+  /** Start offset of line `n` in this span, if the span holds it. */
+  const startOf = (n: number): number | undefined => {
+    if (n < span.startLine) return undefined;
+    let at = 0;
+    let line = span.startLine;
+    if (countedLine <= n) {
+      at = countedAt;
+      line = countedLine;
+    }
+    while (line < n) {
+      const i = nextBreak(at);
+      if (i === -1) return undefined;
+      at = i + 1;
+      line++;
+    }
+    return at < length() ? at : undefined;
+  };
+  const lineNumbered = (n: number): { text: string } | undefined => {
+    const a = startOf(n);
+    if (a === undefined) return undefined;
+    let b = nextBreak(a);
+    if (b === -1) b = length();
+    return { text: textOf(a, b) };
+  };
+  return {
+    numberAt,
+    textAt: (a: number, b: number) => textOf(a, b),
+    lineNumbered,
+    next(n: number): { line: number; text: string } | undefined {
+      const got = lineNumbered(n);
+      return got ? { line: n, text: got.text } : undefined;
+    },
+    /** The last `k` lines of the span. */
+    tail(k: number): { line: number; text: string }[] {
+      const out: { line: number; text: string }[] = [];
+      let end = length();
+      if (end > 0 && (isText() ? span.text!.charCodeAt(end - 1) === 10 : bytes[end - 1] === 10)) end--;
+      const total = numberAt(end);
+      for (let n = total; n > total - k && n >= span.startLine; n--) {
+        const got = lineNumbered(n);
+        if (got) out.unshift({ line: n, text: got.text });
+      }
+      return out;
+    },
+  };
+}
