@@ -79,6 +79,7 @@ describe('Tableau', () => {
     expect(page3).toContain('page 3 of');
     expect(page3).toMatch(/\tTotal revenue: 4,211,337 EUR\n/);
     const pdftotext = spawnSync('pdftotext', ['-v']).status === 0;
+    if (process.env.CI && !pdftotext) throw new Error('CI needs poppler-utils (pdftotext): .ci/run installs it');
     if (pdftotext) {
       // Every word pdftotext finds on page 3 is in the page the model reads.
       const truth = spawnSync('pdftotext', ['-f', '3', '-l', '3', '-layout', join(FIXTURES, 'report.pdf'), '-'], {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { constants, crc32, deflateRawSync, deflateSync } from 'node:zlib';
+import { crc32, deflateRawSync, deflateSync } from 'node:zlib';
 import {
   TextReader,
   Uint8ArrayReader,
@@ -22,6 +22,7 @@ import { ArtifactError } from '../src/core/errors.js';
 import { imageInfo } from '../src/service/views/image.js';
 import { type ZipEntryInfo, isZipMagic, listZipEntries, openZipEntry } from '../src/service/views/zip.js';
 import type { ByteSource } from '../src/service/views/types.js';
+import { rawZip, zerosDeflated } from './helpers/zip-bomb.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -95,7 +96,7 @@ const text = (s: string) => new TextEncoder().encode(s);
 
 // ---------------------------------------------------------------------------------------------------
 // Archives made here: with zip.js's writer, and by hand where the headers must say what zip.js
-// would never write (sizes that lie, ZIP64 sizes, a bomb's deflate stream).
+// would never write (sizes that lie, ZIP64 sizes, a bomb's deflate stream: test/helpers/zip-bomb.ts).
 
 async function zipWith(
   entries: { name: string; data?: Uint8Array | string; options?: ZipWriterAddDataOptions }[],
@@ -108,87 +109,6 @@ async function zipWith(
     await writer.add(name, reader, options);
   }
   return writer.close();
-}
-
-interface RawEntry {
-  name: string;
-  /** The stored bytes (deflated when `method` is 8). */
-  data: Uint8Array;
-  method: 0 | 8;
-  /** The uncompressed size the headers declare. */
-  declaredSize: number;
-  crc?: number;
-}
-
-/** A ZIP written byte by byte; sizes past 4 GiB get ZIP64 extra fields. */
-function rawZip(entries: RawEntry[]): Uint8Array {
-  const parts: Uint8Array[] = [];
-  const central: Uint8Array[] = [];
-  let offset = 0;
-  const dosTime = 12 << 11;
-  const dosDate = ((2024 - 1980) << 9) | (5 << 5) | 1;
-  for (const e of entries) {
-    const name = text(e.name);
-    const zip64 = e.declaredSize >= 0xffffffff || e.data.byteLength >= 0xffffffff;
-    const extra = new Uint8Array(zip64 ? 20 : 0);
-    if (zip64) {
-      const x = new DataView(extra.buffer);
-      x.setUint16(0, 1, true);
-      x.setUint16(2, 16, true);
-      x.setBigUint64(4, BigInt(e.declaredSize), true);
-      x.setBigUint64(12, BigInt(e.data.byteLength), true);
-    }
-    const header = (central: boolean) => {
-      const h = new Uint8Array(central ? 46 : 30);
-      const v = new DataView(h.buffer);
-      let at = 0;
-      v.setUint32(at, central ? 0x02014b50 : 0x04034b50, true);
-      at += 4;
-      if (central) {
-        v.setUint16(at, zip64 ? 45 : 20, true);
-        at += 2;
-      }
-      v.setUint16(at, zip64 ? 45 : 20, true);
-      v.setUint16(at + 2, 0x0800, true);
-      v.setUint16(at + 4, e.method, true);
-      v.setUint16(at + 6, dosTime, true);
-      v.setUint16(at + 8, dosDate, true);
-      v.setUint32(at + 10, e.crc ?? 0, true);
-      v.setUint32(at + 14, zip64 ? 0xffffffff : e.data.byteLength, true);
-      v.setUint32(at + 18, zip64 ? 0xffffffff : e.declaredSize, true);
-      v.setUint16(at + 22, name.byteLength, true);
-      v.setUint16(at + 24, extra.byteLength, true);
-      if (central) v.setUint32(at + 36, offset, true);
-      return h;
-    };
-    central.push(header(true), name, extra);
-    const local = [header(false), name, extra, e.data];
-    parts.push(...local);
-    offset += local.reduce((n, p) => n + p.byteLength, 0);
-  }
-  const directory = concatBytes(central);
-  const end = new Uint8Array(22);
-  const v = new DataView(end.buffer);
-  v.setUint32(0, 0x06054b50, true);
-  v.setUint16(8, entries.length, true);
-  v.setUint16(10, entries.length, true);
-  v.setUint32(12, directory.byteLength, true);
-  v.setUint32(16, offset, true);
-  return concatBytes([...parts, directory, end]);
-}
-
-/**
- * A raw deflate stream of `mib` MiB of zeros, without ever holding them: one MiB compressed once
- * with a sync flush (byte-aligned, not final) repeated, then a final empty block. A back-reference
- * never reaches before its own copy, so the copies chain into one valid stream (~1 KiB per MiB).
- */
-function zerosDeflated(mib: number): Uint8Array {
-  const piece = deflateRawSync(new Uint8Array(MiB), { finishFlush: constants.Z_SYNC_FLUSH });
-  const last = deflateRawSync(new Uint8Array(0));
-  const out = new Uint8Array(piece.byteLength * mib + last.byteLength);
-  for (let i = 0; i < mib; i++) out.set(piece, i * piece.byteLength);
-  out.set(last, piece.byteLength * mib);
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -238,6 +158,7 @@ function hasUnzip(): boolean {
     return false;
   }
 }
+if (process.env.CI && !hasUnzip()) throw new Error('CI needs unzip, the reference for the ZIP reader: .ci/run installs it');
 
 describe('listZipEntries', () => {
   it('lists a .twbx as written, reading only its tail and directory', async () => {
