@@ -422,7 +422,9 @@ describe('docs/gateway.md', () => {
       expect(out).toContain('\n  everything__get-tiny-image\n');
       expect(out).toMatch(/^files: ready, secure-filesystem-server/m);
       expect(out).toContain('\n  files__read_media_file\n');
-      expect(out).toContain('gateway: artifact_info, artifact_url');
+      expect(out).toContain(
+        'gateway: artifact_read, artifact_search, artifact_query, artifact_list, artifact_info, artifact_url',
+      );
     } finally {
       rmSync(work, { recursive: true, force: true });
     }

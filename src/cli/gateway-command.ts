@@ -106,9 +106,10 @@ export async function runGatewayCommand(argv: string[]): Promise<void> {
 
 /** --list: starts every server once, prints what a host would see, and exits (1 when one did not start). */
 async function listServers(config: GatewayConfig & { dir: string }): Promise<void> {
-  const [{ nodeUpstreamConnector }, { McpGateway }] = await Promise.all([
+  const [{ nodeUpstreamConnector }, { McpGateway }, { ARTIFACT_TOOLS }] = await Promise.all([
     import('../node/gateway.js'),
     import('../mcp/gateway/gateway.js'),
+    import('../mcp/artifact-tools.js'),
   ]);
   const gateway = new McpGateway({ config, connect: nodeUpstreamConnector({ baseDir: config.dir }) });
   try {
@@ -127,7 +128,8 @@ async function listServers(config: GatewayConfig & { dir: string }): Promise<voi
     );
     for (const t of tools) if (t.name.startsWith(`${u.name}__`)) lines.push(`  ${t.name}`);
   }
-  lines.push('gateway: artifact_info, artifact_url');
+  // The gateway's own tools, as its tools/list shows them after the servers'.
+  lines.push(`gateway: ${ARTIFACT_TOOLS.map((t) => t.name).join(', ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   const failed = [...gateway.upstreams.values()].some((u) => u.state !== 'ready');
   await gateway.close();
