@@ -20,6 +20,13 @@ export interface BlobPutOptions {
   beforeCommit?: (blob: { sha256: string }) => Promise<void>;
 }
 
+/** Positioned reads of one blob into buffers the caller owns and reuses. */
+export interface BlobReader {
+  /** Reads up to `target.byteLength` bytes at `position` into `target`; how many (0 at the end). */
+  read(target: Uint8Array, position: number): Promise<number>;
+  close(): Promise<void>;
+}
+
 export interface PresignGetOptions {
   expiresInSeconds: number;
   contentType: string;
@@ -43,6 +50,12 @@ export interface BlobStore {
    * one buffer, or null when the blob does not exist. Drivers without a cheaper way leave it out.
    */
   readSmall?(sha256: string, range: ByteRange): Promise<Uint8Array | null>;
+  /**
+   * Optional, for drivers with positioned reads (fs): a reader that fills the caller's buffers, so a
+   * scan of a large blob (a view's search or line index) reuses two buffers instead of allocating a
+   * chunk per read. Null when the blob does not exist.
+   */
+  openReader?(sha256: string): Promise<BlobReader | null>;
   /** Size of a committed blob, or null. */
   stat(sha256: string): Promise<BlobInfo | null>;
   exists(sha256: string): Promise<boolean>;

@@ -128,6 +128,23 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
       );
     },
 
+    async openReader(sha256: string) {
+      if (!check(sha256)) return null;
+      let fh: FileHandle;
+      try {
+        fh = await open(blobPath(sha256), 'r');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+      return {
+        async read(target: Uint8Array, position: number) {
+          return (await fh.read(target, 0, target.byteLength, position)).bytesRead;
+        },
+        close: () => fh.close(),
+      };
+    },
+
     // Small reads are one synchronous pread on a kept descriptor: from the page cache that takes a
     // microsecond or two, far less than one thread-pool round trip of an async read. Only the HTTP
     // layer's small bodies (≤ 64 KiB) come here; everything larger streams asynchronously.

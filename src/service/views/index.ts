@@ -86,6 +86,14 @@ const args = (o: Record<string, unknown>) => JSON.stringify(o);
 
 const isJsonType = (mime: string) => /^application\/([\w.+-]*\+)?json(;|$)/i.test(mime);
 
+/** A blob as lines: streamed, and read into reused buffers where the store can. */
+const blobLines = (ref: ArtifactRef, src: ByteSource): LineSource => ({
+  key: ref.sha256,
+  size: src.size,
+  open: (from) => src.stream(from),
+  ...(src.openReader ? { openReader: src.openReader } : {}),
+});
+
 export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
   const sandbox = deps.sandbox ?? createInlineViewSandbox();
   const defaultBudget = deps.budget ?? DEFAULT_VIEW_BUDGET;
@@ -223,7 +231,7 @@ export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
     let footer: string;
     if (r.nextOffset === null) footer = describe.end;
     else if (r.nextColumn !== undefined)
-      footer = `[Line ${count(r.nextOffset)} continues. ${describe.more({ offset: r.nextOffset, column: r.nextColumn })}]`;
+      footer = `[Line ${count(r.nextOffset)} continues. ${describe.more({ offset: r.nextOffset, column: r.nextColumn })}${isJsonType(ref.mimeType) && view === 'text' ? `. JSON reads better by its structure: artifact_query ${args({ id: ref.id, path: '$' })} shows its top level` : ''}]`;
     else
       footer = `[Lines ${count(r.nextOffset)}–${count(r.totalLines)} not shown. ${describe.more({ offset: r.nextOffset })}]`;
     return {
@@ -257,7 +265,7 @@ export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
       throw errors.badRequest(`entry is for ZIP archives; ${label(ref)} is not one. Leave entry out.`);
     if (kind === 'image') return readImage(access, ref, src, call);
     if (kind === 'text') {
-      return readSource(ref, 'text', { key: ref.sha256, size: src.size, open: (from) => src.stream(from) }, o, budget, {
+      return readSource(ref, 'text', blobLines(ref, src), o, budget, {
         what: label(ref),
         extra: {},
         more: call1,
@@ -382,7 +390,7 @@ export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
         extra.entry = o.entry;
         what += `, entry ${JSON.stringify(o.entry)}`;
       } else what += ', its listing of entries';
-    } else parts = [{ source: { key: ref.sha256, size: src.size, open: (from) => src.stream(from) } }];
+    } else parts = [{ source: blobLines(ref, src) }];
 
     let total = 0;
     let returned = 0;

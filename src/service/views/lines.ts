@@ -11,6 +11,7 @@
  * ~1,000 checkpoints (16 KiB); the cache keeps the indexes of the last 256 blobs read.
  */
 import { errors } from '../../core/errors.js';
+import type { BlobReader } from '../../blob/blob-store.js';
 import { concatBytes, type Searchable, searchable } from './bytes.js';
 
 /** Bytes read as lines: a blob, a ZIP entry, a PDF page's text. */
@@ -20,6 +21,8 @@ export interface LineSource {
   size: number;
   /** The bytes from `from` to the end. */
   open(from: number): Promise<ReadableStream<Uint8Array>>;
+  /** Positioned reads into the caller's buffers, where the bytes are a file (fs blobs). */
+  openReader?(): Promise<BlobReader>;
 }
 
 /** Line `lines[i]` starts at byte `bytes[i]`; the first checkpoint is line 1 at byte 0. */
@@ -71,14 +74,14 @@ export function createLineIndexCache(maxEntries = 256): LineIndexCache {
 async function buildIndex(src: LineSource): Promise<LineIndex> {
   const index: LineIndex = { totalLines: 0, lines: [1], bytes: [0] };
   if (src.size === 0) return index;
-  const reader = (await src.open(0)).getReader();
+  const reader = await chunksOf(src);
   let at = 0;
   let newlines = 0;
   let last = -1;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
+      const value = await reader.next();
+      if (!value) break;
       const s = searchable(value);
       for (let i = s.indexOfByte(10, 0); i !== -1; i = s.indexOfByte(10, i + 1)) {
         newlines++;
@@ -92,10 +95,40 @@ async function buildIndex(src: LineSource): Promise<LineIndex> {
       if (value.byteLength > 0) last = value[value.byteLength - 1]!;
     }
   } finally {
-    reader.releaseLock();
+    await reader.close();
   }
   index.totalLines = newlines + (at > 0 && last !== 10 ? 1 : 0);
   return index;
+}
+
+/**
+ * The bytes in order, each chunk valid until the next is asked for: one reused buffer where the
+ * source has positioned reads (no allocation per MiB), else the stream's chunks.
+ */
+async function chunksOf(src: LineSource): Promise<{ next(): Promise<Uint8Array | undefined>; close(): Promise<void> }> {
+  if (src.openReader) {
+    const reader = await src.openReader();
+    const buf = new Uint8Array(CHECKPOINT_BYTES);
+    let position = 0;
+    return {
+      async next() {
+        const n = await reader.read(buf, position);
+        position += n;
+        return n > 0 ? buf.subarray(0, n) : undefined;
+      },
+      close: () => reader.close(),
+    };
+  }
+  const reader = (await src.open(0)).getReader();
+  return {
+    async next() {
+      const r = await reader.read();
+      return r.done ? undefined : r.value;
+    },
+    async close() {
+      reader.releaseLock();
+    },
+  };
 }
 
 /** The checkpoint at or before line `n`. */

@@ -82,7 +82,11 @@ export async function searchLines(
   };
 
   const regexSpan = o.matcher.kind === 'regex';
-  for await (const span of spansOf(src, index, o.offset, regexSpan ? REGEX_SPAN_BYTES : SPAN_BYTES)) {
+  const spans =
+    !regexSpan && src.openReader && largestStretch(index, src.size) <= MAX_SPAN_BYTES
+      ? stretchesOf(src, index, o.offset)
+      : spansOf(src, index, o.offset, regexSpan ? REGEX_SPAN_BYTES : SPAN_BYTES);
+  for await (const span of spans) {
     if (o.now() > o.deadline) {
       throw errors.badRequest(
         `The search took longer than allowed and was stopped at line ${span.startLine.toLocaleString('en-US')}. Use a simpler or more distinctive pattern, or search from a later offset.`,
@@ -155,6 +159,64 @@ interface Span {
   startLine: number;
   /** Text of the span, decoded once when a regex needs it. */
   text?: string;
+}
+
+/** The most bytes between two checkpoints (or the last one and the end). */
+function largestStretch(index: LineIndex, size: number): number {
+  let most = 0;
+  for (let k = 0; k < index.bytes.length; k++) {
+    most = Math.max(most, (index.bytes[k + 1] ?? size) - index.bytes[k]!);
+  }
+  return most;
+}
+
+/**
+ * The bytes from line `from` on, a checkpoint's stretch at a time, read into two buffers that take
+ * turns: the next stretch is read while this one is searched, and nothing is allocated or copied per
+ * MiB. Each span is valid until the next is asked for.
+ */
+async function* stretchesOf(src: LineSource, index: LineIndex, from: number): AsyncGenerator<Span> {
+  const reader = await src.openReader!();
+  const buffers = [new Uint8Array(SPAN_BYTES * 2), new Uint8Array(SPAN_BYTES * 2)];
+  const read = async (k: number, which: number): Promise<Uint8Array> => {
+    const start = index.bytes[k]!;
+    const length = (index.bytes[k + 1] ?? src.size) - start;
+    if (buffers[which]!.byteLength < length) buffers[which] = new Uint8Array(length);
+    const buf = buffers[which]!;
+    let got = 0;
+    while (got < length) {
+      const n = await reader.read(buf.subarray(got, length), start + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  };
+  let k = index.bytes.indexOf(checkpointBefore(index, from).byte);
+  let which = 0;
+  let pending: Promise<Uint8Array> | undefined = read(k, which);
+  try {
+    for (; k < index.bytes.length; k++) {
+      const bytes = await pending!;
+      pending = k + 1 < index.bytes.length ? read(k + 1, 1 - which) : undefined;
+      let view = bytes;
+      let line = index.lines[k]!;
+      if (line < from) {
+        const s = searchable(view);
+        let at = 0;
+        for (; line < from; line++) {
+          const i = s.indexOfByte(10, at);
+          if (i === -1) break;
+          at = i + 1;
+        }
+        view = view.subarray(at);
+      }
+      if (view.byteLength > 0) yield { s: searchable(view), startLine: line };
+      which = 1 - which;
+    }
+  } finally {
+    await pending?.catch(() => {});
+    await reader.close();
+  }
 }
 
 /**

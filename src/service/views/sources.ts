@@ -33,7 +33,16 @@ export function byteSourceOf(blobs: BlobStore, ref: ArtifactRef): ByteSource {
     if (!body) throw missing();
     return body;
   };
+  const reader = blobs.openReader?.bind(blobs);
+  const openReader = reader
+    ? async () => {
+        const r = await reader(ref.sha256);
+        if (!r) throw missing();
+        return r;
+      }
+    : undefined;
   return {
+    ...(openReader ? { openReader } : {}),
     size: ref.sizeBytes,
     sha256: ref.sha256,
     stream,
