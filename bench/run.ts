@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,limits,footprint (sections to run; default all),
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,views,limits,footprint (sections to run; default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak).
  */
 import { randomBytes } from 'node:crypto';
@@ -24,6 +24,7 @@ import { rateLimitRows } from './rate-limits.js';
 import { footprintRows } from './footprint.js';
 import { pythonRows } from './python.js';
 import { s3Rows } from './s3.js';
+import { viewRows } from './views.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
 import { rotate } from './stats.js';
@@ -385,6 +386,18 @@ async function main() {
     gatewayTable = r.rows;
   }
 
+  let viewsTable: Row[] = [];
+  const viewNotes: string[] = [];
+  if (settings.only.has('views')) {
+    progress(
+      'views: artifact_search against grep -c -F, artifact_read far into a 1 GiB log, artifact_query against JSON.parse',
+    );
+    const r = await viewRows({ work, runs: settings.runs, progress });
+    serviceProblems.push(...r.problems);
+    viewsTable = r.rows;
+    viewNotes.push(...r.notes);
+  }
+
   let limitsTable: Row[] = [];
   if (settings.only.has('limits')) {
     progress('rate limits: small GETs with the limiter on (and not tripping) against the same service with it off');
@@ -464,6 +477,7 @@ async function main() {
     ...mcpTable,
     ...gatewayTable,
     ...adkTable,
+    ...viewsTable,
     ...limitsTable,
     ...footprintTable,
   );
@@ -526,6 +540,13 @@ async function main() {
     'ADK row: one HTTP store against the bench service; 2 warm-ups, then 9 alternating rounds of 8 saveArtifact + loadArtifact',
     'of 1 MiB (inlineData, base64 as ADK hands it) through ArtifactStoreArtifactService, against 8 putBytes + get of the',
     'same bytes; MiB moved per second, medians.',
+    ...(viewNotes.length > 0
+      ? [
+          'View rows: one service process (fs, the flags of `npm start`); the client times each call from the request to the parsed',
+          'answer, and every answer is checked (a wrong count or line fails the run). grep runs with LC_ALL=C, its file in the page cache.',
+          ...viewNotes,
+        ]
+      : []),
   ];
   if (serviceProblems.length > 0)
     out.push('', '**Service not fully measured:**', ...serviceProblems.map((p) => `- ${p.replace(/\n/g, '\n  ')}`));

@@ -30,6 +30,7 @@ const SECTIONS = [
   'mcp',
   'gateway',
   'adk',
+  'views',
   'limits',
   'footprint',
 ] as const;
