@@ -158,7 +158,8 @@ function hasUnzip(): boolean {
     return false;
   }
 }
-if (process.env.CI && !hasUnzip()) throw new Error('CI needs unzip, the reference for the ZIP reader: .ci/run installs it');
+if (process.env.CI && !hasUnzip())
+  throw new Error('CI needs unzip, the reference for the ZIP reader: .ci/run installs it');
 
 describe('listZipEntries', () => {
   it('lists a .twbx as written, reading only its tail and directory', async () => {
