@@ -326,6 +326,30 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
     });
 
+    describe('views (where views is declared)', () => {
+      it('read, search and query look inside an artifact, and another scope sees nothing', async (ctx) => {
+        if (!store.capabilities.views || !store.read || !store.search || !store.query)
+          return ctx.skip('this store declares no views capability');
+        const log = `${Array.from({ length: 300 }, (_, i) => (i === 211 ? 'ERROR disk full' : `ok ${i + 1}`)).join('\n')}\n`;
+        const ref = await store.putText(log, { filename: 'build.log' });
+        const page = await store.read(ref.id, { offset: 210, limit: 3 });
+        expect(page).toMatchObject({ view: 'text', offset: 210, lines: ['ok 210', 'ok 211', 'ERROR disk full'] });
+        expect(page.totalLines).toBe(300);
+        expect(page.nextOffset).toBe(213);
+        const hits = await store.search(ref.id, { pattern: 'error', ignoreCase: true });
+        expect(hits).toMatchObject({ totalMatches: 1, lines: [{ line: 212, text: 'ERROR disk full', match: true }] });
+        const json = await store.putText(JSON.stringify({ a: [{ b: 1 }, { b: 2 }] }), { mimeType: 'application/json' });
+        expect((await store.query(json.id, { path: '$.a[*].b' })).matches).toEqual([
+          { path: "$['a'][0]['b']", value: 1 },
+          { path: "$['a'][1]['b']", value: 2 },
+        ]);
+        await expectArtifactError(store.read('art_0123456789abcdef01234567'), 'not_found');
+        await expectArtifactError(store.read(ref.id, { offset: 301 }), 'bad_request');
+        const other = subject.otherSession;
+        if (other?.read) await expectArtifactError(other.read(ref.id), 'not_found');
+      });
+    });
+
     describe('download links (where signedUrls is declared)', () => {
       it('a link downloads the bytes with no token, and Range works on it', async (ctx) => {
         if (!store.capabilities.signedUrls || !store.url)

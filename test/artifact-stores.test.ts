@@ -201,6 +201,7 @@ describe('embedded store specifics', () => {
         signedUrls: false,
         events: false,
         names: true,
+        views: true,
       });
       expect((await rejection(store.putText('x', { scope: { sessionId: 's-2' } }))).code).toBe('forbidden');
       expect((await rejection(store.putBytes(new Uint8Array(2048).fill(1)))).code).toBe('payload_too_large');

@@ -559,6 +559,7 @@ describe('HTTP client wire format', () => {
       signedUrls: true,
       events: true,
       names: true,
+      views: true,
     });
   });
 });

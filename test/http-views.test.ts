@@ -239,9 +239,29 @@ describe('search', () => {
     expect(hostile.body.totalMatches).toBe(0);
   });
 
+  it('a regex leaves out lines too long to run it over, and says so; a fixed string finds them', async () => {
+    const long = `${'x'.repeat(70_000)} needle-in-a-long-line`;
+    const id = await put(`first needle\n${long}\nlast needle\n`, 'text/plain');
+    const regex = await get(`/v1/artifacts/${id}/search?${q({ pattern: 'needle', regex: true })}`);
+    expect(regex.status).toBe(200);
+    expect(regex.body.lines.map((l: any) => l.line)).toEqual([1, 3]);
+    expect(regex.body.longLinesSkipped).toEqual({ count: 1, first: 2 });
+    expect(regex.body.text).toContain('1 line was left out, the first line 2');
+    const fixed = await get(`/v1/artifacts/${id}/search?${q({ pattern: 'needle' })}`);
+    expect(fixed.body.lines.map((l: any) => l.line)).toEqual([1, 2, 3]);
+    expect(fixed.body.longLinesSkipped).toBeUndefined();
+    expect(fixed.body.lines[1].text).toContain('needle-in-a-long-line');
+  });
+
   it('refuses broken patterns with 400 and what to change', async () => {
     const long = await put(`${'a'.repeat(500)}b\n`, 'text/plain');
-    const linearOnly: (readonly [string, boolean])[] = RUNTIME === 'node' ? [['(a)\\1', true], ['a(?=b)', true]] : [];
+    const linearOnly: (readonly [string, boolean])[] =
+      RUNTIME === 'node'
+        ? [
+            ['(a)\\1', true],
+            ['a(?=b)', true],
+          ]
+        : [];
     for (const [pattern, regex] of [
       ...linearOnly,
       ['(unclosed', true],

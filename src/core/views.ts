@@ -98,6 +98,11 @@ export interface SearchAnswer extends ViewHead {
   /** Search again from here (with `offset`, and `page` for a PDF) for the matches not returned; null when all were. */
   nextOffset: number | null;
   nextPage?: number;
+  /**
+   * A regex search leaves out lines over 65,536 characters (one exec cannot be interrupted): how many
+   * were, and the first (with its page, in a PDF). A fixed-string search has no such limit.
+   */
+  longLinesSkipped?: { count: number; first: number; page?: number };
 }
 
 export interface QueryOptions {

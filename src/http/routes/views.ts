@@ -71,6 +71,10 @@ const SearchAnswerDoc = z
     ),
     nextOffset: z.number().int().nullable(),
     nextPage: z.number().int().optional(),
+    longLinesSkipped: z
+      .object({ count: z.number().int(), first: z.number().int(), page: z.number().int().optional() })
+      .optional()
+      .openapi({ description: 'A regex search leaves out lines over 65,536 characters: how many, and the first.' }),
   })
   .openapi('SearchAnswer');
 

@@ -18,7 +18,7 @@ import { imageInfo } from './image.js';
 import { createInlineViewSandbox } from './inline-sandbox.js';
 import { checkJsonPath } from './json-query.js';
 import { createLineIndexCache, type LineSource, readLines } from './lines.js';
-import { searchLines } from './search.js';
+import { MAX_REGEX_LINE_CHARS, searchLines } from './search.js';
 import { compilePattern } from './pattern.js';
 import type { ViewSandbox } from './sandbox.js';
 import type {
@@ -394,6 +394,8 @@ export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
 
     let total = 0;
     let returned = 0;
+    let skippedLines = 0;
+    let firstSkipped: { line: number; page?: number } | undefined;
     const lines: SearchLine[] = [];
     let room = budget - FRAME_CHARS;
     let nextOffset: number | null = null;
@@ -416,6 +418,10 @@ export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
         now,
       });
       total += r.totalMatches;
+      if (r.longLinesSkipped) {
+        skippedLines += r.longLinesSkipped.count;
+        firstSkipped ??= { line: r.longLinesSkipped.first, ...(part.page !== undefined ? { page: part.page } : {}) };
+      }
       returned += r.returnedMatches;
       for (const l of r.lines) {
         lines.push({
@@ -451,6 +457,9 @@ export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
     } else if (total === 0 && !regex) {
       footer = '\n[Try ignoreCase: true, a shorter part of the text, or regex: true with a pattern.]';
     }
+    if (firstSkipped) {
+      footer += `\n[${count(skippedLines)} line${skippedLines === 1 ? ' was' : 's were'} left out, the first line ${count(firstSkipped.line)}${firstSkipped.page !== undefined ? ` of page ${firstSkipped.page}` : ''}: a regex is not run over lines longer than ${count(MAX_REGEX_LINE_CHARS)} characters. Search them for a fixed string (regex: false), which has no such limit.]`;
+    }
     return {
       ...head(ref, kind, `${title}${shown ? `\n${shown}` : ''}${footer}`, extra),
       pattern: o.pattern,
@@ -461,6 +470,15 @@ export function createArtifactViews(deps: ArtifactViewsDeps): ArtifactViews {
       lines,
       nextOffset,
       ...(nextPage !== undefined ? { nextPage } : {}),
+      ...(firstSkipped
+        ? {
+            longLinesSkipped: {
+              count: skippedLines,
+              first: firstSkipped.line,
+              ...(firstSkipped.page !== undefined ? { page: firstSkipped.page } : {}),
+            },
+          }
+        : {}),
     };
   }
 

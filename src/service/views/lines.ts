@@ -34,6 +34,15 @@ export interface LineIndex {
 
 const CHECKPOINT_BYTES = 1 << 20;
 
+/** How an index is made: the spacing of its checkpoints (tests set a few bytes, to have many). */
+export interface LineIndexOptions {
+  /** A checkpoint at the first line that starts this many bytes past the one before (default 1 MiB). */
+  checkpointBytes?: number;
+}
+
+/** Decodes UTF-8 keeping a U+FEFF at the start of a piece: it is a character of the line, as grep sees it. */
+export const utf8 = () => new TextDecoder('utf-8', { ignoreBOM: true });
+
 /** Line indexes of recently read sources, and the builds under way. */
 export interface LineIndexCache {
   get(src: LineSource): Promise<LineIndex>;
@@ -41,7 +50,7 @@ export interface LineIndexCache {
   readonly size: number;
 }
 
-export function createLineIndexCache(maxEntries = 256): LineIndexCache {
+export function createLineIndexCache(maxEntries = 256, options: LineIndexOptions = {}): LineIndexCache {
   const kept = new Map<string, LineIndex>();
   const building = new Map<string, Promise<LineIndex>>();
   return {
@@ -49,7 +58,7 @@ export function createLineIndexCache(maxEntries = 256): LineIndexCache {
       return kept.size;
     },
     async get(src) {
-      if (src.key === undefined) return buildIndex(src);
+      if (src.key === undefined) return buildIndex(src, options);
       const key = src.key;
       const hit = kept.get(key);
       if (hit) {
@@ -59,7 +68,7 @@ export function createLineIndexCache(maxEntries = 256): LineIndexCache {
       }
       let build = building.get(key);
       if (!build) {
-        build = buildIndex(src).finally(() => building.delete(key));
+        build = buildIndex(src, options).finally(() => building.delete(key));
         building.set(key, build);
       }
       const index = await build;
@@ -71,10 +80,11 @@ export function createLineIndexCache(maxEntries = 256): LineIndexCache {
 }
 
 /** One pass over the bytes: the line count and a checkpoint every ~1 MiB. */
-async function buildIndex(src: LineSource): Promise<LineIndex> {
+export async function buildIndex(src: LineSource, options: LineIndexOptions = {}): Promise<LineIndex> {
+  const spacing = options.checkpointBytes ?? CHECKPOINT_BYTES;
   const index: LineIndex = { totalLines: 0, lines: [1], bytes: [0] };
   if (src.size === 0) return index;
-  const reader = await chunksOf(src);
+  const reader = await chunksOf(src, spacing);
   let at = 0;
   let newlines = 0;
   let last = -1;
@@ -86,7 +96,7 @@ async function buildIndex(src: LineSource): Promise<LineIndex> {
       for (let i = s.indexOfByte(10, 0); i !== -1; i = s.indexOfByte(10, i + 1)) {
         newlines++;
         const next = at + i + 1;
-        if (next - index.bytes[index.bytes.length - 1]! >= CHECKPOINT_BYTES && next < src.size) {
+        if (next - index.bytes[index.bytes.length - 1]! >= spacing && next < src.size) {
           index.lines.push(newlines + 1);
           index.bytes.push(next);
         }
@@ -105,10 +115,13 @@ async function buildIndex(src: LineSource): Promise<LineIndex> {
  * The bytes in order, each chunk valid until the next is asked for: one reused buffer where the
  * source has positioned reads (no allocation per MiB), else the stream's chunks.
  */
-async function chunksOf(src: LineSource): Promise<{ next(): Promise<Uint8Array | undefined>; close(): Promise<void> }> {
+async function chunksOf(
+  src: LineSource,
+  bufferBytes: number,
+): Promise<{ next(): Promise<Uint8Array | undefined>; close(): Promise<void> }> {
   if (src.openReader) {
     const reader = await src.openReader();
-    const buf = new Uint8Array(CHECKPOINT_BYTES);
+    const buf = new Uint8Array(bufferBytes);
     let position = 0;
     return {
       async next() {
@@ -125,9 +138,8 @@ async function chunksOf(src: LineSource): Promise<{ next(): Promise<Uint8Array |
       const r = await reader.read();
       return r.done ? undefined : r.value;
     },
-    async close() {
-      reader.releaseLock();
-    },
+    // A pass that stopped early (an error) lets go of the stream's file or connection.
+    close: () => reader.cancel().catch(() => {}),
   };
 }
 
@@ -203,8 +215,9 @@ class ByteCursor {
     return this.pos >= this.buf.length && !(await this.fill());
   }
 
-  release(): void {
-    this.reader.releaseLock();
+  /** Done reading: the rest of the stream is not wanted, so its file or connection is let go now, not when collected. */
+  async release(): Promise<void> {
+    await this.reader.cancel().catch(() => {});
   }
 }
 
@@ -237,11 +250,21 @@ interface ReadLine {
  * line of 100 MB is never held whole.
  */
 async function readLinePart(cursor: ByteCursor, column: number, max: number): Promise<ReadLine | undefined> {
-  const decoder = new TextDecoder();
+  const decoder = utf8();
   let skip = column - 1;
   let text = '';
   let more = false;
   let any = false;
+  const cut = () => {
+    if (text.length <= max) return;
+    let kept = cutChars(text, max);
+    // One character is the least a read shows, though it be a surrogate pair: else a read at this
+    // column would show nothing and send the caller back to the same column.
+    if (kept.length === 0 && max > 0) kept = text.slice(0, 2);
+    // No room at all (a later line, max < 0): not even an empty line fits.
+    if (kept.length < text.length || max < 0) more = true;
+    text = kept;
+  };
   for await (const piece of cursor.line()) {
     any = true;
     if (more) continue;
@@ -252,10 +275,7 @@ async function readLinePart(cursor: ByteCursor, column: number, max: number): Pr
       skip -= dropped;
     }
     text += part;
-    if (text.length > max) {
-      text = cutChars(text, max);
-      more = true;
-    }
+    cut();
   }
   if (!any && (await cursor.atEnd())) {
     // An empty last line (the bytes end in a line end) is no line; an empty line in the middle is.
@@ -264,10 +284,7 @@ async function readLinePart(cursor: ByteCursor, column: number, max: number): Pr
   if (!more) {
     text += decoder.decode();
     if (skip > 0) text = text.slice(Math.min(skip, text.length));
-    if (text.length > max) {
-      text = cutChars(text, max);
-      more = true;
-    }
+    cut();
   }
   return { text, more };
 }
@@ -319,7 +336,7 @@ export async function readLines(
       n++;
     }
   } finally {
-    cursor.release();
+    await cursor.release();
   }
   const last = o.offset + lines.length - 1;
   const nextOffset = nextColumn !== undefined ? last : last < total ? last + 1 : null;

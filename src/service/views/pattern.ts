@@ -20,7 +20,7 @@ export type LineMatcher =
       kind: 'regex';
       /** With g and m: finds candidates in a span of many lines. */
       scan: RegExp;
-      /** With m: confirms a candidate on its line alone. */
+      /** Without m: confirms a candidate on its line alone, `^` and `$` at its ends only (not at a \r in it). */
       line: RegExp;
     };
 
@@ -76,18 +76,24 @@ export function compilePattern(pattern: string, regex: boolean, ignoreCase: bool
       );
     }
   }
-  return { kind: 'regex', scan: new RegExp(source, 'gm'), line: new RegExp(source, 'm') };
+  return { kind: 'regex', scan: new RegExp(source, 'gm'), line: new RegExp(source) };
 }
 
-/** The pattern with every letter matching both cases: `a` → `[aA]`, `[a-f]` → `[a-fA-F]`. */
+/**
+ * The pattern with every letter matching each character the `i` flag would: `a` → `[aA]`, `[a-f]` →
+ * `[a-f\u0041-\u0046]`. Characters are folded as `i` folds them without `u`: two match when their
+ * uppercase (one UTF-16 unit, not non-ASCII to ASCII) is the same, so `µ` matches `μ` and `Μ`. Not
+ * folded: octal escapes and backreferences (the linear engine refuses backreferences anyway).
+ */
 export function foldCase(src: string): string {
   let out = '';
   let i = 0;
   while (i < src.length) {
     const c = src[i]!;
     if (c === '\\') {
-      const esc = escapeAt(src, i);
-      out += esc;
+      const esc = escapeAt(src, i, false);
+      const code = escapeCode(esc, false);
+      out += code === undefined ? esc : foldChar(code, esc);
       i += esc.length;
     } else if (c === '[') {
       const end = classEnd(src, i);
@@ -99,42 +105,92 @@ export function foldCase(src: string): string {
       const stop = close === -1 ? src.length : close + 1;
       out += src.slice(i, stop);
       i = stop;
+    } else if (src.startsWith('(?', i)) {
+      // A group's modifiers (`(?:`, `(?i:`) are not text to match.
+      const m = /^\(\?[a-zA-Z-]*:?/.exec(src.slice(i))![0];
+      out += m;
+      i += m.length;
     } else if (c === '{') {
       const q = /^\{\d+(,\d*)?\}/.exec(src.slice(i));
       out += q ? q[0] : c;
       i += q ? q[0].length : 1;
     } else {
-      const other = otherCase(c);
-      out += other ? `[${c}${other}]` : c;
+      out += foldChar(c.charCodeAt(0), c);
       i++;
     }
   }
   return out;
 }
 
-function otherCase(c: string): string | undefined {
-  const lower = c.toLowerCase();
-  const upper = c.toUpperCase();
-  if (lower.length !== 1 || upper.length !== 1 || lower === upper) return undefined;
-  return c === lower ? upper : lower;
+/** The case-folding classes of UTF-16 units with more than one member, made once when first needed. */
+let folding: { classOf: Map<number, number[]>; codes: number[] } | undefined;
+
+/** What `i` compares without `u`: the unit's uppercase, unless that is several units or non-ASCII to ASCII. */
+function canonicalize(code: number): number {
+  const upper = String.fromCharCode(code).toUpperCase();
+  if (upper.length !== 1) return code;
+  const u = upper.charCodeAt(0);
+  return code >= 128 && u < 128 ? code : u;
 }
 
-/** The escape sequence that starts at `i` (a backslash), whole: `\d`, `\x41`, `\u{1F600}`, `\p{L}`, `\k<n>`, `\12`. */
-function escapeAt(src: string, i: number): string {
+function foldingTable() {
+  if (!folding) {
+    const byCanon = new Map<number, number[]>();
+    for (let code = 0; code <= 0xffff; code++) {
+      const canon = canonicalize(code);
+      const members = byCanon.get(canon);
+      if (members) members.push(code);
+      else byCanon.set(canon, [code]);
+    }
+    const classOf = new Map<number, number[]>();
+    for (const members of byCanon.values()) {
+      if (members.length > 1) for (const m of members) classOf.set(m, members);
+    }
+    folding = { classOf, codes: [...classOf.keys()].sort((a, b) => a - b) };
+  }
+  return folding;
+}
+
+/** A unit as it may stand in a class: itself when a letter or digit, else escaped. */
+function unit(code: number): string {
+  const c = String.fromCharCode(code);
+  return /[A-Za-z0-9]/.test(c) ? c : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** One character of the pattern (written `written`), as a class of the characters it matches under `i`. */
+function foldChar(code: number, written: string): string {
+  const members = foldingTable().classOf.get(code);
+  return members ? `[${members.map(unit).join('')}]` : written;
+}
+
+/** The sequence that starts at `i` (a backslash), whole: `\d`, `\x41`, `\u0041`, `\cJ`, `\k<n>`, `\12`. */
+function escapeAt(src: string, i: number, inClass: boolean): string {
   const next = src[i + 1];
   if (next === undefined) return '\\';
-  const braced = (open: string, close: string) => {
-    if (src[i + 2] !== open) return undefined;
-    const end = src.indexOf(close, i + 3);
-    return end === -1 ? undefined : src.slice(i, end + 1);
-  };
-  if (next === 'x') return src.slice(i, i + 4);
-  if (next === 'u') return braced('{', '}') ?? src.slice(i, i + 6);
-  if (next === 'c') return src.slice(i, i + 3);
-  if (next === 'p' || next === 'P') return braced('{', '}') ?? src.slice(i, i + 2);
-  if (next === 'k') return braced('<', '>') ?? src.slice(i, i + 2);
+  // Without the `u` flag `\u{41}` is `u` repeated and `\p{L}` is `p{L}`; a malformed `\x` is `x`.
+  if (next === 'x' && /^[0-9a-fA-F]{2}$/.test(src.slice(i + 2, i + 4))) return src.slice(i, i + 4);
+  if (next === 'u' && /^[0-9a-fA-F]{4}$/.test(src.slice(i + 2, i + 6))) return src.slice(i, i + 6);
+  if (next === 'c' && /^[A-Za-z]$/.test(src[i + 2] ?? '')) return src.slice(i, i + 3);
+  if (next === 'k' && !inClass && src[i + 2] === '<') {
+    const end = src.indexOf('>', i + 3);
+    if (end !== -1) return src.slice(i, end + 1);
+  }
   if (/[0-9]/.test(next)) return `\\${/^[0-9]+/.exec(src.slice(i + 1))![0]}`;
   return src.slice(i, i + 2);
+}
+
+/** The one UTF-16 unit an escape stands for, if it stands for one: `\x41`, `\u0041`, `\-`, `\q` (a `q`). */
+function escapeCode(esc: string, inClass: boolean): number | undefined {
+  const next = esc[1];
+  if (next === undefined) return undefined;
+  if (esc.length > 2 && (next === 'x' || next === 'u')) return Number.parseInt(esc.slice(2), 16);
+  if (esc.length > 2) return undefined;
+  const controls: Record<string, number> = { f: 12, n: 10, r: 13, t: 9, v: 11 };
+  if (controls[next] !== undefined) return controls[next];
+  if (inClass && next === 'b') return 8;
+  // Classes (\d \w \s), assertions (\b \B), \c and \k, and digits are not one character; in a class \B is B.
+  if (/[dDwWsSbBck0-9]/.test(next) && !(inClass && next === 'B')) return undefined;
+  return next.charCodeAt(0);
 }
 
 /** Index of the `]` that closes the class opened at `open`. */
@@ -142,42 +198,88 @@ function classEnd(src: string, open: number): number {
   let i = open + 1;
   if (src[i] === '^') i++;
   while (i < src.length) {
-    if (src[i] === '\\') i += escapeAt(src, i).length;
+    if (src[i] === '\\') i += escapeAt(src, i, true).length;
     else if (src[i] === ']') return i;
     else i++;
   }
   return src.length;
 }
 
-/** A class body with each letter's other case added: `^a-fx` → `[^a-fxA-FX]`. */
+/**
+ * A class body with the other cases of its characters and ranges added: `^a-fx` →
+ * `[^a-fx\u0041-\u0046\u0058]`. It is written out again item by item, every literal `-` escaped,
+ * so that nothing added can join an item into a range.
+ */
 function foldClass(body: string): string {
   let i = 0;
   let out = '';
-  let extra = '';
   if (body[0] === '^') {
     out = '^';
     i = 1;
   }
+  /** The items: a unit (with its code) or a class such as `\d`; `dash`: a `-` as written, which may make a range. */
+  const items: { written: string; code?: number; dash?: boolean }[] = [];
   while (i < body.length) {
     if (body[i] === '\\') {
-      const esc = escapeAt(body, i);
-      out += esc;
+      const esc = escapeAt(body, i, true);
+      const code = escapeCode(esc, true);
+      items.push(code === undefined ? { written: esc } : { written: esc, code });
       i += esc.length;
-      continue;
+    } else {
+      const dash = body[i] === '-';
+      items.push({ written: dash ? '\\-' : body[i]!, code: body.charCodeAt(i), ...(dash ? { dash } : {}) });
+      i++;
     }
-    const c = body[i]!;
-    if (body[i + 1] === '-' && i + 2 < body.length && body[i + 2] !== '\\') {
-      const d = body[i + 2]!;
-      out += `${c}-${d}`;
-      const oc = otherCase(c);
-      const od = otherCase(d);
-      if (oc && od && (c === c.toLowerCase()) === (d === d.toLowerCase())) extra += `${oc}-${od}`;
-      i += 3;
-      continue;
-    }
-    out += c;
-    extra += otherCase(c) ?? '';
-    i++;
   }
-  return `[${out}${extra}]`;
+  if (items.length === 0) return `[${body}]`;
+  const { classOf, codes } = foldingTable();
+  const extra = new Set<number>();
+  const addRange = (lo: number, hi: number) => {
+    // The first foldable unit at or after lo.
+    let a = 0;
+    let b = codes.length;
+    while (a < b) {
+      const mid = (a + b) >> 1;
+      if (codes[mid]! < lo) a = mid + 1;
+      else b = mid;
+    }
+    for (let k = a; k < codes.length && codes[k]! <= hi; k++) {
+      for (const m of classOf.get(codes[k]!)!) if (m < lo || m > hi) extra.add(m);
+    }
+  };
+  for (let k = 0; k < items.length; k++) {
+    const item = items[k]!;
+    const dash = items[k + 1];
+    const last = items[k + 2];
+    // A range: two units with a `-` between them. With a class on either side (`[\d-z]`) the three
+    // are items of their own; either way the item after the `-` starts no range.
+    if (dash?.dash && last) {
+      if (item.code !== undefined && last.code !== undefined) {
+        out += `${item.written}-${last.written}`;
+        addRange(item.code, last.code);
+      } else {
+        out += `${item.written}${dash.written}${last.written}`;
+        if (item.code !== undefined) addRange(item.code, item.code);
+        if (last.code !== undefined) addRange(last.code, last.code);
+      }
+      k += 2;
+      continue;
+    }
+    out += item.written;
+    if (item.code !== undefined) addRange(item.code, item.code);
+  }
+  return `[${out}${runs([...extra].sort((a, b) => a - b))}]`;
+}
+
+/** Sorted units as a class body: runs of three or more as ranges. */
+function runs(codes: number[]): string {
+  let out = '';
+  for (let k = 0; k < codes.length; ) {
+    let j = k;
+    while (j + 1 < codes.length && codes[j + 1] === codes[j]! + 1) j++;
+    if (j - k >= 2) out += `${unit(codes[k]!)}-${unit(codes[j]!)}`;
+    else for (let x = k; x <= j; x++) out += unit(codes[x]!);
+    k = j + 1;
+  }
+  return out;
 }

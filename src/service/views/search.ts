@@ -5,15 +5,26 @@
  */
 import { errors } from '../../core/errors.js';
 import { concatBytes, countNewlines, type Searchable, searchable } from './bytes.js';
-import { checkpointBefore, cutChars, type LineIndex, type LineSource } from './lines.js';
+import { checkpointBefore, cutChars, type LineIndex, type LineSource, utf8 } from './lines.js';
 import type { LineMatcher } from './pattern.js';
 
 /** A span (the unit a search scans) ends at a line end after this many bytes, or at a checkpoint. */
 const SPAN_BYTES = 1 << 20;
 /** Regex spans are smaller: one exec on a span is the longest the event loop waits. */
 const REGEX_SPAN_BYTES = 64 << 10;
-/** A line longer than this is scanned in pieces of this size (a match across two pieces is missed). */
+/**
+ * A line longer than this is scanned in pieces of this size: a match across two pieces is missed, and
+ * a regex's `^` or `$` may match at a cut. The line is counted once however many pieces match.
+ */
 const MAX_SPAN_BYTES = 8 << 20;
+/**
+ * A regex is tried on lines up to this many characters. One exec cannot be interrupted, and V8's
+ * linear engine, where a hostile pattern ends up, takes ~1 µs a character: a longer line could hold
+ * the event loop for seconds. Longer lines are left out of a regex search, and the answer says so.
+ */
+export const MAX_REGEX_LINE_CHARS = 64 << 10;
+/** A search that has held the event loop this long lets other work run before its next span. */
+const YIELD_EVERY_MS = 20;
 
 export interface FoundLine {
   line: number;
@@ -27,6 +38,8 @@ export interface SearchLinesResult {
   lines: FoundLine[];
   /** The line of the first match not returned. */
   nextOffset: number | null;
+  /** Regex searches: lines over MAX_REGEX_LINE_CHARS left out, and the first of them. */
+  longLinesSkipped?: { count: number; first: number };
 }
 
 export interface SearchLinesOptions {
@@ -42,6 +55,10 @@ export interface SearchLinesOptions {
   /** Milliseconds since the epoch after which the search gives up (bad_request: the pattern is too costly). */
   deadline: number;
   now: () => number;
+  /** The sizes of spans (tests set a few bytes, to have many); defaults 1 MiB, 64 KiB for a regex, 8 MiB at most. */
+  spanBytes?: number;
+  regexSpanBytes?: number;
+  maxSpanBytes?: number;
 }
 
 /** Matching lines from `offset` on, as `grep -n` finds them, with context, counted to the end. */
@@ -72,7 +89,15 @@ export async function searchLines(
   }
 
   const show = (line: number, text: string, match: boolean): boolean => {
-    if (line <= lastShown) return true;
+    if (line <= lastShown) {
+      // A line longer than a span, shown as context by its first piece, matches in a later piece.
+      const last = out[out.length - 1];
+      if (match && last?.line === line && !last.match) {
+        room += last.text.length - text.length;
+        out[out.length - 1] = { line, text, match };
+      }
+      return true;
+    }
     const cost = text.length + o.perLine;
     if (cost > room) return false;
     room -= cost;
@@ -82,36 +107,82 @@ export async function searchLines(
   };
 
   const regexSpan = o.matcher.kind === 'regex';
+  const spanBytes = o.spanBytes ?? SPAN_BYTES;
+  const maxSpan = o.maxSpanBytes ?? MAX_SPAN_BYTES;
+  const regexBytes = o.regexSpanBytes ?? REGEX_SPAN_BYTES;
   const spans =
-    !regexSpan && src.openReader && largestStretch(index, src.size) <= MAX_SPAN_BYTES
-      ? stretchesOf(src, index, o.offset)
-      : spansOf(src, index, o.offset, regexSpan ? REGEX_SPAN_BYTES : SPAN_BYTES);
+    src.openReader && largestStretch(index, src.size) <= maxSpan
+      ? stretchesOf(src, index, o.offset, spanBytes, regexSpan ? regexBytes : undefined)
+      : spansOf(src, index, o.offset, regexSpan ? regexBytes : spanBytes, maxSpan);
+  const skipped: Skipped = { count: 0, lastLine: 0 };
+  /** The span before ended inside a line (one longer than the largest span) that matched already. */
+  let carried = false;
+  let lastYield = o.now();
   for await (const span of spans) {
+    // Spans of one read come without a turn of the event loop between them: give other requests one.
+    if (o.now() - lastYield > YIELD_EVERY_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      lastYield = o.now();
+    }
     if (o.now() > o.deadline) {
       throw errors.badRequest(
         `The search took longer than allowed and was stopped at line ${span.startLine.toLocaleString('en-US')}. Use a simpler or more distinctive pattern, or search from a later offset.`,
       );
     }
     const lines = spanLines(span);
+    /** Stops the answer before line `line` (the first match not shown, if any): no context after it either. */
+    const stop = (line: number | null) => {
+      full = true;
+      afterUntil = 0;
+      nextOffset ??= line;
+    };
     /** Context after the last match shown, up to (not including) line `upTo`: lines of this span only. */
     const flushAfter = (upTo: number) => {
       for (let n = lastShown + 1; n <= afterUntil && n < upTo; n++) {
         const next = lines.next(n);
-        if (!next || !show(n, clip(next.text, o.maxLineChars, 0), false)) return;
+        if (!next) return;
+        // Context that does not fit ends the answer: what is shown stays a prefix of the whole.
+        if (!show(n, clip(next.text, o.maxLineChars, 0), false)) {
+          stop(null);
+          return;
+        }
       }
     };
-    for (const hit of findMatches(span, o.matcher)) {
+    let lastHitEnd = -1;
+    for (const hit of findMatches(span, o.matcher, (at) => {
+      const n = lines.numberAt(at);
+      if (n === skipped.lastLine) return;
+      skipped.count++;
+      skipped.first ??= n;
+      skipped.lastLine = n;
+    })) {
+      const same = carried && hit.lineStart === 0;
+      lastHitEnd = hit.lineEnd;
+      // The rest of a line counted in the span before.
+      if (same) continue;
       total++;
-      if (full) continue;
+      if (full) {
+        if (nextOffset === null) nextOffset = lines.numberAt(hit.lineStart);
+        continue;
+      }
       const line = lines.numberAt(hit.lineStart);
       // A line after a match is context only when it is not a match itself.
       flushAfter(line);
-      if (returned >= o.maxMatches) {
-        full = true;
+      if (full) {
         nextOffset = line;
         continue;
       }
-      const text = clip(lines.textAt(hit.lineStart, hit.lineEnd), o.maxLineChars, hit.at);
+      if (returned >= o.maxMatches) {
+        stop(line);
+        continue;
+      }
+      const whole = lines.textAt(hit.lineStart, hit.lineEnd);
+      // A fixed string's offset is in bytes; the line is cut around it in characters.
+      const at =
+        o.matcher.kind === 'bytes' && whole.length > o.maxLineChars
+          ? lines.textAt(hit.lineStart, hit.lineStart + hit.at).length
+          : hit.at;
+      const text = clip(whole, o.maxLineChars, at);
       // Context before: from this span, else from the tail of the span before.
       const ctx: { line: number; text: string }[] = [];
       for (let k = o.context; k >= 1; k--) {
@@ -122,8 +193,7 @@ export async function searchLines(
       }
       const cost = ctx.reduce((a, c) => a + c.text.length + o.perLine, 0) + text.length + o.perLine;
       if (cost > room) {
-        full = true;
-        nextOffset = line;
+        stop(line);
         continue;
       }
       for (const c of ctx) show(c.line, c.text, false);
@@ -133,9 +203,30 @@ export async function searchLines(
     }
     // The rest of this span holds no match: its lines after the last one are context.
     flushAfter(Number.POSITIVE_INFINITY);
-    if (o.context > 0) before = lines.tail(o.context);
+    // The lines before the next span: this span's last ones, and the span before's when this one is short.
+    if (o.context > 0) {
+      const tail = lines.tail(o.context);
+      const first = tail[0]?.line ?? Number.POSITIVE_INFINITY;
+      before = [...before.filter((b) => b.line < first), ...tail].slice(-o.context);
+    }
+    // (In characters once a regex has decoded the span.)
+    carried = span.open === true && (lastHitEnd === lines.length() || (carried && lines.isOneLine()));
   }
-  return { totalMatches: total, returnedMatches: returned, lines: out, nextOffset };
+  return {
+    totalMatches: total,
+    returnedMatches: returned,
+    lines: out,
+    nextOffset,
+    ...(skipped.first !== undefined ? { longLinesSkipped: { count: skipped.count, first: skipped.first } } : {}),
+  };
+}
+
+/** Lines a regex search left out for their length. */
+interface Skipped {
+  count: number;
+  first?: number;
+  /** The last one counted (a line cut into several spans counts once). */
+  lastLine: number;
 }
 
 /** A long line cut to `max` characters around `at` (where its match starts), with markers. */
@@ -159,6 +250,8 @@ interface Span {
   startLine: number;
   /** Text of the span, decoded once when a regex needs it. */
   text?: string;
+  /** Its last line goes on in the next span (a line longer than the largest span, cut). */
+  open?: boolean;
 }
 
 /** The most bytes between two checkpoints (or the last one and the end). */
@@ -175,9 +268,15 @@ function largestStretch(index: LineIndex, size: number): number {
  * turns: the next stretch is read while this one is searched, and nothing is allocated or copied per
  * MiB. Each span is valid until the next is asked for.
  */
-async function* stretchesOf(src: LineSource, index: LineIndex, from: number): AsyncGenerator<Span> {
+async function* stretchesOf(
+  src: LineSource,
+  index: LineIndex,
+  from: number,
+  spanBytes: number,
+  pieceBytes?: number,
+): AsyncGenerator<Span> {
   const reader = await src.openReader!();
-  const buffers = [new Uint8Array(SPAN_BYTES * 2), new Uint8Array(SPAN_BYTES * 2)];
+  const buffers = [new Uint8Array(spanBytes * 2), new Uint8Array(spanBytes * 2)];
   const read = async (k: number, which: number): Promise<Uint8Array> => {
     const start = index.bytes[k]!;
     const length = (index.bytes[k + 1] ?? src.size) - start;
@@ -210,7 +309,9 @@ async function* stretchesOf(src: LineSource, index: LineIndex, from: number): As
         }
         view = view.subarray(at);
       }
-      if (view.byteLength > 0) yield { s: searchable(view), startLine: line };
+      if (pieceBytes === undefined) {
+        if (view.byteLength > 0) yield { s: searchable(view), startLine: line };
+      } else yield* piecesOf(view, line, pieceBytes);
       which = 1 - which;
     }
   } finally {
@@ -219,11 +320,40 @@ async function* stretchesOf(src: LineSource, index: LineIndex, from: number): As
   }
 }
 
+/** A stretch in pieces of whole lines of about `size` bytes (a longer line is a piece of its own): a regex's spans. */
+function* piecesOf(view: Uint8Array, startLine: number, size: number): Generator<Span> {
+  const s = searchable(view);
+  let at = 0;
+  let line = startLine;
+  while (at < view.byteLength) {
+    let cut = view.byteLength;
+    if (at + size < view.byteLength) {
+      const nl = view.lastIndexOf(10, at + size - 1);
+      if (nl >= at) cut = nl + 1;
+      else {
+        const end = s.indexOfByte(10, at + size);
+        cut = end === -1 ? view.byteLength : end + 1;
+      }
+    }
+    const piece = view.subarray(at, cut);
+    const ps = searchable(piece);
+    yield { s: ps, startLine: line };
+    line += countNewlines(ps, 0, piece.byteLength);
+    at = cut;
+  }
+}
+
 /**
  * The bytes from line `from` on, in spans of whole lines. With the index complete, spans end at its
  * checkpoints, whose line numbers are known; the first span is counted from the line sought.
  */
-async function* spansOf(src: LineSource, index: LineIndex, from: number, target: number): AsyncGenerator<Span> {
+async function* spansOf(
+  src: LineSource,
+  index: LineIndex,
+  from: number,
+  target: number,
+  maxSpan: number,
+): AsyncGenerator<Span> {
   const cp = checkpointBefore(index, from);
   const reader = (await src.open(cp.byte)).getReader();
   let carry: Uint8Array = new Uint8Array(0);
@@ -274,7 +404,7 @@ async function* spansOf(src: LineSource, index: LineIndex, from: number, target:
       else {
         const nl = buf.lastIndexOf(10);
         if (nl !== -1) cut = nl + 1;
-        else if (buf.byteLength >= MAX_SPAN_BYTES) cut = buf.byteLength;
+        else if (buf.byteLength >= maxSpan) cut = buf.byteLength;
       }
       if (cut <= 0) {
         carry = buf;
@@ -284,13 +414,15 @@ async function* spansOf(src: LineSource, index: LineIndex, from: number, target:
       }
       const spanBytes = buf.subarray(0, cut);
       const ss = searchable(spanBytes);
-      yield { s: ss, startLine: line };
+      const open = spanBytes[cut - 1] !== 10 && !(done && cut === buf.byteLength);
+      yield { s: ss, startLine: line, ...(open ? { open } : {}) };
       line = cutLine ?? line + countNewlines(ss, 0, spanBytes.byteLength);
       byte += cut;
       carry = buf.subarray(cut);
     }
   } finally {
-    reader.releaseLock();
+    // A search stopped early (its deadline) lets go of the stream's file or connection.
+    await reader.cancel().catch(() => {});
   }
 }
 
@@ -302,7 +434,7 @@ interface Hit {
 }
 
 /** Each matching line of a span once, in order. Offsets are bytes, or characters for a regex. */
-function* findMatches(span: Span, m: LineMatcher): Generator<Hit> {
+function* findMatches(span: Span, m: LineMatcher, tooLong: (lineStart: number) => void): Generator<Hit> {
   const bytes = span.s.bytes;
   if (m.kind === 'bytes') {
     let from = 0;
@@ -318,8 +450,22 @@ function* findMatches(span: Span, m: LineMatcher): Generator<Hit> {
       if (from >= bytes.byteLength) return;
     }
   }
-  span.text ??= new TextDecoder().decode(bytes);
+  span.text ??= utf8().decode(bytes);
   const text = span.text;
+  if (text.length > MAX_REGEX_LINE_CHARS) {
+    // Long lines here: each line on its own, and those too long to run a regex over are left out.
+    for (let start = 0; start < text.length; ) {
+      let end = text.indexOf('\n', start);
+      if (end === -1) end = text.length;
+      if (end - start > MAX_REGEX_LINE_CHARS) tooLong(start);
+      else {
+        const own = m.line.exec(text.slice(start, end));
+        if (own) yield { lineStart: start, lineEnd: end, at: own.index };
+      }
+      start = end + 1;
+    }
+    return;
+  }
   // Past the last line end there is no line (the next span starts there).
   const phantom = text.endsWith('\n') ? text.length : text.length + 1;
   let pos = 0;
@@ -341,7 +487,7 @@ function* findMatches(span: Span, m: LineMatcher): Generator<Hit> {
 function spanLines(span: Span) {
   const bytes = span.s.bytes;
   const isText = () => span.text !== undefined;
-  const decoder = new TextDecoder();
+  const decoder = utf8();
   // Counting state: line `countedLine` starts at offset `countedAt`.
   let countedAt = 0;
   let countedLine = span.startLine;
@@ -384,6 +530,9 @@ function spanLines(span: Span) {
     return { text: textOf(a, b) };
   };
   return {
+    length,
+    /** Whether the span holds no line end (a piece of one long line). */
+    isOneLine: () => nextBreak(0) === -1,
     numberAt,
     textAt: (a: number, b: number) => textOf(a, b),
     lineNumbered,
