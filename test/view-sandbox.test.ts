@@ -29,7 +29,8 @@ const pdftotext = (() => {
     return false;
   }
 })();
-if (process.env.CI && !pdftotext) throw new Error('CI needs poppler-utils (pdftotext), the reference for the PDF fixtures: .ci/run installs it');
+if (process.env.CI && !pdftotext)
+  throw new Error('CI needs poppler-utils (pdftotext), the reference for the PDF fixtures: .ci/run installs it');
 
 /** The words of a text in order: what two extractors agree on whatever their spacing and line breaks. */
 const words = (text: string) => text.split(/\s+/).filter(Boolean);

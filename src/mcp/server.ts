@@ -13,7 +13,6 @@ import {
   type ReadResourceResult,
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import type { ArtifactEvent, ArtifactStore } from '../client/artifact-store.js';
 import { encodeBase64 } from '../core/base64.js';
 import { formatBytes } from '../core/bytes.js';
