@@ -3,6 +3,7 @@
  * inline where there are no threads (src/service/views/inline-sandbox.ts). Stored files are hostile
  * input: damaged, encrypted and code-carrying PDFs, documents that take too long or too much memory.
  */
+import { hasPdftotext, slowPdf, words } from './helpers/pdfs.js';
 import { type ChildProcessWithoutNullStreams, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,50 +15,11 @@ import { createNodeViewSandbox } from '../src/node/view-sandbox.js';
 import { createInlineViewSandbox } from '../src/service/views/inline-sandbox.js';
 import type { ViewSandbox } from '../src/service/views/sandbox.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
-import { FONT_PAYLOAD_MARKER, SCRIPT_PAYLOAD_MARKER, writePdf } from './fixtures/views/make-fixtures.js';
+import { FONT_PAYLOAD_MARKER, SCRIPT_PAYLOAD_MARKER } from './fixtures/views/make-fixtures.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/views/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(join(fixtures, name)));
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
-
-/** Debian's pdftotext (poppler-utils), the reference for report.pdf's text, where it is installed. */
-const pdftotext = (() => {
-  try {
-    execFileSync('pdftotext', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (process.env.CI && !pdftotext)
-  throw new Error('CI needs poppler-utils (pdftotext), the reference for the PDF fixtures: .ci/run installs it');
-
-/** The words of a text in order: what two extractors agree on whatever their spacing and line breaks. */
-const words = (text: string) => text.split(/\s+/).filter(Boolean);
-
-/**
- * A PDF whose pages each draw `lines` separate runs of text (one content stream shared by every
- * page): a small file whose text takes pdf.js about 0.1 s a page.
- */
-function slowPdf(pages: number, lines = 2000): Uint8Array {
-  const ops = ['BT /F1 1 Tf'];
-  for (let i = 0; i < lines; i++) ops.push(`1 0 0 1 10 ${(i % 700) + 10} Tm (line ${i} of a long page) Tj`);
-  ops.push('ET');
-  const content = ops.join('\n');
-  const page =
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>';
-  const kids = Array.from({ length: pages }, (_, i) => `${i + 5} 0 R`).join(' ');
-  return writePdf(
-    [
-      '<< /Type /Catalog /Pages 2 0 R >>',
-      `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`,
-      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-      ...Array<string>(pages).fill(page),
-    ],
-    1,
-  );
-}
 
 /** The ArtifactError a promise rejects with. */
 async function refusal(promise: Promise<unknown>): Promise<ArtifactError> {
@@ -114,7 +76,7 @@ describe('node view sandbox: PDF text', () => {
     expect(pages[2]).toBe('Summary\nTotal revenue: 4,211,337 EUR\nOperating margin: 17.4 percent\n');
   });
 
-  it.skipIf(!pdftotext)("agrees with poppler's pdftotext on every page's words", async () => {
+  it.skipIf(!hasPdftotext)("agrees with poppler's pdftotext on every page's words", async () => {
     const { pages } = await sandbox.pdfText(fixture('report.pdf'));
     pages.forEach((page, i) => {
       const n = String(i + 1);

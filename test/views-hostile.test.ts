@@ -7,6 +7,7 @@
  * ZIP bomb is refused. The same routes in-process are test/http-views.test.ts; the sandbox and the
  * ZIP reader on their own are test/view-sandbox.test.ts and test/views-zip-image.test.ts.
  */
+import { hasPdftotext, slowPdf, words } from './helpers/pdfs.js';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { mintToken } from '../src/http/tokens.js';
 import { bytesOf } from './helpers/app.js';
 import { type CliServer, startCliServer } from './helpers/cli-server.js';
 import { mibOfText, rawZip, repeatedDeflated, zerosDeflated } from './helpers/zip-bomb.js';
-import { FONT_PAYLOAD_MARKER, SCRIPT_PAYLOAD_MARKER, writePdf } from './fixtures/views/make-fixtures.js';
+import { FONT_PAYLOAD_MARKER, SCRIPT_PAYLOAD_MARKER } from './fixtures/views/make-fixtures.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -161,43 +162,6 @@ async function readAll(path: string, budget = 5_000): Promise<string[]> {
     offset = a.body.nextOffset;
   }
   return lines;
-}
-
-/** Debian's pdftotext (poppler-utils), the reference for report.pdf's text, where it is installed. */
-const pdftotext = (() => {
-  try {
-    execFileSync('pdftotext', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const words = (text: string) => text.split(/\s+/).filter(Boolean);
-
-/**
- * A PDF of `pages` pages, each drawing `lines` separate runs of text (one content stream shared by
- * every page): a small file whose text takes pdf.js about 0.1 s a page.
- */
-function slowPdf(pages: number, lines = 2000): Uint8Array {
-  const ops = ['BT /F1 1 Tf'];
-  for (let i = 0; i < lines; i++) ops.push(`1 0 0 1 10 ${(i % 700) + 10} Tm (run ${i} of a costly page) Tj`);
-  ops.push('ET');
-  const content = ops.join('\n');
-  const page =
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>';
-  const kids = Array.from({ length: pages }, (_, i) => `${i + 5} 0 R`).join(' ');
-  return new Uint8Array(
-    writePdf(
-      [
-        '<< /Type /Catalog /Pages 2 0 R >>',
-        `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`,
-        '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-        `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-        ...Array<string>(pages).fill(page),
-      ],
-      1,
-    ),
-  );
 }
 
 /** A build log of `n` lines, ~100 characters each. */
@@ -404,7 +368,7 @@ describe('PDFs through the service', () => {
   });
 
   it("agrees with poppler's pdftotext -f N -l N on each page's words", async (ctx) => {
-    if (!pdftotext) {
+    if (!hasPdftotext) {
       ctx.skip(true, 'poppler-utils pdftotext is not installed (apt-get install -y poppler-utils)');
       return;
     }
