@@ -108,7 +108,8 @@ function build(tree: Tree, used: Set<number>, depthPad: number): unknown {
     case 'plain':
       return tree.value;
     case 'object':
-      return Object.fromEntries(tree.entries.map(([k, t]) => [k, build(t, used, depthPad)]));
+      // A key given twice keeps its last value, as in JSON.parse: only that one's payloads are there.
+      return Object.fromEntries([...new Map(tree.entries)].map(([k, t]) => [k, build(t, used, depthPad)]));
     case 'array':
       return tree.items.map((t) => build(t, used, depthPad));
   }

@@ -104,7 +104,15 @@ const listIssues = JSON.parse(
 ) as Json[];
 
 const odd = JSON.parse(
-  JSON.stringify({ "it's": 1, 'a"b': [true, null], 'tab\there': { 'new\nline': 'x' }, 'back\\slash': 2, '\u0001': 3 }),
+  JSON.stringify({
+    "it's": 1,
+    'a"b': [true, null],
+    'tab\there': { 'new\nline': 'x' },
+    'back\\slash': 2,
+    '\u0001': 3,
+    '\u0002': 4,
+    '\u001f': 5,
+  }),
 ) as Json;
 
 // ---------------------------------------------------------------------------------------------------
@@ -250,6 +258,8 @@ const CASES: { name: string; doc: Json; path: string; truth: (doc: Json) => Foun
       { path: "$['tab\\there']", value: { 'new\nline': 'x' } },
       { path: "$['back\\\\slash']", value: 2 },
       { path: "$['\\u0001']", value: 3 },
+      { path: "$['\\u0002']", value: 4 },
+      { path: "$['\\u001f']", value: 5 },
     ],
   },
   {

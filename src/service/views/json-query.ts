@@ -140,7 +140,7 @@ function renderMatches(
   const header = headerLine(path, total, lowerBound, budget);
   const cap = budget + 1;
   const lines: Line[] = nodes.map((node) => {
-    const at = node.getPath({ form: 'canonical' });
+    const at = normalizedPath(node.location);
     return { path: at, value: node.value, size: at.length + 3 + jsonSize(node.value, cap) };
   });
   const room = budget - header.length;
@@ -518,6 +518,16 @@ function cutPath(path: string, max: number): string {
 
 function quotePath(path: string): string {
   return JSON.stringify(cutPath(path, QUOTED_PATH_CHARS));
+}
+
+/**
+ * A node's RFC 9535 normalized path, from its location. Written here rather than taken from json-p3,
+ * whose canonical form drops control characters from member names (`{"\u0002": 0}` gave `$[~'']`).
+ */
+function normalizedPath(location: readonly unknown[]): string {
+  let out = '$';
+  for (const part of location) out += typeof part === 'number' ? `[${part}]` : `[${canonicalName(String(part))}]`;
+  return out;
 }
 
 /** A member name as RFC 9535 normalized paths write it: single quotes, JSON escapes otherwise. */
