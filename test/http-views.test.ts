@@ -232,12 +232,15 @@ describe('search', () => {
   });
 
   // Workers' V8 has no linear-time engine: there the platform's CPU limit per request bounds a hostile pattern.
-  it.skipIf(RUNTIME === 'workerd')('a catastrophic pattern on a long line answers, and is not a match', async () => {
-    const long = await put(`${'a'.repeat(50_000)}b\n`, 'text/plain');
-    const hostile = await get(`/v1/artifacts/${long}/search?${q({ pattern: '(a+)+$', regex: true })}`);
-    expect(hostile.status).toBe(200);
-    expect(hostile.body.totalMatches).toBe(0);
-  });
+  it.skipIf(RUNTIME === 'workerd')(
+    'a catastrophic pattern on a long line answers, and is not a match (not on workerd: its V8 has no linear-time regexp engine)',
+    async () => {
+      const long = await put(`${'a'.repeat(50_000)}b\n`, 'text/plain');
+      const hostile = await get(`/v1/artifacts/${long}/search?${q({ pattern: '(a+)+$', regex: true })}`);
+      expect(hostile.status).toBe(200);
+      expect(hostile.body.totalMatches).toBe(0);
+    },
+  );
 
   it('a regex leaves out lines too long to run it over, and says so; a fixed string finds them', async () => {
     const long = `${'x'.repeat(70_000)} needle-in-a-long-line`;
