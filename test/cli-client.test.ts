@@ -296,7 +296,7 @@ describe('configuration and errors', () => {
 
   it('answers bad usage with one line and exit 2, a bad token with the service’s message and exit 1', async () => {
     const ops = ['--data-dir', dataDir];
-    for (const args of [
+    const bad = [
       ['ls', '--bogus'],
       ['put'],
       ['put', 'missing.txt'],
@@ -315,12 +315,15 @@ describe('configuration and errors', () => {
       ['serve', '--port', 'abc', ...ops],
       ['serve', '--port', '', ...ops],
       ['serve', '--port', '70000', ...ops],
-    ]) {
-      const run = await cli(args, as());
+    ];
+    // All at once: each is a process of its own, slow to start on a busy machine.
+    const runs = await Promise.all(bad.map((args) => cli(args, as())));
+    bad.forEach((args, i) => {
+      const run = runs[i]!;
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(run.stderr).not.toMatch(/ at .*\.ts:\d+/);
-    }
+    });
     // A bad flag is named as typed, with its value; a bad variable by its name.
     expect((await cli(['serve', '--port', 'abc', ...ops], as())).stderr).toBe(
       'artifact-store: Invalid configuration: --port: must be a whole number from 0 to 65535 (0 takes any free port) (got "abc")\n',
@@ -337,33 +340,31 @@ describe('configuration and errors', () => {
     const badToken = await cli(['ls', '--token', 'not-a-jwt'], { ARTIFACT_STORE_URL: server.url });
     expect(badToken.code).toBe(1);
     expect(badToken.stderr).toMatch(/\(unauthorized\)/);
-  });
+  }, 180_000);
 
   it('has --help with examples on every command, and documents the exit codes', async () => {
-    for (const command of ['put', 'get', 'ls', 'rm', 'url', 'end-session', 'token']) {
-      const help = await cli([command, '--help'], {});
-      expect(help.code, command).toBe(0);
-      expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
-      expect(help.stdout, command).toMatch(/\nExamples:\n {2}.*artifact-store /);
-    }
-    for (const [command, ...sub] of [
+    const commands = [
+      ...['put', 'get', 'ls', 'rm', 'url', 'end-session', 'token'].map((c) => [c]),
       ['serve'],
       ['keys'],
       ['retention', 'run'],
       ['usage'],
       ['fsck'],
       ['backup'],
+      ['restore'],
       ['audit'],
       ['mcp'],
-    ] as const) {
-      const help = await cli([command, ...sub, '--help'], {});
+    ];
+    const helps = await Promise.all(commands.map((args) => cli([...args, '--help'], {})));
+    commands.forEach(([command], i) => {
+      const help = helps[i]!;
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toMatch(new RegExp(`^artifact-store ${command}`));
       expect(help.stdout, command).toMatch(/\nExamples:\n {2}.*artifact-store /);
-    }
+    });
     const top = await cli(['--help'], {});
     expect(top.stdout).toMatch(/Exit codes: 0 done; 1 failed .* 2 bad usage;\s+3 no such artifact/);
-  });
+  }, 180_000);
 
   it("keys create --operator makes a key with the operator's powers over HTTP and none over artifacts; audit lists what the host did", async () => {
     const ops = ['--data-dir', dataDir];

@@ -4,7 +4,8 @@
  *
  * Settings come from flags, then the environment (ARTIFACT_STORE_URL, ARTIFACT_STORE_TOKEN,
  * ARTIFACT_STORE_SESSION), then a config file (--config, ARTIFACT_STORE_CONFIG, or
- * ~/.config/artifact-store/config.json: {"url", "token", "session"}), in that precedence.
+ * ~/.config/artifact-store/config.json: {"url", "token", "session"}), in that precedence. With no URL
+ * set anywhere, the service is the one services.ts picks on this host.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isArtifactError } from '../core/errors.js';
 import { CliError, EXIT } from './cli-error.js';
+import { chooseUrl, type NamedUrl } from './services.js';
 
 export interface Command {
   usage: string;
@@ -27,7 +29,8 @@ export const CONNECTION = {
 } as const;
 
 export const CONNECTION_HELP = `Connection (flags, then ARTIFACT_STORE_URL / _TOKEN / _SESSION, then the config file):
-  --url URL        the service (default http://127.0.0.1:8787)
+  --url URL        the service (default: the one running on ./data, else the only one running
+                   on this host, else http://127.0.0.1:8787)
   --token T        a bearer token (npm start prints a dev one; \`artifact-store token\` mints one)
   --config FILE    JSON {"url", "token", "session"} (default ~/.config/artifact-store/config.json)`;
 
@@ -62,16 +65,24 @@ export function readConfigFile(path: string | undefined): Partial<Connection> {
   return out;
 }
 
+/** The URL the user set: --url, else ARTIFACT_STORE_URL, else the config file's "url"; undefined if none. */
+export function namedUrl(values: Record<string, string | boolean | undefined>): NamedUrl | undefined {
+  if (typeof values.url === 'string') return { url: values.url, from: '--url' };
+  if (process.env.ARTIFACT_STORE_URL) return { url: process.env.ARTIFACT_STORE_URL, from: 'ARTIFACT_STORE_URL' };
+  const file = readConfigFile(values.config as string | undefined);
+  return file.url ? { url: file.url, from: 'the config file' } : undefined;
+}
+
 export function connection(values: Record<string, string | boolean | undefined>): Connection {
   const file = readConfigFile(values.config as string | undefined);
   const env = process.env;
-  const url = (values.url as string | undefined) ?? env.ARTIFACT_STORE_URL ?? file.url ?? 'http://127.0.0.1:8787';
   const token = (values.token as string | undefined) ?? env.ARTIFACT_STORE_TOKEN ?? file.token;
   if (!token)
     throw new CliError(
-      'No token: pass --token, set ARTIFACT_STORE_TOKEN, or put "token" in the config file (npm start prints a dev token).',
+      'No token: pass --token, set ARTIFACT_STORE_TOKEN, or put "token" in the config file (npm start prints a dev token; `artifact-store token` mints one).',
       EXIT.usage,
     );
+  const url = namedUrl(values)?.url ?? chooseUrl();
   const session = (values.session as string | undefined) ?? env.ARTIFACT_STORE_SESSION ?? file.session;
   return { url, token, ...(session ? { session } : {}) };
 }

@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../mcp/gateway/config.js';
 import { CliError, EXIT } from './cli-error.js';
 
 export const GATEWAY_HELP = `artifact-store gateway --config mcp.json [--embedded] [--session S]
+artifact-store gateway --config mcp.json --list
 
 An MCP server on stdio that sits in front of the servers in mcp.json (the "mcpServers" file hosts
 use). The host sees each tool as {server}__{tool}; files and large outputs come back as a summary,
@@ -27,7 +28,7 @@ an artifact:// link and a download link instead of base64.
                    a busy port falls back to any free one)
   --url URL, --token T   the service (default ARTIFACT_STORE_URL / ARTIFACT_STORE_TOKEN)
 
-Example (Claude Code): claude mcp add artifacts -- npx artifact-store gateway --config ~/mcp.json --embedded
+Example (Claude Code): claude mcp add artifacts -- artifact-store gateway --config ~/mcp.json --embedded
 See docs/gateway.md.`;
 
 const log = (line: string) => process.stderr.write(`artifact-store gateway: ${line}\n`);

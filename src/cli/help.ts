@@ -1,42 +1,151 @@
-/** The CLI's help texts: the overview and each ops command's --help. */
-export const USAGE = `artifact-store — keep binary tool outputs out of LLM context
+/**
+ * The CLI's help texts, one per command: the command table. `artifact-store <command> --help` prints a
+ * command's text; the overview (`artifact-store --help`) lists the first paragraph of each, so every
+ * form a command's own help shows is in the overview too. main.ts dispatches on COMMAND_NAMES.
+ */
+import { PERMS } from '../core/perms.js';
+import { CONNECTION_HELP } from './connection.js';
+import { GATEWAY_HELP } from './gateway-command.js';
 
-Usage:
-  artifact-store serve [--host H] [--port N] [--data-dir DIR]
-  artifact-store put <file|-> [--name N] [--type MIME] [--ttl 1h] [--session S] [-q]
-  artifact-store get <id> [-o FILE]             (resumes an interrupted download to FILE)
-  artifact-store ls [--session S] [--type PREFIX] [--limit N] [--json]
-  artifact-store rm <id> [<id> …]
-  artifact-store url <id> [--direct|--proxy] [--expires 1h] [--inline]
-  artifact-store end-session [SESSION] [--json]   (removes everything the session holds)
-  artifact-store token [--tenant T] [--session S] [--perms read,write] [--ttl 1h] [--ui]
-  artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
-  artifact-store keys create --operator [--label L] [--data-dir DIR]
-  artifact-store keys ls [--tenant T] [--data-dir DIR]
-  artifact-store keys revoke ID [--data-dir DIR]
-  artifact-store retention run [--data-dir DIR] [--json]
-  artifact-store usage [--tenant T] [--top N] [--data-dir DIR] [--json]
-  artifact-store fsck [--verify] [--repair] [--data-dir DIR] [--json]
-  artifact-store backup DIR|s3://bucket/prefix [--data-dir DIR]
-  artifact-store restore DIR|s3://bucket/prefix [--data-dir DIR] [--force]
-  artifact-store audit [--tenant T] [--action A] [--since 7d] [--limit N] [--data-dir DIR] [--json]
-  artifact-store mcp [--url URL] [--session S]   (an MCP server on stdio; token from ARTIFACT_STORE_TOKEN)
-  artifact-store gateway --config mcp.json [--embedded]   (the MCP gateway on stdio; see --help)
+export const COMMAND_NAMES = [
+  'serve',
+  'put',
+  'get',
+  'ls',
+  'rm',
+  'url',
+  'end-session',
+  'token',
+  'keys',
+  'retention',
+  'usage',
+  'fsck',
+  'backup',
+  'restore',
+  'audit',
+  'mcp',
+  'gateway',
+] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
 
-\`artifact-store <command> --help\` shows a command's options and examples. The client commands take
---url / --token, else ARTIFACT_STORE_URL / ARTIFACT_STORE_TOKEN, else a config file. Every setting of
-the service is also an ARTIFACT_STORE_* environment variable (see docs/configuration.md).
+const DATA_DIR_HELP = `  --data-dir DIR   the service's data folder. Default: ./data when it exists, else the data dir of the
+                   service ARTIFACT_STORE_URL names if it runs here, else of the only artifact-store
+                   serve running here (ARTIFACT_STORE_DATA_DIR sets it too). These commands work on
+                   the service's database and blobs directly, on the same machine.`;
 
-Exit codes: 0 done; 1 failed (the message says what to do; fsck: problems remain); 2 bad usage;
-3 no such artifact in your scope.`;
+/** `artifact-store <command> --help`. */
+export const HELP: Record<CommandName, string> = {
+  put: `artifact-store put <file|-> [--name N] [--type MIME] [--ttl 1h] [--session S] [-q]
+artifact-store put <file|-> --to APP/NAME [--user-wide] [--session S] [-q]
 
-/** How long the sign-in link npm start prints stays good. */
+Stores a file (or stdin, with -) and prints its ArtifactRef as JSON.
+  --name NAME        filename to record (default: the file's name)
+  --type MIME        media type (default: from the name's extension, else sniffed by the service)
+  --namespace NS     e.g. the tool that produced it ("tableau.download_workbook")
+  --ttl DURATION     how long to keep it: 3600, 30m, 1h, 7d, or never (where the service allows it)
+  --session S        the session to store it in (tenant-wide tokens)
+  --to APP/NAME      save it as the next version of a name (docs/http-api.md#named-versions)
+  --user-wide        with --to: the user's name across sessions, not the session's
+  --quiet, -q        print only the id (with --to: APP/NAME@VERSION)
 
-const DATA_DIR_HELP = `  --data-dir DIR   the service's data folder (default ./data; or ARTIFACT_STORE_DATA_DIR). These commands
-                   work on the service's database and blobs directly, on the same machine.`;
+${CONNECTION_HELP}
 
-/** `artifact-store <ops command> --help`. */
-export const OPS_HELP: Record<string, string> = {
+Examples:
+  artifact-store put report.pdf
+  artifact-store put report.pdf --to my-agent/report.pdf --session s-42
+  curl -s https://example.com/chart.png | artifact-store put - --name chart.png --ttl 1d -q`,
+  get: `artifact-store get <id> [-o FILE]
+artifact-store get APP/NAME[@VERSION] [--session S] [--user-wide] [-o FILE]
+
+Writes an artifact's bytes to stdout, or to FILE. APP/NAME reads a name's latest version and
+APP/NAME@3 its version 3. A download to FILE goes to FILE.part first and is renamed once complete
+and its sha256 checked; run the same command again after an interruption and it resumes where it
+stopped (HTTP Range).
+  --session S        the session whose names to read (tenant-wide tokens)
+  --user-wide        APP/NAME is the user's name across sessions
+  --output, -o FILE  where to write (default: stdout)
+
+${CONNECTION_HELP}
+
+Examples:
+  artifact-store get art_3f1c0a… -o report.pdf
+  artifact-store get art_3f1c0a… | jq .
+  artifact-store get my-agent/report.pdf@2 -o report.pdf --session s-42`,
+  ls: `artifact-store ls [--session S] [--namespace NS] [--type PREFIX] [--limit N] [--json]
+
+Lists artifacts in your scope, newest first, as a table (or JSON).
+  --session S     only this session (tenant-wide tokens)
+  --namespace NS  only this namespace
+  --type PREFIX   only media types starting with this (image/, application/pdf)
+  --limit N       at most N (default 50)
+  --json          the ArtifactRefs as JSON
+
+${CONNECTION_HELP}
+
+Examples:
+  artifact-store ls --session s-42
+  artifact-store ls --type image/ --json | jq -r '.[].id'`,
+  rm: `artifact-store rm <id> [<id> …]
+
+Deletes artifacts from your scope (their bytes go once nothing else holds them). Exits 3 if one
+was not there; the others are still deleted.
+
+${CONNECTION_HELP}
+
+Examples:
+  artifact-store rm art_3f1c0a…
+  artifact-store ls --session s-42 --json | jq -r '.[].id' | xargs artifact-store rm`,
+  url: `artifact-store url <id> [--direct|--proxy] [--expires 15m] [--inline]
+
+Prints a download link a browser can open without a token.
+  --proxy            through the service (the default)
+  --direct           straight from S3 / R2 / the CDN (falls back to proxy where the blob store cannot presign)
+  --expires DURATION how long the link works: 900, 15m, 1h (default 15m; never past the artifact's expiry)
+  --inline           open in the browser rather than download
+
+${CONNECTION_HELP}
+
+Examples:
+  artifact-store url art_3f1c0a… --expires 1h
+  open "$(artifact-store url art_3f1c0a… --inline)"`,
+  'end-session': `artifact-store end-session [SESSION] [--json]
+
+Ends a session: everything it holds goes at once (its references and its named versions, with
+their names; user-wide names stay), and prints what went. SESSION defaults to --session or
+ARTIFACT_STORE_SESSION. A session that holds nothing (any more) is not an error.
+  --session S    the session, when not given as SESSION
+  --json         what went as JSON: {"sessionId", "refs", "bytes", "versions"}
+
+${CONNECTION_HELP}
+
+Examples:
+  artifact-store end-session s-42
+  ARTIFACT_STORE_SESSION=s-42 artifact-store end-session --json | jq .bytes`,
+  token: `artifact-store token [--tenant T] [--sub S] [--session S] [--perms read,write] [--ttl 1h] [--data-dir DIR]
+artifact-store token --ui [--session S] [--perms read] [--ttl 1h] [--data-dir DIR] [--url URL]
+
+Mints a token with the configured signing secret: the first of ARTIFACT_STORE_JWT_SECRETS, or the dev
+secret npm start keeps in the data dir. For development and scripts; production tokens come from your
+own auth. Prints only the token (or the link) on stdout; a refusal prints nothing there and exits 2.
+  --tenant T       tenant (default dev)
+  --sub S          user id (default dev); the token is bound to it. --sub '' binds none: the
+                   token then names users per request (X-Artifact-User), as the ADK adapter does
+  --session S      bind the token to one session (it sees only that session)
+  --trace T        bind it to one trace
+  --perms LIST     comma separated: ${PERMS.join(', ')} (default read,write)
+  --ttl DURATION   lifetime: 3600, 15m, 12h, 30d (default 1h)
+  --data-dir DIR   where the dev secret lives. Default: ./data when it exists, else the data dir of
+                   the service --url / ARTIFACT_STORE_URL names if it runs here, else of the only
+                   artifact-store serve running here; never made here
+  --ui             print a link that opens the artifact browser signed in with the token
+  --url URL        the service the --ui link points at (default: ARTIFACT_STORE_URL, the config
+                   file, else the service whose data dir minted the token, else http://127.0.0.1:8787)
+  --config FILE    the config file to read "url" from (default ~/.config/artifact-store/config.json)
+
+Examples:
+  ARTIFACT_STORE_TOKEN=$(artifact-store token --perms read,write,admin --ttl 12h) && export ARTIFACT_STORE_TOKEN
+  artifact-store token --tenant acme --session s-42 --perms read
+  artifact-store token --ui --session s-42 --perms read --ttl 8h`,
   serve: `artifact-store serve [--host H] [--port N] [--data-dir DIR]
 
 Runs the service (npm start runs this). Outside production it prints a dev token valid 30 days,
@@ -46,10 +155,10 @@ Every setting is an ARTIFACT_STORE_* variable (docs/configuration.md); flags win
 Examples:
   artifact-store serve --port 8787
   ARTIFACT_STORE_BLOB_DRIVER=s3 ARTIFACT_STORE_S3_BUCKET=artifacts artifact-store serve`,
-  keys: `artifact-store keys create --tenant T [--perms read,write] [--label L]
-artifact-store keys create --operator [--label L]
-artifact-store keys ls [--tenant T]
-artifact-store keys revoke ID
+  keys: `artifact-store keys create --tenant T [--perms read,write] [--label L] [--data-dir DIR]
+artifact-store keys create --operator [--label L] [--data-dir DIR]
+artifact-store keys ls [--tenant T] [--data-dir DIR]
+artifact-store keys revoke ID [--data-dir DIR]
 
 API keys (sent as Bearer tokens). A new key is printed once. revoke exits 1 when there was no such
 active key. Creating and revoking keys is recorded in the audit trail.
@@ -130,7 +239,7 @@ in the bucket (s3 driver, whose backups hold the database only); then what the r
 no longer references (blobs stored after the backup) is removed, so fsck is clean. Exits 1 when
 blobs are missing, naming them and what to do.
   --force          replace the database the data dir already holds (refused without it)
-${DATA_DIR_HELP}
+  --data-dir DIR   the data dir to restore into (default ./data; or ARTIFACT_STORE_DATA_DIR)
 
 Examples:
   artifact-store restore /backups/artifact-store --data-dir ./data
@@ -138,8 +247,58 @@ Examples:
   mcp: `artifact-store mcp [--url URL] [--session S]
 
 The artifact MCP server on stdio, as a client of a running service; its token comes from
-ARTIFACT_STORE_TOKEN, the service from --url or ARTIFACT_STORE_URL (default http://127.0.0.1:8787).
+ARTIFACT_STORE_TOKEN, the service from --url or ARTIFACT_STORE_URL (default: the service running on
+./data, else the only one running on this host, else http://127.0.0.1:8787).
 
 Examples:
   ARTIFACT_STORE_TOKEN=… artifact-store mcp --url https://artifacts.example.com --session s-42`,
+  gateway: GATEWAY_HELP,
 };
+
+/** A command's forms: the lines of the first paragraph of its help. */
+export function formsOf(help: string): string[] {
+  return help.split('\n\n')[0]!.split('\n');
+}
+
+export const USAGE = `artifact-store — keep binary tool outputs out of LLM context
+
+Usage:
+${COMMAND_NAMES.flatMap((name) => formsOf(HELP[name]))
+  .map((form) => `  ${form}`)
+  .join('\n')}
+  artifact-store --version
+  artifact-store --help
+
+\`artifact-store <command> --help\` shows a command's options and examples. The client commands take
+--url / --token, else ARTIFACT_STORE_URL / ARTIFACT_STORE_TOKEN, else a config file. Every setting of
+the service is also an ARTIFACT_STORE_* environment variable (see docs/configuration.md).
+
+Exit codes: 0 done; 1 failed (the message says what to do; fsck: problems remain); 2 bad usage;
+3 no such artifact in your scope.`;
+
+/** The closest of `names` to `typed` (edit distance, a swap of neighbours counting one), if close enough to be a typo. */
+export function closest(typed: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const name of names) {
+    const d = editDistance(typed.toLowerCase(), name);
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  // One edit for short names (ls, rm), two for longer ones; never more than half the word.
+  const allowed = Math.min(typed.length <= 4 ? 1 : 2, Math.floor(typed.length / 2));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
+}

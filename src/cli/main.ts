@@ -10,13 +10,22 @@ import { loadConfig, type ConfigInput } from '../core/config.js';
 import { resolve, join } from 'node:path';
 import { CliError, EXIT, REMOTE_COMMANDS, type RemoteCommand } from './cli-error.js';
 import { auditCommand, keys, usage } from './admin-commands.js';
-import { OPS_HELP, USAGE } from './help.js';
+import { closest, COMMAND_NAMES, type CommandName, HELP, USAGE } from './help.js';
+import { packageOf, staleBuildNote } from './package-info.js';
+import { chooseUrl } from './services.js';
 import { backupCommand, fsckCommand, restoreCommand, retention } from './maintenance-commands.js';
 import { recordServe, runningServes } from './data-dir.js';
 
 const UI_LINK_TTL_SECONDS = 3600;
 
 async function serve(argv: string[]) {
+  // `npm start --port 8790` keeps --port for npm and passes only the number.
+  const number = argv.find((a, i) => /^\d+$/.test(a) && !/^--(host|port|data-dir)$/.test(argv[i - 1] ?? ''));
+  if (number !== undefined)
+    throw new CliError(
+      `Unexpected argument ${JSON.stringify(number)}: a port goes with --port (artifact-store serve --port ${number}); through npm, after --, as in npm start -- --port ${number} (npm keeps the flags before -- for itself).`,
+      EXIT.usage,
+    );
   const { values } = parseArgs({
     args: argv,
     options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } },
@@ -84,7 +93,7 @@ function portInUse(host: string, port: number): CliError {
   const holder = runningServes().find((s) => new URL(s.url).port === String(port));
   const who = holder ? `artifact-store serve (pid ${holder.pid}, data dir ${holder.dataDir})` : 'another process';
   return new CliError(
-    `Port ${port} on ${host} is in use by ${who}: stop it, or start this one on another port (--port 8790 or ARTIFACT_STORE_PORT=8790; 0 takes any free port).`,
+    `Port ${port} on ${host} is in use by ${who}: stop it, or start this one on another port (npm start -- --port 8790, artifact-store serve --port 8790, or ARTIFACT_STORE_PORT=8790; 0 takes any free port).`,
     EXIT.failed,
   );
 }
@@ -96,7 +105,7 @@ async function mcp(argv: string[]) {
     throw new Error(
       'Set ARTIFACT_STORE_TOKEN to a token for the service (npm start prints a dev token; `artifact-store keys create` makes an API key).',
     );
-  const baseUrl = values.url ?? process.env.ARTIFACT_STORE_URL ?? 'http://127.0.0.1:8787';
+  const baseUrl = values.url ?? (process.env.ARTIFACT_STORE_URL || chooseUrl());
   const [{ createHttpArtifactStore }, { createArtifactMcpServer }, { StdioServerTransport }] = await Promise.all([
     import('../client/http-store.js'),
     import('../mcp/server.js'),
@@ -131,15 +140,20 @@ function usageErrorOf(err: unknown, command: string): unknown {
   return err;
 }
 
+/** The commands whose --help main prints itself; the others parse their own flags. */
+const OWN_HELP = new Set<string>(['token', 'gateway', ...REMOTE_COMMANDS]);
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
+  const stale = staleBuildNote();
+  if (stale) process.stderr.write(`${stale}\n`);
   // The HTTP client loads only for its commands: `serve` runs without it (a few MiB of memory).
   if (command !== undefined && (REMOTE_COMMANDS as readonly string[]).includes(command))
     return (await import('./remote-commands.js')).runRemoteCommand(command as RemoteCommand, rest);
   if (command === 'token') return (await import('./token-command.js')).runTokenCommand(rest);
   if (command === 'gateway') return (await import('./gateway-command.js')).runGatewayCommand(rest);
-  if (command !== undefined && OPS_HELP[command] && (rest.includes('--help') || rest.includes('-h'))) {
-    process.stdout.write(`${OPS_HELP[command]}\n`);
+  if (isCommand(command) && !OWN_HELP.has(command) && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(`${HELP[command]}\n`);
     return;
   }
   try {
@@ -149,37 +163,46 @@ async function main() {
   }
 }
 
+const isCommand = (name: string | undefined): name is CommandName =>
+  (COMMAND_NAMES as readonly (string | undefined)[]).includes(name);
+
+/** The commands main.ts runs itself; the table's type makes every command of help.ts run somewhere. */
+const OPS: Record<Exclude<CommandName, 'token' | 'gateway' | RemoteCommand>, (argv: string[]) => Promise<void>> = {
+  serve,
+  keys,
+  retention,
+  usage,
+  fsck: fsckCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
+  audit: auditCommand,
+  mcp,
+};
+
 async function ops(command: string | undefined, rest: string[]) {
+  if (command !== undefined && Object.hasOwn(OPS, command)) return OPS[command as keyof typeof OPS](rest);
   switch (command) {
-    case 'serve':
-      return serve(rest);
-    case 'keys':
-      return keys(rest);
-    case 'retention':
-      return retention(rest);
-    case 'usage':
-      return usage(rest);
-    case 'fsck':
-      return fsckCommand(rest);
-    case 'backup':
-      return backupCommand(rest);
-    case 'restore':
-      return restoreCommand(rest);
-    case 'audit':
-      return auditCommand(rest);
-    case 'mcp':
-      return mcp(rest);
-    case undefined:
     case 'help':
+      // `help put` is `put --help`.
+      if (isCommand(rest[0])) return void process.stdout.write(`${HELP[rest[0]]}\n`);
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    case undefined:
     case '--help':
     case '-h':
       process.stdout.write(`${USAGE}\n`);
       return;
-    default:
+    case '--version':
+    case '-v':
+      process.stdout.write(`${packageOf()?.version ?? 'unknown'}\n`);
+      return;
+    default: {
+      const near = closest(command, [...COMMAND_NAMES, 'help', '--help', '--version']);
       throw new CliError(
-        `Unknown command ${JSON.stringify(command)}: run artifact-store --help for the list.`,
+        `Unknown command ${JSON.stringify(command)}${near ? `: did you mean ${near}?` : '.'} Run artifact-store --help for the list.`,
         EXIT.usage,
       );
+    }
   }
 }
 

@@ -16,15 +16,8 @@ import { isArtifactId } from '../core/ids.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
 import { checkSessionId } from '../core/sessions.js';
 import { CliError, EXIT, type RemoteCommand } from './cli-error.js';
-import {
-  type Command,
-  CONNECTION,
-  CONNECTION_HELP,
-  type Connection,
-  connection,
-  parseDuration,
-  runCommand,
-} from './connection.js';
+import { HELP } from './help.js';
+import { type Command, CONNECTION, type Connection, connection, parseDuration, runCommand } from './connection.js';
 
 function storeOf(c: Connection) {
   try {
@@ -95,24 +88,7 @@ const notFound = (id: string) =>
 
 const COMMANDS: Record<RemoteCommand, Command> = {
   put: {
-    usage: `artifact-store put <file|-> [options]
-
-Stores a file (or stdin, with -) and prints its ArtifactRef as JSON.
-  --name NAME        filename to record (default: the file's name)
-  --type MIME        media type (default: from the name's extension, else sniffed by the service)
-  --namespace NS     e.g. the tool that produced it ("tableau.download_workbook")
-  --ttl DURATION     how long to keep it: 3600, 30m, 1h, 7d, or never (where the service allows it)
-  --session S        the session to store it in (tenant-wide tokens)
-  --to APP/NAME      save it as the next version of a name (docs/http-api.md#named-versions)
-  --user-wide        with --to: the user's name across sessions, not the session's
-  --quiet, -q        print only the id (with --to: APP/NAME@VERSION)
-
-${CONNECTION_HELP}
-
-Examples:
-  artifact-store put report.pdf
-  artifact-store put report.pdf --to my-agent/report.pdf --session s-42
-  curl -s https://example.com/chart.png | artifact-store put - --name chart.png --ttl 1d -q`,
+    usage: HELP.put,
     options: {
       ...CONNECTION,
       name: { type: 'string' },
@@ -170,22 +146,7 @@ Examples:
   },
 
   get: {
-    usage: `artifact-store get <id | APP/NAME[@VERSION]> [-o FILE]
-
-Writes an artifact's bytes to stdout, or to FILE. APP/NAME reads a name's latest version and
-APP/NAME@3 its version 3. A download to FILE goes to FILE.part first and is renamed once complete
-and its sha256 checked; run the same command again after an interruption and it resumes where it
-stopped (HTTP Range).
-  --session S        the session whose names to read (tenant-wide tokens)
-  --user-wide        APP/NAME is the user's name across sessions
-  --output, -o FILE  where to write (default: stdout)
-
-${CONNECTION_HELP}
-
-Examples:
-  artifact-store get art_3f1c0a… -o report.pdf
-  artifact-store get art_3f1c0a… | jq .
-  artifact-store get my-agent/report.pdf@2 -o report.pdf --session s-42`,
+    usage: HELP.get,
     options: {
       ...CONNECTION,
       output: { type: 'string', short: 'o' },
@@ -264,20 +225,7 @@ Examples:
   },
 
   ls: {
-    usage: `artifact-store ls [options]
-
-Lists artifacts in your scope, newest first, as a table (or JSON).
-  --session S     only this session (tenant-wide tokens)
-  --namespace NS  only this namespace
-  --type PREFIX   only media types starting with this (image/, application/pdf)
-  --limit N       at most N (default 50)
-  --json          the ArtifactRefs as JSON
-
-${CONNECTION_HELP}
-
-Examples:
-  artifact-store ls --session s-42
-  artifact-store ls --type image/ --json | jq -r '.[].id'`,
+    usage: HELP.ls,
     options: {
       ...CONNECTION,
       session: { type: 'string' },
@@ -338,16 +286,7 @@ Examples:
   },
 
   rm: {
-    usage: `artifact-store rm <id> [<id> …]
-
-Deletes artifacts from your scope (their bytes go once nothing else holds them). Exits 3 if one
-was not there; the others are still deleted.
-
-${CONNECTION_HELP}
-
-Examples:
-  artifact-store rm art_3f1c0a…
-  artifact-store ls --session s-42 --json | jq -r '.[].id' | xargs artifact-store rm`,
+    usage: HELP.rm,
     options: { ...CONNECTION },
     async run(values, ids) {
       if (ids.length === 0) throw new CliError('rm needs at least one artifact id.', EXIT.usage);
@@ -363,19 +302,7 @@ Examples:
   },
 
   url: {
-    usage: `artifact-store url <id> [--direct|--proxy] [--expires DURATION] [--inline]
-
-Prints a download link a browser can open without a token.
-  --proxy            through the service (the default)
-  --direct           straight from S3 / R2 / the CDN (falls back to proxy where the blob store cannot presign)
-  --expires DURATION how long the link works: 900, 15m, 1h (default 15m; never past the artifact's expiry)
-  --inline           open in the browser rather than download
-
-${CONNECTION_HELP}
-
-Examples:
-  artifact-store url art_3f1c0a… --expires 1h
-  open "$(artifact-store url art_3f1c0a… --inline)"`,
+    usage: HELP.url,
     options: {
       ...CONNECTION,
       direct: { type: 'boolean' },
@@ -399,19 +326,7 @@ Examples:
   },
 
   'end-session': {
-    usage: `artifact-store end-session [SESSION] [--json]
-
-Ends a session: everything it holds goes at once (its references and its named versions, with
-their names; user-wide names stay), and prints what went. SESSION defaults to --session or
-ARTIFACT_STORE_SESSION. A session that holds nothing (any more) is not an error.
-  --session S    the session, when not given as SESSION
-  --json         what went as JSON: {"sessionId", "refs", "bytes", "versions"}
-
-${CONNECTION_HELP}
-
-Examples:
-  artifact-store end-session s-42
-  ARTIFACT_STORE_SESSION=s-42 artifact-store end-session --json | jq .bytes`,
+    usage: HELP['end-session'],
     options: { ...CONNECTION, session: { type: 'string' }, json: { type: 'boolean' } },
     async run(values, positionals) {
       const [asked, ...extra] = positionals;

@@ -7,32 +7,13 @@ import { PERMS, type Perm } from '../core/perms.js';
 import { mintToken, parseJwtSecrets } from '../http/tokens.js';
 import { resolveNodeKeys } from '../node/keys.js';
 import { CliError, EXIT } from './cli-error.js';
-import { findServiceData } from './data-dir.js';
-import { type Command, parseDuration, readConfigFile, runCommand } from './connection.js';
+import { findServiceData, type ServiceData } from './data-dir.js';
+import { type Command, namedUrl, parseDuration, runCommand } from './connection.js';
+import { HELP } from './help.js';
+import { DEFAULT_URL } from './services.js';
 
 const TOKEN: Command = {
-  usage: `artifact-store token [options]
-
-Mints a token with the configured signing secret: the first of ARTIFACT_STORE_JWT_SECRETS, or the dev
-secret npm start keeps in the data dir. For development and scripts; production tokens come from your
-own auth.
-  --tenant T       tenant (default dev)
-  --sub S          user id (default dev); the token is bound to it. --sub '' binds none: the
-                   token then names users per request (X-Artifact-User), as the ADK adapter does
-  --session S      bind the token to one session (it sees only that session)
-  --trace T        bind it to one trace
-  --perms LIST     comma separated: ${PERMS.join(', ')} (default read,write)
-  --ttl DURATION   lifetime: 3600, 15m, 12h, 30d (default 1h)
-  --data-dir DIR   where the dev secret lives (default: the data dir of the artifact-store serve
-                   running here, else ./data when it exists; never made here)
-  --ui             print a link that opens the artifact browser signed in with the token
-  --url URL        the service the --ui link points at (default: ARTIFACT_STORE_URL, the config
-                   file, else http://127.0.0.1:8787)
-
-Examples:
-  export ARTIFACT_STORE_TOKEN=$(artifact-store token --perms read,write,admin --ttl 12h)
-  artifact-store token --tenant acme --session s-42 --perms read
-  artifact-store token --ui --session s-42 --perms read --ttl 8h`,
+  usage: HELP.token,
   options: {
     help: { type: 'boolean', short: 'h' },
     tenant: { type: 'string' },
@@ -67,8 +48,16 @@ Examples:
     }
     // With configured secrets the data dir plays no part; else the dev secret must be the service's
     // own, found where the service keeps it, never made here.
-    if (config.env === 'development' && parseJwtSecrets(config.jwtSecrets).length === 0)
-      config = findServiceData(flag, 'dev-secret').config;
+    let found: ServiceData | undefined;
+    if (config.env === 'development' && parseJwtSecrets(config.jwtSecrets).length === 0) {
+      // --url names the service as a flag does; ARTIFACT_STORE_URL and the config file come after ./data.
+      const named = () => {
+        const n = namedUrl(values);
+        return n && { ...n, explicit: n.from === '--url' };
+      };
+      found = findServiceData(flag, 'dev-secret', named);
+      config = found.config;
+    }
     const { hmacSecrets: secrets, devSecret } = await resolveNodeKeys(config).catch((err: Error) => {
       throw new CliError(err.message);
     });
@@ -90,11 +79,7 @@ Examples:
       process.stdout.write(`${token}\n`);
       return;
     }
-    const base =
-      (values.url as string | undefined) ??
-      process.env.ARTIFACT_STORE_URL ??
-      readConfigFile(values.config as string | undefined).url ??
-      'http://127.0.0.1:8787';
+    const base = namedUrl(values)?.url ?? found?.serve?.url ?? DEFAULT_URL;
     // The fragment never reaches the server, and the page clears it from the address bar.
     process.stdout.write(`${base.replace(/\/+$/, '')}/ui#token=${token}\n`);
   },
