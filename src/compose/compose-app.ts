@@ -21,7 +21,7 @@ import { type RetentionReport, runRetention } from '../service/retention.js';
 import type { ArtifactService, ServiceLimits, ServiceObserver } from '../service/types.js';
 import type { ArtifactViews } from '../service/views/index.js';
 import type { ViewSandbox } from '../service/views/sandbox.js';
-import type { KeySources } from './keys.js';
+import type { KeySources, ResolvedKeys } from './keys.js';
 import { createRetentionRunner, retentionDepsOf } from './retention.js';
 import { type ResolvedSettings, resolveSettings } from './settings.js';
 
@@ -100,6 +100,49 @@ export interface ComposedApp {
   recordPolicies(): Promise<unknown>;
 }
 
+/** What the service takes beyond the configuration: its policies, and the runtime's parts. */
+export interface ServiceParts {
+  policies: ResolvedSettings['policies'];
+  /** Signs proxy links; without one only direct links (an S3 driver) can be made. */
+  urlSigner?: ResolvedKeys['urlSigner'];
+  now?: () => number;
+  limits?: Partial<ServiceLimits>;
+  viewSandbox?: ViewSandbox;
+  observer?: ServiceObserver;
+}
+
+/**
+ * The ArtifactService over the drivers, with the configuration's limits, TTLs, link lifetimes and view
+ * budget: the one place these settings reach the service, for composeApp and the Node embedded store.
+ */
+export function composeService(
+  config: Config,
+  drivers: Pick<Drivers, 'repo' | 'blobs'>,
+  parts: ServiceParts,
+): ArtifactService {
+  return createArtifactService({
+    repo: drivers.repo,
+    blobs: drivers.blobs,
+    ...(parts.now ? { now: parts.now } : {}),
+    limits: {
+      maxArtifactBytes: config.maxArtifactBytes,
+      defaultTtlSeconds: config.defaultTtlSeconds,
+      maxTtlSeconds: config.maxTtlSeconds,
+      touchFlushMs: config.touchFlushMs,
+      smallBlobCacheBytes: config.smallBlobCacheBytes,
+      ...parts.limits,
+    },
+    links: {
+      ...(parts.urlSigner ? { signer: parts.urlSigner } : {}),
+      defaultTtlSeconds: config.urlDefaultTtlSeconds,
+      maxTtlSeconds: config.urlMaxTtlSeconds,
+    },
+    policies: parts.policies,
+    views: { budget: config.viewBudgetChars, ...(parts.viewSandbox ? { sandbox: parts.viewSandbox } : {}) },
+    ...(parts.observer ? { observer: parts.observer } : {}),
+  });
+}
+
 /** Builds the service, its operations, the authenticator and the HTTP app over the given drivers. */
 export async function composeApp(config: Config, drivers: Drivers, runtime: RuntimeParts): Promise<ComposedApp> {
   const { repo, blobs, hash } = drivers;
@@ -109,25 +152,12 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     hasJwks: jwks !== undefined || Boolean(config.jwksUrl || config.jwksFile),
   });
   const { keys, policies } = settings;
-  const service = createArtifactService({
-    repo,
-    blobs,
-    ...(runtime.now ? { now: runtime.now } : {}),
-    limits: {
-      maxArtifactBytes: config.maxArtifactBytes,
-      defaultTtlSeconds: config.defaultTtlSeconds,
-      maxTtlSeconds: config.maxTtlSeconds,
-      touchFlushMs: config.touchFlushMs,
-      smallBlobCacheBytes: config.smallBlobCacheBytes,
-      ...runtime.limits,
-    },
-    links: {
-      signer: keys.urlSigner,
-      defaultTtlSeconds: config.urlDefaultTtlSeconds,
-      maxTtlSeconds: config.urlMaxTtlSeconds,
-    },
+  const service = composeService(config, drivers, {
     policies,
-    views: { budget: config.viewBudgetChars, ...(runtime.viewSandbox ? { sandbox: runtime.viewSandbox } : {}) },
+    urlSigner: keys.urlSigner,
+    ...(runtime.now ? { now: runtime.now } : {}),
+    ...(runtime.limits ? { limits: runtime.limits } : {}),
+    ...(runtime.viewSandbox ? { viewSandbox: runtime.viewSandbox } : {}),
     ...(runtime.observer ? { observer: runtime.observer } : {}),
   });
   const { views } = service;

@@ -4,9 +4,7 @@
  */
 import { enableLinearRegExps } from './regexps.js';
 import { createNodeViewSandbox } from './view-sandbox.js';
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -24,9 +22,7 @@ import { nodeDocsAssets, nodeUiAssets } from './assets.js';
 import { openNodeDrivers } from './drivers.js';
 import { nodeKeySources } from './keys.js';
 import { createServiceLogger } from './logger.js';
-
-/** The lease whose holder runs the scheduled retention among processes sharing the database. */
-export const RETENTION_LEASE = 'retention';
+import { scheduleRetention } from './retention-schedule.js';
 
 export interface RunningServer {
   url: string;
@@ -108,36 +104,6 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const { app, service, retention } = composed;
   const { devSecret } = composed.settings.keys;
 
-  // The in-process schedule: the same run as the CLI and the admin endpoint. Processes sharing the
-  // database take turns through the `retention` lease: its holder runs every tick and renews it for
-  // two intervals; the others skip until it lapses (its holder stopped or died) or is given up.
-  const intervalMs = config.retentionIntervalSeconds * 1000;
-  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const claim = () => drivers.repo.claimLease(RETENTION_LEASE, holder, Date.now() + 2 * intervalMs, Date.now());
-  const scheduled = async () => {
-    if (!(await claim())) {
-      logger.debug('retention run skipped: another process holds the lease');
-      return;
-    }
-    const report = await retention('schedule');
-    logger.info('retention run', { ...report });
-    await claim();
-  };
-  let scheduledRun: Promise<unknown> | undefined;
-  const schedule =
-    intervalMs > 0
-      ? setInterval(() => {
-          scheduledRun ??= scheduled()
-            .catch((err) =>
-              logger.error('retention run failed', { error: err instanceof Error ? err.message : String(err) }),
-            )
-            .finally(() => {
-              scheduledRun = undefined;
-            });
-        }, intervalMs)
-      : undefined;
-  schedule?.unref();
-
   const server = await new Promise<Server>((ok, fail) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
     s.once('error', fail);
@@ -147,6 +113,14 @@ export async function startServer(config: Config, options: { logger?: Logger } =
     await viewSandbox.close();
     await drivers.close();
     throw err;
+  });
+  // The in-process schedule: the same run as the CLI and the admin endpoint, taking turns with the other
+  // processes on this database (retention-schedule.ts).
+  const schedule = scheduleRetention({
+    repo: drivers.repo,
+    intervalSeconds: config.retentionIntervalSeconds,
+    run: retention,
+    logger,
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -164,7 +138,8 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const close = () =>
     (closing ??= (async () => {
       draining = true;
-      if (schedule) clearInterval(schedule);
+      // Stops the timer now; a run in progress is awaited once no request is left.
+      const stopped = schedule.stop();
       const closed = new Promise<void>((ok) => server.close(() => ok()));
       await app.closeMcpSessions();
       server.closeIdleConnections();
@@ -177,8 +152,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       await closed;
       clearInterval(sweep);
       clearTimeout(timer);
-      await scheduledRun;
-      if (schedule) await drivers.repo.releaseLease(RETENTION_LEASE, holder).catch(() => {});
+      await stopped;
       await gateway?.gateway.close();
       await service.close();
       await viewSandbox.close();

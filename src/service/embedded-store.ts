@@ -39,6 +39,7 @@ export interface EmbeddedArtifactStoreOptions {
  */
 export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOptions): ArtifactStore {
   const { service, scope } = options;
+  checkIsService(service);
   const access = readAccessOf(scope);
   const capabilities: ArtifactStoreCapabilities = {
     persistent: options.persistent ?? true,
@@ -102,6 +103,24 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     names: embeddedNames(service, scope, options.publicUrl),
     endSession: async (sessionId?: string) => service.endSession(access, sessionToEnd(sessionId, scope.sessionId)),
   };
+}
+
+/**
+ * Refuses, at once and by name, what is not an ArtifactService: most often the drivers openNodeDrivers
+ * returns, which have no put or get of their own.
+ */
+function checkIsService(service: unknown): asserts service is ArtifactService {
+  const candidate = service as Partial<Record<keyof ArtifactService, unknown>> | null | undefined;
+  if (typeof candidate?.putText === 'function' && typeof candidate.getStream === 'function') return;
+  const got =
+    candidate && typeof candidate === 'object' && 'repo' in candidate && 'blobs' in candidate
+      ? 'drivers (what openNodeDrivers returns)'
+      : candidate === undefined || candidate === null
+        ? String(candidate)
+        : 'an object without putText or getStream';
+  throw new TypeError(
+    `createEmbeddedArtifactStore: \`service\` must be an ArtifactService (composeApp(config, drivers, runtime).service, or startServer(config).service), not ${got}. To open a data dir in-process in one call, use openArtifactStore({ dataDir, scope }) from artifact-store/node.`,
+  );
 }
 
 /** Named versions through the service, for this store's scope (core/names.ts says which key a ref means). */
