@@ -4,12 +4,17 @@
  * (twice: versions 0 and 1) and a user-wide note, and the script then reads what the service holds.
  * The model is scripted (it calls the tool, then answers), so no LLM and no key are needed.
  *
- *   npm start                                                     # in another terminal
- *   export ARTIFACT_STORE_TOKEN=$(npx artifact-store token --sub '')   # tenant-wide: no user, no session
+ *   npm start                      # in another terminal: prints ARTIFACT_STORE_TOKEN
+ *   export ARTIFACT_STORE_TOKEN=…
  *   npx tsx examples/adk.ts
  *
+ * The token npm start prints is bound to the user "dev" (its `sub`), so the agent's user here is dev:
+ * a token bound to a user serves ADK's calls for that user, in any of its sessions, and is refused
+ * (forbidden) for any other. An app that serves many users mints a tenant-wide token (no `sub`:
+ * `artifact-store token --sub ''`), with which every userId works, or one token per user.
+ *
  * ARTIFACT_STORE_URL names another service (default http://127.0.0.1:8787). In your own project the
- * imports are `artifact-store/adk` and `artifact-store/client`; this file imports the source so it
+ * imports are `artifact-store-sdk/adk` and `artifact-store-sdk`; this file imports the source so it
  * runs from a clone.
  */
 import {
@@ -66,27 +71,32 @@ const agent = new LlmAgent({ name: 'planner', model: new ScriptedModel(), tools:
 // #region setup
 const store = createHttpArtifactStore({
   baseUrl: process.env.ARTIFACT_STORE_URL ?? 'http://127.0.0.1:8787',
-  token: process.env.ARTIFACT_STORE_TOKEN, // tenant-wide: the service names each call's user and session
+  token: process.env.ARTIFACT_STORE_TOKEN, // tenant-wide, or bound to the one user the Runner acts for
 });
 const artifactService = new ArtifactStoreArtifactService(store);
 const sessionService = new InMemorySessionService();
 const runner = new Runner({ appName: 'travel_agent', agent, sessionService, artifactService });
 // #endregion
 
-const where = { appName: 'travel_agent', userId: 'alice' };
+const USER = 'dev'; // the user npm start's token is bound to; a tenant-wide token may name any
+const where = { appName: 'travel_agent', userId: USER };
 for (const sessionId of ['s-1', 's-2']) await sessionService.createSession({ ...where, sessionId });
 
-const saved: unknown[] = [];
+const saved: number[] = [];
 for (let turn = 0; turn < 2; turn++) {
   const newMessage = { role: 'user', parts: [{ text: 'Chart the weather in Lisbon.' }] };
-  for await (const event of runner.runAsync({ userId: 'alice', sessionId: 's-1', newMessage })) {
+  for await (const event of runner.runAsync({ userId: USER, sessionId: 's-1', newMessage })) {
     if (event.errorCode) throw new Error(`${event.errorCode}: ${event.errorMessage}`);
-    for (const part of event.content?.parts ?? [])
-      if (part.functionResponse) saved.push(part.functionResponse.response);
+    for (const part of event.content?.parts ?? []) {
+      const answer = part.functionResponse;
+      if (!answer) continue;
+      // ADK hands a tool's error to the model as { error } rather than throwing it: stop here instead.
+      if (answer.response?.error) throw new Error(String(answer.response.error));
+      saved.push((answer.response as { version: number }).version);
+    }
   }
 }
-const [first, second] = saved as { version: number }[];
-console.log(`the tool saved chart.png as version ${first?.version}, then version ${second?.version}`);
+console.log(`the tool saved chart.png as version ${saved[0]}, then version ${saved[1]}`);
 
 // What the service holds: ADK's own calls, then the store's.
 const chart = { ...where, sessionId: 's-1', filename: 'chart.png' };
@@ -95,7 +105,7 @@ const latest = versions.at(-1)!;
 const bytes = (await store.names!.loadVersion({
   app: 'travel_agent',
   name: 'chart.png',
-  userId: 'alice',
+  userId: USER,
   sessionId: 's-1',
 }))!.bytes;
 console.log(

@@ -168,6 +168,8 @@ async function main() {
   for (const [i, step] of plan.entries()) {
     console.log(`Step ${i + 1}: ${step.say}`);
     const { raw, seen } = await step.run();
+    // An MCP tool's failure is a result with isError, not a throw: an agent would show it to the model.
+    if ((raw as { isError?: boolean }).isError) throw new Error(`${step.say}: ${JSON.stringify(raw)}`);
     before += JSON.stringify(raw).length;
     after += JSON.stringify(seen).length;
     console.log(`  without artifact-store the model reads ${size(raw)} chars`);

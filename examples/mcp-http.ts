@@ -31,6 +31,8 @@ console.log(`resources: ${resources.map((r) => `${r.uri} (${r.mimeType})`).join(
 const read = await client.readResource({ uri: `artifact://${ref.id}` });
 console.log(`read artifact://${ref.id}: ${JSON.stringify(read.contents[0])}`);
 const link = await client.callTool({ name: 'artifact_url', arguments: { id: ref.id } });
-console.log(`artifact_url: ${(link.content as { text: string }[])[0]!.text.slice(0, 60)}…`);
+const text = (link.content as { text: string }[])[0]!.text;
+if (link.isError) throw new Error(`artifact_url: ${text}`); // a refusal comes back as a result, not a throw
+console.log(`artifact_url: ${text.slice(0, 60)}…`);
 await client.close();
 await store.delete(ref.id);

@@ -6,7 +6,7 @@
  *
  *   npx tsx examples/mcp-resources.ts
  *
- * In your own project the imports are `artifact-store/client` and `artifact-store/mcp`.
+ * In your own project the imports are `artifact-store-sdk` and `artifact-store-sdk/mcp`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';

@@ -4,7 +4,7 @@
  *
  *   npx tsx examples/mcp-server-content.ts
  *
- * In your own project the imports are `artifact-store/client` and `artifact-store/mcp`.
+ * In your own project the imports are `artifact-store-sdk` and `artifact-store-sdk/mcp`.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,8 +45,10 @@ await server.connect(serverSide);
 const client = new Client({ name: 'host', version: '1.0.0' });
 await client.connect(clientSide);
 for (const name of ['render_chart', 'make_report']) {
-  const { content } = await client.callTool({ name, arguments: {} });
-  const blocks = content as { type: string; mimeType?: string; uri?: string }[];
+  const { content, isError } = await client.callTool({ name, arguments: {} });
+  const blocks = content as { type: string; text?: string; mimeType?: string; uri?: string }[];
+  // The server turns a tool's throw into a result with isError: the message is in its text.
+  if (isError) throw new Error(`${name}: ${blocks.map((b) => b.text).join(' ')}`);
   console.log(`${name}: ${blocks.map((b) => [b.type, b.mimeType, b.uri].filter(Boolean).join(' ')).join(' | ')}`);
 }
 try {

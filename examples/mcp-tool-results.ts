@@ -6,7 +6,7 @@
  *
  *   npx tsx examples/mcp-tool-results.ts
  *
- * In your own project the imports are `artifact-store/client` and `artifact-store/mcp`; this file
+ * In your own project the imports are `artifact-store-sdk` and `artifact-store-sdk/mcp`; this file
  * imports the source so it runs from a clone.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

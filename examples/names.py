@@ -9,7 +9,7 @@ shares; then parallel saves with the async client.
 ARTIFACT_STORE_URL names another service (default http://127.0.0.1:8787).
 """
 
-import asyncio
+import sys
 
 # #region names
 from artifact_store_client import ArtifactStoreClient
@@ -34,13 +34,17 @@ with ArtifactStoreClient(scope={"session": "s-42"}) as store:
     store.delete_name("adk.reports", "preferences.json", user_wide=True)
 # #endregion
 
-assert latest is not None and draft is not None and prefs is not None
+# Refusals raise (ArtifactStoreError: code and message); None means no such name or version.
+if latest is None or draft is None or prefs is None:
+    sys.exit("a saved version reads back as None")
 print(f"saved {ref.name} version {ref.version} ({ref.mime_type}) in {ref.namespace}")
 print(f"latest {latest.data!r} {latest.ref.meta}, version 0 {draft.data!r}, versions {numbers}, names {names}")
 print(f"link {link.fetch_mode}; session s-43 reads preferences.json {prefs.data!r} and summary.md as {missing}")
 
 
 # #region async
+import asyncio
+
 from artifact_store_client import AsyncArtifactStoreClient
 
 

@@ -10,6 +10,7 @@ as its artifact store; this script makes the calls the planner would.
 
 import asyncio
 import json
+import sys
 
 from artifact_store_client.penguiflow import ArtifactScope, HttpArtifactStore
 
@@ -29,7 +30,9 @@ async def main() -> None:
             held = await store.get_ref(ref.id)
             data = await store.get(ref.id)
     # #endregion
-    assert held is not None and data == observation.encode()
+    # Refusals raise (ArtifactStoreError: code and message); None means the store holds no such artifact.
+    if held is None or data is None:
+        sys.exit(f"{ref.id} was stored, yet reads back as None")
     print(f"stored {ref.id} ({ref.size_bytes} bytes)")
     print(f"read back {len(data)} bytes of {held.mime_type}")
 

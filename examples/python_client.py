@@ -10,6 +10,7 @@ ARTIFACT_STORE_URL names another service (default http://127.0.0.1:8787). Instal
 """
 
 import asyncio
+import sys
 
 pdf_bytes = b"%PDF-1.4\n% a stand-in for a Tableau export\n"
 
@@ -33,8 +34,11 @@ with ArtifactStoreClient(scope={"session": "s-42"}) as store:
     store.delete(ref.id)
 # #endregion
 
+# Refusals raise (ArtifactStoreError: code and message); None means the store holds no such artifact.
+if data is None:
+    sys.exit(f"{ref.id} was stored, yet get answers None")
 print(f"stored {ref.id} ({ref.mime_type}, {ref.size_bytes} bytes) in session {ref.scope.session_id}")
-print(f"read {len(data or b'')} bytes, head {head!r}, listed {len(listed)}, link {link.fetch_mode}")
+print(f"read {len(data)} bytes, head {head!r}, listed {len(listed)}, link {link.fetch_mode}")
 
 with ArtifactStoreClient(scope={"session": "s-42"}) as store:
     store.put(b"scratch notes of the session", filename="scratch.txt")

@@ -7,7 +7,7 @@
  *
  *   npx tsx examples/read-back.ts
  *
- * In your own project the imports are `artifact-store/client`, `artifact-store/mcp` and
+ * In your own project the imports are `artifact-store-sdk`, `artifact-store-sdk/mcp` and
  * `artifact-store/node`; this file imports the source so it runs from a clone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -81,7 +81,9 @@ for (const [call, result] of [
   [`artifact_read {"id":"${logId}","offset":18430,"limit":5}`, around],
   [`artifact_query {"id":"${jsonId}","path":"$[?@.title == 'Upload hangs at 99% on large PDFs']"}`, issue],
 ] as const) {
-  console.log(`> ${call}\n${(result.content as { text: string }[])[0]!.text.slice(0, 700)}\n`);
+  const text = (result.content as { text: string }[])[0]!.text;
+  if (result.isError) throw new Error(`${call}: ${text}`); // the tools answer a failure, they never throw
+  console.log(`> ${call}\n${text.slice(0, 700)}\n`);
 }
 
 // #region sdk

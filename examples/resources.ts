@@ -52,17 +52,24 @@ async function main() {
   console.log(`\nread it again: from the cache = ${again.fromCache}`);
 
   console.log(await bridge.subscribe('demo://resource/dynamic/blob/1'));
-  await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+  await toggleUpdates(client);
   for (let i = 0; i < 100 && updates.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-  console.log(`update: ${updates[0] ?? 'none arrived in 10 s'}`);
+  if (!updates[0]) throw new Error('the server sent no resource update in 10 s');
+  console.log(`update: ${updates[0]}`);
   const fresh = await bridge.readResource('demo://resource/dynamic/blob/1');
   console.log(`read after the update: from the cache = ${fresh.fromCache}`);
 
   console.log('\nPlanner tools a model would be offered:');
   for (const tool of bridge.plannerTools('everything')) console.log(`  ${tool.name}: ${tool.description}`);
 
-  await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+  await toggleUpdates(client);
   await client.close();
+}
+
+/** The server's tool that starts (or stops) its updates; a tool's failure comes back as isError. */
+async function toggleUpdates(client: Client) {
+  const result = await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+  if (result.isError) throw new Error(`toggle-subscriber-updates: ${JSON.stringify(result.content)}`);
 }
 
 main().catch((err) => {

@@ -7,7 +7,7 @@
  *   npx tsx examples/sdk.ts
  *
  * ARTIFACT_STORE_URL names another service (default http://127.0.0.1:8787). In your own project the
- * import is `artifact-store/client`; this file imports the source so it runs from a clone.
+ * import is `artifact-store-sdk`; this file imports the source so it runs from a clone.
  */
 import { createHttpArtifactStore } from '../src/client/index.js';
 
@@ -38,8 +38,10 @@ await store.delete(ref.id);
 // #endregion
 
 console.log(`stored ${ref.id} (${ref.mimeType}, ${ref.sizeBytes} bytes) in session ${ref.scope.sessionId}`);
+// Refusals throw an ArtifactError (code, message); null means the store holds no such artifact.
+if (!bytes) throw new Error(`${ref.id} was stored, yet get answers null`);
 const head = new TextDecoder().decode((await new Response(stream).arrayBuffer()).slice(0, 8));
-console.log(`read back ${bytes?.byteLength} bytes; the range starts with ${head}`);
+console.log(`read back ${bytes.byteLength} bytes; the range starts with ${head}`);
 const listed = page.items.some((r) => r.id === ref.id);
 console.log(`listed: ${listed}; after the delete get answers ${await store.get(ref.id)}`);
 
@@ -59,8 +61,9 @@ const versions = await store.names!.listVersions(plan); // refs with name and ve
 const names = await store.names!.listNames({ app: 'my-agent' }); // { items: [{ name, latestVersion, versions, … }] }
 await store.names!.deleteName(plan); // every version; the next save starts again at 0
 // #endregion
+if (!latest || !first) throw new Error(`${plan.name} was saved, yet loadVersion answers null`);
 console.log(
-  `versions ${v0.version} and ${v1.version}; latest is v${latest?.ref.version}, v0 has ${first?.bytes.byteLength} bytes; ${versions.length} versions, names: ${names.items.map((n) => n.name).join(', ')}`,
+  `versions ${v0.version} and ${v1.version}; latest is v${latest.ref.version}, v0 has ${first.bytes.byteLength} bytes; ${versions.length} versions, names: ${names.items.map((n) => n.name).join(', ')}`,
 );
 
 // #region links
@@ -69,6 +72,7 @@ const link = await store.url!(report.id, { mode: 'direct', expiresIn: 600, dispo
 // #endregion
 
 const fetched = await fetch(link.url);
+if (!fetched.ok) throw new Error(`the link answered ${fetched.status}: ${await fetched.text()}`);
 const served = (await fetched.arrayBuffer()).byteLength;
 console.log(`link: ${link.fetchMode}, a browser GET answers ${fetched.status} with ${served} bytes and no token`);
 

@@ -7,7 +7,7 @@
  *   export ARTIFACT_STORE_TOKEN=…
  *   npx tsx examples/stream-upload.ts
  *
- * In your own project the imports are `artifact-store/client` and `artifact-store/node`.
+ * In your own project the imports are `artifact-store-sdk` and `artifact-store/node`.
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -266,9 +266,9 @@ describe('examples/adk.ts', () => {
   });
 
   it('runs an ADK agent whose artifacts land in the service, as docs/adk.md shows', async () => {
-    // The page's command: `npx artifact-store token --sub ''` mints a tenant-wide token (no user, no
-    // session) with the data dir's dev secret. npm start's own token has sub "dev", which may not
-    // name the ADK app's users.
+    // A tenant-wide token (`artifact-store token --sub ''`: no user, no session) may name any user, so
+    // the example, whose user is the one npm start's token is bound to (dev), runs with it too;
+    // test/examples.test.ts runs it with npm start's own token.
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
     const minted = await promisify(execFile)(process.execPath, [...CLI_ARGS, 'token', '--sub', '', '--data-dir', dir], {
       cwd: ROOT,
@@ -300,7 +300,7 @@ describe('examples/adk.ts', () => {
     const versions = await store.names!.listVersions({
       app: 'travel_agent',
       name: 'chart.png',
-      userId: 'alice',
+      userId: 'dev',
       sessionId: 's-1',
     });
     expect(versions.map((v) => v.version)).toEqual([0, 1]);
