@@ -493,7 +493,7 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
   });
 
   it('works from the keyboard and reads at 320 px without sideways scrolling; keeps screenshots', async () => {
-    // One agent session's outputs, viewed by a tenant admin: what the README's screenshot shows.
+    // One agent session's outputs, viewed by a tenant admin.
     const dev = devToken();
     await put(dev, PNG_1X1, 'image/png', 'revenue-chart.png', 's-42');
     await put(
