@@ -76,6 +76,18 @@ module.exports = {
       to: { path: 'node_modules/@google/(adk|genai)/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'sdk-package-dependencies',
+      comment:
+        'core/, client/, mcp/ and adk/ are the artifact-store-sdk package: they import only what packages/sdk/package.json declares (no native module, no AWS SDK, no server library).',
+      severity: 'error',
+      from: { path: '^src/(core|client|mcp|adk)/' },
+      to: {
+        path: 'node_modules/',
+        pathNot:
+          'node_modules/(zod|eventsource-parser|file-type|mime|image-size|@modelcontextprotocol/sdk|@google/adk|@google/genai)/',
+      },
+    },
+    {
       name: 'http-asks-the-service',
       comment:
         'Routes ask the service (ArtifactService, ServiceOperations); they never read the repository or blob store.',

@@ -7,7 +7,8 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,views,limits,footprint (sections to run; default all),
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,views,limits,footprint,install (sections to run;
+ * default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak).
  */
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,7 @@ import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
 import { rateLimitRows } from './rate-limits.js';
 import { footprintRows } from './footprint.js';
+import { installRows } from './install.js';
 import { pythonRows } from './python.js';
 import { s3Rows } from './s3.js';
 import { viewRows } from './views.js';
@@ -420,6 +422,14 @@ async function main() {
     footprintTable = r.rows;
   }
 
+  let installTable: Row[] = [];
+  if (settings.only.has('install')) {
+    progress('install: fresh installs of the packed SDK alone and of the server, from npm cache');
+    const r = await installRows({ work, runs: settings.runs, progress });
+    serviceProblems.push(...r.problems);
+    installTable = r.rows;
+  }
+
   // A figure whose service runs were cut short by a failure is not reported.
   for (const s of [
     up,
@@ -480,6 +490,7 @@ async function main() {
     ...viewsTable,
     ...limitsTable,
     ...footprintTable,
+    ...installTable,
   );
 
   const out = [

@@ -33,6 +33,7 @@ const SECTIONS = [
   'views',
   'limits',
   'footprint',
+  'install',
 ] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

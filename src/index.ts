@@ -1,25 +1,12 @@
 /**
- * artifact-store: keep binary and oversized tool outputs out of LLM context.
- *
- * This entry point runs anywhere (Web standards only): schemas, errors, ids, the SDK stores, the
- * service and the Hono app factory. Node drivers (SQLite, local files) and the server live in
- * `artifact-store/node`.
+ * artifact-store: the service, for embedders. `composeApp` builds the service, its operations and its
+ * HTTP app (a Hono app: `app.fetch` is a Web-standard handler) over the drivers you give it; that is
+ * how the Node server and the Worker are built. On Node, `artifact-store/node` opens the drivers for a
+ * data dir (`openNodeDrivers`) or the whole store in one line (`openArtifactStore`); the blob drivers
+ * are in `artifact-store/blob`. The SDK (clients, the MCP layer, adapters) is the `artifact-store-sdk`
+ * package.
  */
-export * from './client/index.js';
+export { composeApp, type ComposedApp, type Drivers, type RuntimeParts } from './compose/compose-app.js';
 export { createEmbeddedArtifactStore, type EmbeddedArtifactStoreOptions } from './service/embedded-store.js';
-export { ArtifactRefSchema, ArtifactScopeSchema, ListQuerySchema, PutOptionsSchema } from './core/schemas.js';
-export { errors } from './core/errors.js';
-export { narrowScope } from './core/scope.js';
 export { ConfigSchema, loadConfig, type Config } from './core/config.js';
-export type { BlobStore, BlobInfo, BlobPutOptions } from './blob/blob-store.js';
-export { createMemoryBlobStore } from './blob/memory.js';
-export type { ArtifactRepository } from './db/repository.js';
-export {
-  createArtifactService,
-  type ArtifactService,
-  type Access,
-  type ServiceLimits,
-} from './service/artifact-service.js';
-export { createApp, type AppDeps } from './http/app.js';
-export { createAuthenticator, type Caller } from './http/auth.js';
 export { mintToken, type TokenClaims } from './http/tokens.js';

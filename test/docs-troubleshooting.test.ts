@@ -140,25 +140,28 @@ describe('docs/troubleshooting.md', () => {
     }
   }, 60_000);
 
-  it('importing artifact-store/client without dist/ names dist/client/index.js', async () => {
+  it('importing artifact-store-sdk without dist/ names dist/client/index.js', async () => {
     const project = scratchDir();
-    const pkg = join(project, 'node_modules', 'artifact-store');
+    const pkg = join(project, 'node_modules', 'artifact-store-sdk');
     mkdirSync(pkg, { recursive: true });
-    copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
+    copyFileSync(join(ROOT, 'packages', 'sdk', 'package.json'), join(pkg, 'package.json'));
     writeFileSync(join(project, 'package.json'), '{"type":"module"}');
     const run = await new Promise<string>((ok) => {
-      const args = ['--input-type=module', '-e', "await import('artifact-store/client')"];
+      const args = ['--input-type=module', '-e', "await import('artifact-store-sdk')"];
       const proc = spawn(process.execPath, args, { cwd: project });
       let err = '';
       proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
       proc.on('exit', () => ok(err));
     });
     expect(run.replace(`${project}/node_modules/`, '…/')).toMatch(
-      quoted('Cannot find artifact-store/client from a clone'),
+      quoted('Cannot find artifact-store-sdk from a clone'),
     );
-    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    for (const entry of Object.values(manifest.exports as Record<string, { import: string }>)) {
-      expect(entry.import).toMatch(/^\.\/dist\//);
+    for (const manifest of [join(ROOT, 'package.json'), join(ROOT, 'packages', 'sdk', 'package.json')]) {
+      const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+        exports: Record<string, string | { default: string }>;
+      };
+      for (const entry of Object.values(exports))
+        if (typeof entry !== 'string') expect(entry.default).toMatch(/^\.\/dist\//);
     }
   }, 30_000);
 

@@ -103,6 +103,10 @@ describe('layer rules', () => {
         { 'src/adk/a.ts': "import { GoogleGenAI } from '@google/genai';\nexport const x = GoogleGenAI;\n" },
       ],
       [
+        'sdk-package-dependencies',
+        { 'src/mcp/store.ts': "import Database from 'better-sqlite3';\nexport const x = Database;\n" },
+      ],
+      [
         'no-circular',
         {
           'src/mcp/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",

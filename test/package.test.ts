@@ -1,11 +1,14 @@
 /**
  * The package as others get it, and the container image's runtime without Docker.
  *
- * `npm pack` (which builds dist/ through `prepare`), then the tarball installed in a scratch folder with
- * the Dockerfile's own install line (the RUN marked `# package.test.ts: install`). In that folder:
- * - every subpath export is imported from an ESM script, and type-checked from a consumer .mts file with
- *   this repository's tsc (NodeNext);
- * - the installed bin runs (`npx artifact-store --help`), and says what to do when dist/ is missing;
+ * `npm run pack` (both packages built and packed: artifact-store and artifact-store-sdk), then three
+ * installs in scratch folders, side by side:
+ * - the Dockerfile's own install line (the RUN marked `# package.test.ts: install`): the lockfile's exact
+ *   versions;
+ * - a project made as a new user makes one (`npm init -y`, CommonJS) with both tarballs: every entry of
+ *   both packages loads from ESM and CommonJS and type-checks under `tsc --strict` without skipLibCheck;
+ *   the installed bin runs (`npx artifact-store --help`), and says what to do when dist/ is missing;
+ * - a project with the SDK's tarball alone: no install script runs, no native module is built;
  * - the image's start command runs as the image runs it: the last stage's ENV, WORKDIR, ENTRYPOINT and
  *   CMD, with its /app as the scratch folder, /data as a temp folder, and 127.0.0.1 and a free port, in
  *   production mode with real keys. The README's curl walkthrough, the /ui and /docs files, a signed
@@ -14,8 +17,7 @@
  * What Docker would add and this cannot show: the base images, the stage copies, the `node` user and the
  * /data volume's owner. The test checks those lines say what docs and compose rely on.
  *
- * One install for the whole file: better-sqlite3 compiles from source in it (one to two minutes on two
- * cores). npm's cache is warm from the repository's own `npm ci`, so the install prefers it
+ * better-sqlite3 compiles from source in the first two installs (one to two minutes each on two cores). npm's cache is warm from the repository's own `npm ci`, so the install prefers it
  * (npm_config_prefer_offline, without changing the command).
  */
 import { type ChildProcessByStdio, execFile, spawnSync } from 'node:child_process';
@@ -41,7 +43,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE } from '../src/cli/help.js';
 import { DOCS_ASSET_NAMES } from '../src/http/routes/docs.js';
 import { UI_ASSET_TYPES } from '../src/http/routes/ui.js';
-import { ROOT, readDoc, runBlock } from './doc-blocks.js';
+import { ROOT, readDoc, runBash, runBlock } from './doc-blocks.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { runCurlWalkthrough } from './helpers/readme-walkthrough.js';
 
@@ -179,9 +181,19 @@ function run(
 }
 
 let tmp: string;
-/** The image's WORKDIR (/app): the tarball and its install. */
+/** The image's WORKDIR (/app): the packed server package, its SDK workspace and their install. */
 let app: string;
-let tarball: { filename: string; files: { path: string }[] };
+/** A project made as a new user makes one (`npm init -y`: CommonJS), with both tarballs installed. */
+let consumer: string;
+/** A project that installed only the SDK's tarball. */
+let sdkOnly: string;
+interface Packed {
+  name: string;
+  filename: string;
+  files: { path: string }[];
+}
+let packed: Record<'server' | 'sdk', Packed>;
+const installs: Record<string, { seconds: number; packages: number }> = {};
 
 /** A path of the image as it lies in the scratch folder: its WORKDIR is `app`. */
 const inScratch = (value: string) =>
@@ -190,41 +202,67 @@ const inScratch = (value: string) =>
     .map((part) => (part === WORKDIR || part.startsWith(`${WORKDIR}/`) ? app + part.slice(WORKDIR.length) : part))
     .join(':');
 
+async function npmInitProject(dir: string, tarballs: string[]): Promise<void> {
+  mkdirSync(dir);
+  const init = await run('npm', ['init', '-y'], { cwd: dir, env: npmEnv });
+  if (init.code !== 0) throw new Error(`npm init -y failed:\n${init.stderr}`);
+  const started = performance.now();
+  const install = await run('npm', ['install', '--no-audit', '--no-fund', ...tarballs], {
+    cwd: dir,
+    env: npmEnv,
+    timeout: 1_200_000,
+  });
+  if (install.code !== 0) throw new Error(`npm install ${tarballs.join(' ')} failed:\n${install.stderr}`);
+  const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as { packages: object };
+  installs[dir] = { seconds: (performance.now() - started) / 1000, packages: Object.keys(lock.packages).length - 1 };
+}
+
 beforeAll(async () => {
   if (skipReason) return;
   tmp = mkdtempSync(join(tmpdir(), 'artifact-store-package-'));
   app = join(tmp, 'app');
+  consumer = join(tmp, 'consumer');
+  sdkOnly = join(tmp, 'sdk-only');
   const packDir = join(tmp, 'pack');
   mkdirSync(app);
   mkdirSync(packDir);
-  // `prepare` builds dist/ first (its output goes to stderr; stdout is the JSON).
-  const pack = await run('npm', ['pack', '--json', '--pack-destination', packDir], {
+  // As the docs say: `npm run pack` builds both packages, then packs them (stdout ends with the JSON).
+  const pack = await run('npm', ['run', '--silent', 'pack', '--', '--json', '--pack-destination', packDir], {
     cwd: ROOT,
     env: npmEnv,
     timeout: 300_000,
   });
-  if (pack.code !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
-  tarball = (JSON.parse(pack.stdout) as (typeof tarball)[])[0]!;
-  // COPY --from=build /src/artifact-store-*.tgz ./
-  copyFileSync(join(packDir, tarball.filename), join(app, tarball.filename));
-  const install = await run('sh', ['-c', markedInstall[0]!.args], { cwd: app, env: npmEnv, timeout: 1_200_000 });
-  if (install.code !== 0) throw new Error(`the image's install failed:\n${install.stdout}\n${install.stderr}`);
-}, 1_500_000);
+  if (pack.code !== 0) throw new Error(`npm run pack failed:\n${pack.stderr}`);
+  const list = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('\n[') + 1)) as Packed[];
+  packed = {
+    server: list.find((p) => p.name === 'artifact-store')!,
+    sdk: list.find((p) => p.name === 'artifact-store-sdk')!,
+  };
+  const tarballs = [packed.sdk, packed.server].map((p) => join(packDir, p.filename));
+  // COPY --from=build /src/package-lock.json /src/artifact-store-*.tgz ./
+  copyFileSync(join(ROOT, 'package-lock.json'), join(app, 'package-lock.json'));
+  for (const p of Object.values(packed)) copyFileSync(join(packDir, p.filename), join(app, p.filename));
+  const [image] = await Promise.all([
+    run('sh', ['-c', markedInstall[0]!.args], { cwd: app, env: npmEnv, timeout: 1_200_000 }),
+    npmInitProject(consumer, tarballs),
+    npmInitProject(sdkOnly, [tarballs[0]!]),
+  ]);
+  if (image.code !== 0) throw new Error(`the image's install failed:\n${image.stdout}\n${image.stderr}`);
+}, 1_800_000);
 
 afterAll(() => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
-});
-
-const installed = () => join(app, 'node_modules', 'artifact-store');
+}, 300_000);
 
 describe('the Dockerfile', () => {
-  it('builds, installs, then runs node_modules only on a slim image: as node, /data a volume, exec form, a fetch health check', () => {
-    expect(dockerfile.map((s) => s.from)).toEqual(['node:20-bookworm', 'node:20-bookworm', 'node:20-bookworm-slim']);
+  it('builds, installs the lockfile, then runs on a slim Node 24 image: as node, /data a volume, exec form, a fetch health check', () => {
+    expect(dockerfile.map((s) => s.from)).toEqual(['node:24-bookworm', 'node:24-bookworm', 'node:24-bookworm-slim']);
     expect(markedInstall).toHaveLength(1);
     expect(markedInstall[0]!.keyword).toBe('RUN');
-    expect(markedInstall[0]!.args).toMatch(/^npm install --omit=dev .*\.\/artifact-store-\*\.tgz$/);
-    // The runtime holds the install stage's node_modules and nothing else from the build.
-    expect(all(runtime, 'COPY').map((c) => c.args)).toEqual([`--from=install ${WORKDIR}/node_modules ./node_modules`]);
+    // Exactly the lockfile's versions (npm ci), install scripts off but for better-sqlite3's build.
+    expect(markedInstall[0]!.args).toMatch(/ npm ci --omit=dev --ignore-scripts .*&& npm rebuild better-sqlite3 /);
+    // The runtime holds the install stage's /app and nothing else from the build.
+    expect(all(runtime, 'COPY').map((c) => c.args)).toEqual([`--from=install ${WORKDIR} ./`]);
     expect(only(runtime, 'USER')).toBe('node');
     expect(only(runtime, 'VOLUME')).toBe('/data');
     expect(only(runtime, 'EXPOSE')).toBe('8787');
@@ -235,7 +273,7 @@ describe('the Dockerfile', () => {
       ARTIFACT_STORE_DATA_DIR: '/data',
     });
     expect(startArgv[0]).toBe('node');
-    expect(startArgv.slice(-2)).toEqual([`${WORKDIR}/node_modules/artifact-store/bin/artifact-store.js`, 'serve']);
+    expect(startArgv.slice(-2)).toEqual([`${WORKDIR}/bin/artifact-store.js`, 'serve']);
     expect(healthcheck, 'HEALTHCHECK [options] CMD ["node", …]').not.toBeNull();
     const check = execForm(healthcheck![2]!);
     expect(check[0]).toBe('node');
@@ -244,68 +282,146 @@ describe('the Dockerfile', () => {
   });
 });
 
-describe.skipIf(skipReason)(`the packed package${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
-  it('the tarball holds dist/, bin/, the migrations and package.json: no sources, tests or tsx', () => {
-    const paths = tarball.files.map((f) => f.path);
+/** Every entry of a package's exports but ./package.json and the SDK's ./internal/ (for the server package only). */
+const entriesOf = (dir: string, name: string): string[] => {
+  const { exports } = JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as {
+    exports: Record<string, unknown>;
+  };
+  return Object.keys(exports)
+    .filter((k) => k !== './package.json' && !k.startsWith('./internal/'))
+    .map((k) => name + k.slice(1));
+};
+
+/** A known export of each entry; a new entry needs its line here. */
+const KNOWN_EXPORTS: Record<string, string> = {
+  'artifact-store': 'composeApp',
+  'artifact-store/node': 'openArtifactStore',
+  'artifact-store/blob': 'createS3BlobStore',
+  'artifact-store-sdk': 'createHttpArtifactStore',
+  'artifact-store-sdk/mcp': 'wrapMcpClient',
+  'artifact-store-sdk/adk': 'ArtifactStoreArtifactService',
+};
+
+/** The optional peers an MCP or ADK user has, linked from this repository's install into a project. */
+function linkPeers(dir: string, names: string[]): () => void {
+  const links = names.filter((name) => !existsSync(join(dir, 'node_modules', name)));
+  for (const name of links) {
+    mkdirSync(join(dir, 'node_modules', name, '..'), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
+  }
+  return () => {
+    for (const name of links) unlinkSync(join(dir, 'node_modules', name));
+  };
+}
+
+describe.skipIf(skipReason)(`the packed packages${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
+  it('the server tarball holds dist/, bin/, the migrations and package.json, without a copy of the SDK', () => {
+    const paths = packed.server.files.map((f) => f.path);
     for (const path of paths) expect(path).toMatch(/^(dist\/|bin\/|migrations\/|package\.json$|README\.md$)/);
     expect(paths).toContain('bin/artifact-store.js');
     expect(paths).toContain('dist/cli/main.js');
     expect(paths).toContain('dist/ui/index.html');
     expect(paths).toContain('migrations/meta/_journal.json');
+    // The SDK's modules come from artifact-store-sdk: one ArtifactError class in a process that loads both.
+    for (const folder of ['core', 'client', 'mcp', 'adk'])
+      expect(paths.filter((p) => p.startsWith(`dist/${folder}/`))).toEqual([]);
     const migrations = readdirSync(join(ROOT, 'migrations')).filter((f) => f.endsWith('.sql'));
     expect(migrations.length).toBeGreaterThan(0);
     for (const sql of migrations) expect(paths).toContain(`migrations/${sql}`);
-    // tsx and the compiler stay development tools: the production install has neither.
+    const sdkPaths = packed.sdk.files.map((f) => f.path);
+    for (const path of sdkPaths) expect(path).toMatch(/^(dist\/(core|client|mcp|adk)\/|package\.json$|README\.md$)/);
+    expect(sdkPaths).toContain('dist/client/index.js');
+  });
+
+  it('the image installs exactly the versions in package-lock.json, and no development tool', () => {
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string; dev?: boolean; link?: boolean }>;
+    };
+    let checked = 0;
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      if (!path.startsWith('node_modules/') || entry.link) continue;
+      const manifest = join(app, path, 'package.json');
+      if (!existsSync(manifest)) {
+        // Only development and unused optional packages are left out.
+        continue;
+      }
+      expect(entry.dev, `${path} is a dev dependency`).not.toBe(true);
+      expect(JSON.parse(readFileSync(manifest, 'utf8')).version, path).toBe(entry.version);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(100);
     for (const dev of ['tsx', 'typescript', 'vitest'])
       expect(existsSync(join(app, 'node_modules', dev)), `${dev} installed`).toBe(false);
-    const manifest = JSON.parse(readFileSync(join(installed(), 'package.json'), 'utf8'));
-    expect(manifest.version).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+    expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).version).toBe(
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version,
+    );
   });
 
-  /** A known export of each subpath; a new subpath needs its line here. */
-  const KNOWN_EXPORTS: Record<string, string> = {
-    '.': 'createApp',
-    './client': 'createHttpArtifactStore',
-    './node': 'startServer',
-    './mcp': 'wrapMcpClient',
-    './adk': 'ArtifactStoreArtifactService',
-  };
-
-  it('imports every subpath export from ESM, ./adk without its optional peers', async () => {
-    writeFileSync(
-      join(app, 'imports.mjs'),
-      `import { readFileSync } from 'node:fs';
-const { exports } = JSON.parse(readFileSync('node_modules/artifact-store/package.json', 'utf8'));
-const found = {};
-for (const subpath of Object.keys(exports)) found[subpath] = Object.keys(await import('artifact-store' + subpath.slice(1)));
-process.stdout.write(JSON.stringify(found));
-`,
+  it('the SDK installs alone: no install script, no native module, no AWS SDK, no server', () => {
+    const lock = JSON.parse(readFileSync(join(sdkOnly, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const names = Object.keys(lock.packages).filter((p) => p.startsWith('node_modules/'));
+    expect(names).toContain('node_modules/artifact-store-sdk');
+    expect(Object.entries(lock.packages).filter(([, e]) => e.hasInstallScript)).toEqual([]);
+    for (const heavy of ['better-sqlite3', '@aws-sdk/client-s3', 'artifact-store', 'hono', 'drizzle-orm'])
+      expect(names, heavy).not.toContain(`node_modules/${heavy}`);
+    const native = spawnSync('find', [join(sdkOnly, 'node_modules'), '-name', '*.node', '-o', '-name', 'binding.gyp'], {
+      encoding: 'utf8',
+    });
+    expect(native.stdout).toBe('');
+    // What the bench reports (docs/performance.md): packages and seconds of each fresh install here.
+    process.stdout.write(
+      `installs: sdk alone ${installs[sdkOnly]!.packages} packages in ${installs[sdkOnly]!.seconds.toFixed(1)} s; sdk + server ${installs[consumer]!.packages} packages in ${installs[consumer]!.seconds.toFixed(1)} s\n`,
     );
-    expect(existsSync(join(app, 'node_modules', '@google', 'adk'))).toBe(false);
-    const out = await run(process.execPath, ['imports.mjs'], { cwd: app, env: inherited });
-    expect(out.code, out.stderr).toBe(0);
-    const found = JSON.parse(out.stdout) as Record<string, string[]>;
-    expect(Object.keys(found).sort()).toEqual(Object.keys(KNOWN_EXPORTS).sort());
-    for (const [subpath, name] of Object.entries(KNOWN_EXPORTS)) expect(found[subpath], subpath).toContain(name);
   });
 
-  it("type-checks a consumer of every subpath with the repository's tsc (NodeNext)", async () => {
-    // The consumer's own dev dependencies, linked from this repository's install rather than installed
-    // a second time: @types/node, and the optional peers an ADK user has (@google/adk and
-    // @google/genai, the versions the ADK tests run against). Without them ./adk's types would
-    // silently be `any` under skipLibCheck; the @ts-expect-error lines below fail if any subpath's
-    // types are. skipLibCheck is on as in most projects: drizzle-orm's declarations do not check clean.
-    const links = ['@types/node', '@google/adk', '@google/genai'].filter(
-      (name) => !existsSync(join(app, 'node_modules', name)),
-    );
-    expect(links).toContain('@google/adk');
-    for (const name of links) {
-      mkdirSync(join(app, 'node_modules', name, '..'), { recursive: true });
-      symlinkSync(join(ROOT, 'node_modules', name), join(app, 'node_modules', name), 'dir');
-    }
+  it('every entry of both packages loads from ESM and from CommonJS in an `npm init -y` project', async () => {
+    expect(JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')).type ?? 'commonjs').toBe('commonjs');
+    const entries = [...entriesOf(consumer, 'artifact-store'), ...entriesOf(consumer, 'artifact-store-sdk')];
+    expect(entries.sort()).toEqual(Object.keys(KNOWN_EXPORTS).sort());
+    const unlink = linkPeers(consumer, ['@google/adk', '@google/genai']);
     try {
       writeFileSync(
-        join(app, 'tsconfig.json'),
+        join(consumer, 'esm.mjs'),
+        `const found = {};
+for (const entry of ${JSON.stringify(entries)}) found[entry] = Object.keys(await import(entry));
+process.stdout.write(JSON.stringify(found));
+`,
+      );
+      writeFileSync(
+        join(consumer, 'cjs.js'),
+        `const found = {};
+for (const entry of ${JSON.stringify(entries)}) found[entry] = Object.keys(require(entry));
+process.stdout.write(JSON.stringify(found));
+`,
+      );
+      for (const script of ['esm.mjs', 'cjs.js']) {
+        const out = await run(process.execPath, [script], { cwd: consumer, env: inherited });
+        expect(out.code, `${script}: ${out.stderr}`).toBe(0);
+        const found = JSON.parse(out.stdout) as Record<string, string[]>;
+        for (const [entry, name] of Object.entries(KNOWN_EXPORTS))
+          expect(found[entry], `${script} ${entry}`).toContain(name);
+      }
+    } finally {
+      unlink();
+    }
+    // The SDK alone: its root needs nothing more.
+    const alone = await run(
+      process.execPath,
+      ['-e', "const sdk = require('artifact-store-sdk'); process.stdout.write(typeof sdk.createHttpArtifactStore)"],
+      { cwd: sdkOnly, env: inherited },
+    );
+    expect(alone.stdout, alone.stderr).toBe('function');
+  });
+
+  it('a strict consumer type-checks every entry without skipLibCheck, from CommonJS and ESM', async () => {
+    // The consumer's own dev dependencies, linked from this repository's install: @types/node, and the
+    // optional peers an MCP or ADK user has. The @ts-expect-error lines fail if any entry's types are `any`.
+    const unlink = linkPeers(consumer, ['@types/node', '@google/adk', '@google/genai']);
+    try {
+      writeFileSync(
+        join(consumer, 'tsconfig.json'),
         JSON.stringify({
           compilerOptions: {
             module: 'NodeNext',
@@ -313,20 +429,19 @@ process.stdout.write(JSON.stringify(found));
             target: 'ES2022',
             strict: true,
             noEmit: true,
-            skipLibCheck: true,
+            skipLibCheck: false,
             types: ['node'],
           },
-          files: ['consumer.mts'],
+          files: ['consumer.ts', 'consumer.mts'],
         }),
       );
-      writeFileSync(
-        join(app, 'consumer.mts'),
-        `import type { BaseArtifactService } from '@google/adk';
-import { createApp, loadConfig, mintToken } from 'artifact-store';
-import { ArtifactStoreArtifactService } from 'artifact-store/adk';
-import { type ArtifactStore, createHttpArtifactStore } from 'artifact-store/client';
-import { wrapMcpClient } from 'artifact-store/mcp';
-import { type RunningServer, startServer } from 'artifact-store/node';
+      const body = `import type { BaseArtifactService } from '@google/adk';
+import { composeApp, loadConfig, mintToken } from 'artifact-store';
+import { createFsBlobStore } from 'artifact-store/blob';
+import { openArtifactStore, type RunningServer, startServer } from 'artifact-store/node';
+import { type ArtifactStore, createHttpArtifactStore } from 'artifact-store-sdk';
+import { ArtifactStoreArtifactService } from 'artifact-store-sdk/adk';
+import { wrapMcpClient } from 'artifact-store-sdk/mcp';
 
 export const store: ArtifactStore = createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:8787', token: 'token' });
 // @ts-expect-error baseUrl is a string
@@ -337,7 +452,9 @@ export const serve = (): Promise<RunningServer> => startServer(loadConfig({ ARTI
 startServer('config');
 // @ts-expect-error loadConfig takes an environment map
 loadConfig(8787);
-export { createApp, mintToken };
+export { composeApp, createFsBlobStore, mintToken, openArtifactStore };
+// @ts-expect-error openArtifactStore takes options
+openArtifactStore(42);
 
 export const wrap = wrapMcpClient;
 // @ts-expect-error wrapMcpClient wraps an MCP SDK Client
@@ -349,31 +466,46 @@ new ArtifactStoreArtifactService(42);
 type Loaded = Awaited<ReturnType<ArtifactStoreArtifactService['loadArtifact']>>;
 // @ts-expect-error loadArtifact resolves to @google/genai's Part or undefined
 export const part: Loaded = 42;
-`,
-      );
+`;
+      writeFileSync(join(consumer, 'consumer.ts'), body);
+      writeFileSync(join(consumer, 'consumer.mts'), body);
       const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-      const out = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app, env: inherited });
-      expect(out.stdout + out.stderr).toBe('');
-      expect(out.code).toBe(0);
+      const out = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: consumer, env: inherited });
+      // @google/adk's own declarations do not check clean without skipLibCheck (they name express and
+      // @google-cloud/storage types it does not depend on): those lines are ADK's, not ours. Every other
+      // line fails the test.
+      const errors = (out.stdout + out.stderr)
+        .split('\n')
+        .filter((line) => /error TS\d+/.test(line))
+        .filter((line) => !/node_modules\/(@google\/adk|@a2a-js)\//.test(line));
+      expect(errors).toEqual([]);
+      expect(out.stdout + out.stderr).toMatch(/@google\/adk|^$/);
     } finally {
-      for (const name of links) unlinkSync(join(app, 'node_modules', name));
+      unlink();
     }
-  });
+  }, 300_000);
 
-  it('runs the installed bin (npx artifact-store --help), and says to build when dist/ is missing', async () => {
+  it('runs the installed bin (npx artifact-store --help, --version), and says to build when dist/ is missing', async () => {
     // As a user types it; npm_config_yes=false: never fetch an artifact-store from the registry instead.
     const help = await run('npx', ['artifact-store', '--help'], {
-      cwd: app,
+      cwd: consumer,
       env: { ...npmEnv, npm_config_yes: 'false' },
     });
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toBe(`${USAGE}\n`);
+    const version = await run('npx', ['artifact-store', '--version'], {
+      cwd: consumer,
+      env: { ...npmEnv, npm_config_yes: 'false' },
+    });
+    expect(version.stdout.trim(), version.stderr).toBe(
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version,
+    );
 
     // A clone installed with --ignore-scripts: the package without dist/.
     const bare = join(tmp, 'bare', 'artifact-store');
     mkdirSync(bare, { recursive: true });
-    copyFileSync(join(installed(), 'package.json'), join(bare, 'package.json'));
-    cpSync(join(installed(), 'bin'), join(bare, 'bin'), { recursive: true });
+    copyFileSync(join(app, 'package.json'), join(bare, 'package.json'));
+    cpSync(join(app, 'bin'), join(bare, 'bin'), { recursive: true });
     const missing = await run(process.execPath, [join(bare, 'bin', 'artifact-store.js'), '--help'], {
       cwd: tmp,
       env: inherited,
@@ -385,9 +517,121 @@ export const part: Loaded = 42;
     );
     // docs/troubleshooting.md quotes it, with … for the paths.
     const page = readDoc('docs/troubleshooting.md');
-    const section = page.slice(page.indexOf('## Cannot find artifact-store/client from a clone'));
+    const section = page.slice(page.indexOf('## Cannot find artifact-store-sdk from a clone'));
     const quote = /^> `(artifact-store: .+)`$/m.exec(section)![1]!;
     expect(missing.stderr.trim().replaceAll(bare, '…')).toBe(quote);
+  });
+
+  describe('the docs followed in that project: cli.md, sdk.md, adk.md, gateway.md', () => {
+    let proc: ChildProcessByStdio<null, Readable, Readable>;
+    let out = '';
+    let url: string;
+    let token: string;
+    /** The installed command first on PATH, as `npm install -g` or `npx` would put it. */
+    const withBin = () => ({ PATH: `${join(consumer, 'node_modules', '.bin')}:${process.env.PATH}` });
+    const clean = () =>
+      Object.fromEntries(Object.entries(inherited).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))) as Record<
+        string,
+        string
+      >;
+
+    /** Which package entry each source entry the examples import is, for a user's project. */
+    const ENTRY_OF: Record<string, string> = {
+      '../src/client/index.js': 'artifact-store-sdk',
+      '../src/mcp/index.js': 'artifact-store-sdk/mcp',
+      '../src/adk/index.js': 'artifact-store-sdk/adk',
+      '../src/index.js': 'artifact-store',
+      '../src/node.js': 'artifact-store/node',
+      '../src/blob.js': 'artifact-store/blob',
+    };
+    /** examples/NAME copied into the project with the imports a user writes; fails on any other import of src/. */
+    const inProject = (name: string): string => {
+      const text = readFileSync(join(ROOT, 'examples', name), 'utf8').replace(
+        /from '(\.\.\/src\/[^']+)'/g,
+        (_whole, spec: string) => {
+          const entry = ENTRY_OF[spec];
+          if (!entry) throw new Error(`examples/${name} imports ${spec}, which no package entry is`);
+          return `from '${entry}'`;
+        },
+      );
+      writeFileSync(join(consumer, name), text);
+      return name;
+    };
+    /** `npx tsx FILE` in the project (tsx from this repository's install: the same thing, offline). */
+    const tsx = (file: string, env: Record<string, string>) =>
+      run(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), file], {
+        cwd: consumer,
+        env: { ...clean(), ...env },
+        timeout: 120_000,
+      });
+
+    beforeAll(async () => {
+      // cli.md: `artifact-store serve` in the project: its ./data, a free port, the banner's dev token.
+      proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
+        join(consumer, 'node_modules', '.bin', 'artifact-store'),
+        ['serve', '--port', '0'],
+        { cwd: consumer, env: clean(), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      proc.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      for (;;) {
+        const listening = /listening on (http:\/\/\S+)/.exec(out);
+        const printed = /export ARTIFACT_STORE_TOKEN=(\S+)/.exec(out);
+        if (listening && printed) {
+          url = listening[1]!;
+          token = printed[1]!;
+          break;
+        }
+        if (proc.exitCode !== null) throw new Error(`artifact-store serve exited (${proc.exitCode}):\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }, 120_000);
+
+    afterAll(async () => {
+      if (proc) await stopProcess(proc);
+    });
+
+    it('cli.md: the walkthrough with the installed command', async () => {
+      const script = runBlock('docs/cli.md', 'cli-walkthrough').replace(
+        /^export ARTIFACT_STORE_URL=.*$/m,
+        `export ARTIFACT_STORE_URL=${url} ARTIFACT_STORE_TOKEN=${token}`,
+      );
+      const printed = await runBash(script, { cwd: consumer, env: withBin() });
+      expect(JSON.parse(printed.slice(0, printed.indexOf('\n}') + 2))).toMatchObject({ filename: 'report.pdf' });
+      expect(readFileSync(join(consumer, 'copy.pdf'))).toEqual(readFileSync(join(consumer, 'report.pdf')));
+      expect(printed).toMatch(/^ended session s-42: 1 reference \(20 B\)$/m);
+    }, 180_000);
+
+    it('sdk.md: the in-process store and the HTTP store, imported from the packages', async () => {
+      const dataDir = join(tmp, 'embedded-data');
+      const embedded = await tsx(inProject('embedded.ts'), { ARTIFACT_STORE_DATA_DIR: dataDir });
+      expect(embedded.code, embedded.stderr).toBe(0);
+      expect(embedded.stdout).toContain('search: 1 match, line 4322: ERROR disk full');
+      const sdk = await tsx(inProject('sdk.ts'), { ARTIFACT_STORE_URL: url, ARTIFACT_STORE_TOKEN: token });
+      expect(sdk.code, sdk.stderr).toBe(0);
+    }, 180_000);
+
+    it("adk.md: ADK's runner stores through the service with the token serve printed", async () => {
+      // The optional peers an ADK user installs, linked from this repository's install (the same versions).
+      const unlink = linkPeers(consumer, ['@google/adk', '@google/genai']);
+      try {
+        const adk = await tsx(inProject('adk.ts'), { ARTIFACT_STORE_URL: url, ARTIFACT_STORE_TOKEN: token });
+        expect(adk.code, adk.stderr).toBe(0);
+        expect(adk.stdout).toMatch(/^the tool saved chart\.png as version 0, then version 1$/m);
+      } finally {
+        unlink();
+      }
+    }, 180_000);
+
+    it("gateway.md: the page's config, listed by the installed command", async () => {
+      const listed = await runBash(runBlock('docs/gateway.md', 'gateway-list'), {
+        cwd: consumer,
+        env: withBin(),
+        timeout: 180_000,
+      });
+      expect(listed).toMatch(/^everything: ready, mcp-servers\/everything [\d.]+, 13 tools, resources, 4 prompts$/m);
+      expect(listed).toMatch(/^files: ready, secure-filesystem-server/m);
+    }, 200_000);
   });
 
   describe("the image's runtime: its start command in production mode", () => {
@@ -444,7 +688,7 @@ export const part: Loaded = 42;
       exited = new Promise((ok) => proc.on('exit', (code, signal) => ok({ code, signal })));
       url = (await waitForStdout(/listening on (http:\/\/\S+)\s+\(production,/))[1]!;
       // Production prints no dev token: one minted with the configured key, by the installed bin on the
-      // image's PATH.
+      // image's PATH (its ENV PATH, in the scratch folder).
       const minted = await run('artifact-store', ['token', '--perms', 'read,write,admin'], { cwd: app, env });
       expect(minted.code, minted.stderr).toBe(0);
       token = minted.stdout.trim();

@@ -1,7 +1,7 @@
 /**
- * The SDK: one ArtifactStore interface and its implementations. Web standards only (fetch, Web
- * Streams, Web Crypto), so this entry point runs in Node, browsers and Workers. The in-process
- * store over the service (createEmbeddedArtifactStore) is exported by the package root.
+ * artifact-store-sdk: one ArtifactStore interface and its implementations. Web standards only (fetch,
+ * Web Streams, Web Crypto), so this entry point runs in Node, browsers and Workers. The in-process
+ * store over the service is the server package's (`openArtifactStore` in artifact-store/node).
  */
 export type {
   ArtifactStore,
@@ -14,6 +14,22 @@ export type {
   NameWhere,
   UrlOptions,
 } from './artifact-store.js';
+export type {
+  ArtifactEvent,
+  ArtifactEventType,
+  EventsOptions,
+  QueryAnswer,
+  QueryMatch,
+  QueryOptions,
+  ReadAnswer,
+  ReadOptions,
+  SearchAnswer,
+  SearchLine,
+  SearchOptions,
+  SessionEndReport,
+  ViewHead,
+  ViewKind,
+} from '../core/artifact-store.js';
 export {
   createHttpArtifactStore,
   type HttpArtifactStore,
@@ -56,3 +72,5 @@ export {
   type ErrorCode,
 } from '../core/errors.js';
 export { artifactId, DEFAULT_NAMESPACE, isArtifactId, namespaceFromToolName } from '../core/ids.js';
+/** The wire schemas (zod) of a ref, a scope, a put's options and a list query, to validate what you keep. */
+export { ArtifactRefSchema, ArtifactScopeSchema, ListQuerySchema, PutOptionsSchema } from '../core/schemas.js';

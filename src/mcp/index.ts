@@ -67,5 +67,3 @@ export {
 } from './artifact-tools.js';
 export { toContent, artifactLink, type BinaryContent, type ContentInput, type ToContentOptions } from './content.js';
 export { PRESETS, type PresetName } from './presets.js';
-/** @deprecated The name this package first gave formatBytes (core/bytes.ts), whose rule every size shown follows. */
-export { formatBytes as humanSize } from '../core/bytes.js';

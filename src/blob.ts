@@ -1,0 +1,15 @@
+/**
+ * artifact-store/blob: the blob drivers, where the bytes live. Each takes its options and returns a
+ * `BlobStore` that `composeApp` (artifact-store) takes as `Drivers.blobs`.
+ */
+export type { BlobInfo, BlobPutOptions, BlobReader, BlobStore, PresignGetOptions } from './blob/blob-store.js';
+export { createFsBlobStore, type FsBlobStoreOptions } from './blob/fs.js';
+export { createMemoryBlobStore, type MemoryBlobStoreOptions } from './blob/memory.js';
+export {
+  createS3BlobStore,
+  createS3Client,
+  type CdnSigning,
+  type S3BlobStoreOptions,
+  type S3ConnectionOptions,
+} from './blob/s3.js';
+export { createR2BlobStore, type R2BlobStoreOptions, type R2BucketLike } from './blob/r2.js';
