@@ -11,11 +11,12 @@
  * changing an example (or formatting it), `npx tsx test/doc-blocks.ts --write` copies every region
  * back into the blocks that show it.
  */
-import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { CLI_ARGS } from './helpers/cli-server.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -36,6 +37,8 @@ export interface DocBlock {
   body: string;
   /** The HTML comment on the line right before the fence, if any. */
   marker?: Marker;
+  /** The page's text between the previous block (or the page's start) and this one: what a reader was just told. */
+  before: string;
 }
 
 /** README.md, CONTRIBUTING.md and every docs/*.md, relative to the root. */
@@ -68,6 +71,7 @@ function parseMarker(line: string): Marker | undefined {
 export function blocksOf(doc: string): DocBlock[] {
   const lines = readDoc(doc).split('\n');
   const blocks: DocBlock[] = [];
+  let proseStart = 0;
   for (let i = 0; i < lines.length; i++) {
     const open = /^(`{3,})(\S*)\s*$/.exec(lines[i]!);
     if (!open) continue;
@@ -77,8 +81,10 @@ export function blocksOf(doc: string): DocBlock[] {
     if (end === lines.length) throw new Error(`${doc}:${i + 1}: a code block that never closes`);
     const marker = i > 0 ? parseMarker(lines[i - 1]!) : undefined;
     const body = lines.slice(i + 1, end).join('\n');
-    blocks.push({ doc, line: i + 1, lang: open[2]!, body, ...(marker ? { marker } : {}) });
+    const before = lines.slice(proseStart, marker ? i - 1 : i).join('\n');
+    blocks.push({ doc, line: i + 1, lang: open[2]!, body, before, ...(marker ? { marker } : {}) });
     i = end;
+    proseStart = end + 1;
   }
   return blocks;
 }
@@ -129,11 +135,14 @@ export async function runExample(name: string, env: Record<string, string> = {},
 }
 
 /**
- * Bash that makes `npx artifact-store …` run this checkout's CLI, from source, from any folder (npx would
- * look for the package elsewhere outside the repository), so a block can run as written in a scratch folder.
+ * Bash that makes `artifact-store …` (the command `npm install -g` of the package puts on PATH) run this
+ * checkout's CLI, from source, from any folder, so a block can run as written in a scratch folder.
+ * `npx artifact-store …` too, for a page not yet rewritten (test/docs.test.ts fails it: npx would fetch the
+ * name from the registry).
  */
-export const CLI_SHIM = `npx() {
-  if [ "$1" = artifact-store ]; then shift; node ${CLI_ARGS.map((a) => JSON.stringify(a)).join(' ')} "$@"
+export const CLI_SHIM = `artifact-store() { node ${CLI_ARGS.map((a) => JSON.stringify(a)).join(' ')} "$@"; }
+npx() {
+  if [ "$1" = artifact-store ]; then shift; artifact-store "$@"
   else command npx "$@"; fi
 }
 `;
@@ -178,6 +187,273 @@ export function writeExampleBlocks(): string[] {
   }
   return changed;
 }
+
+// ---- What a reader copies: every TypeScript and Python block compiles, and uses no name it never defines ----
+
+/**
+ * The packages a snippet imports, and the sources they are checked against (entries whose file does
+ * not exist yet are left out).
+ */
+export const PACKAGE_ENTRIES: Record<string, string> = {
+  'artifact-store-sdk': 'src/client/index.ts',
+  'artifact-store-sdk/mcp': 'src/mcp/index.ts',
+  'artifact-store-sdk/adk': 'src/adk/index.ts',
+  'artifact-store': 'src/index.ts',
+  'artifact-store/node': 'src/node.ts',
+  'artifact-store/blob': 'src/blob.ts',
+};
+
+/** Entries that are gone, and what replaced them. */
+export const GONE_ENTRIES: Record<string, string> = {
+  'artifact-store/client': 'artifact-store-sdk',
+  'artifact-store/mcp': 'artifact-store-sdk/mcp',
+  'artifact-store/adk': 'artifact-store-sdk/adk',
+};
+
+export const TS_LANGS = new Set(['ts', 'typescript', 'tsx', 'js', 'javascript', 'mjs']);
+export const PY_LANGS = new Set(['python', 'py']);
+
+const where = (b: Pick<DocBlock, 'doc' | 'line'>) => `${b.doc}:${b.line}`;
+
+/** The code spans of a block's prose (a span may wrap onto the next line). */
+export function codeSpans(prose: string): string[] {
+  return [...prose.replace(/\n/g, ' ').matchAll(/`([^`]+)`/g)].map((m) => m[1]!.trim());
+}
+
+/**
+ * What the prose right before a block names for the reader, in backticks: `store`, `toolOutput.content`
+ * (a name, or a name's property or call), and import statements (`import { x } from 'artifact-store-sdk'`,
+ * `from artifact_store_client import X`), which the check compiles in front of the block.
+ */
+export function proseGivens(block: DocBlock): { names: Set<string>; imports: string[] } {
+  const names = new Set<string>();
+  const imports: string[] = [];
+  const python = PY_LANGS.has(block.lang);
+  for (const span of codeSpans(block.before)) {
+    const isImport = python
+      ? /^(from\s+[\w.]+\s+)?import\s+[\w., ]+$/.test(span)
+      : /^import\s.+\sfrom\s+'[^']+';?$/.test(span);
+    if (isImport) imports.push(span.replace(/;?$/, python ? '' : ';'));
+    const name = /^([A-Za-z_$][\w$]*)(?:\??\.[\w$]+|\(\)|!)*$/.exec(span);
+    if (name) names.add(name[1]!);
+  }
+  return { names, imports };
+}
+
+/**
+ * What the page has given the reader by the time they reach each block of `chosen` (all of one
+ * language): the names and imports in backticks in its prose so far (proseGivens of each block's
+ * `before`, accumulated down the page).
+ */
+function pageGivens(chosen: DocBlock[]): Map<DocBlock, { names: Set<string>; imports: string[] }> {
+  const sofar = new Map<string, { names: Set<string>; imports: string[] }>();
+  const result = new Map<DocBlock, { names: Set<string>; imports: string[] }>();
+  for (const block of chosen) {
+    const page = sofar.get(block.doc) ?? { names: new Set<string>(), imports: [] };
+    const here = proseGivens(block);
+    const next = {
+      names: new Set([...page.names, ...here.names]),
+      imports: [...new Set([...page.imports, ...here.imports])],
+    };
+    sofar.set(block.doc, next);
+    result.set(block, next);
+  }
+  return result;
+}
+
+/** An example block that shows a region: a part of a file, read with what the page told the reader. */
+const isRegion = (b: DocBlock) => b.marker?.kind === 'example' && b.marker.region !== undefined;
+
+/** A whole example file is the file itself, which `npm run typecheck` (TypeScript) or its test (Python) compiles. */
+const isWholeExample = (b: DocBlock) => b.marker?.kind === 'example' && b.marker.region === undefined;
+
+/** Names bound at the top level of a TypeScript snippet: variables (destructured too), functions, classes, imports. */
+function topLevelNames(source: ts.SourceFile): string[] {
+  const names: string[] = [];
+  const bind = (n: ts.BindingName) => {
+    if (ts.isIdentifier(n)) names.push(n.text);
+    else for (const e of n.elements) if (!ts.isOmittedExpression(e)) bind(e.name);
+  };
+  for (const s of source.statements) {
+    if (ts.isVariableStatement(s)) for (const d of s.declarationList.declarations) bind(d.name);
+    else if ((ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s) || ts.isEnumDeclaration(s)) && s.name) {
+      names.push(s.name.text);
+    } else if (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)) names.push(s.name.text);
+    else if (ts.isImportDeclaration(s) && s.importClause) {
+      const c = s.importClause;
+      if (c.name) names.push(c.name.text);
+      const b = c.namedBindings;
+      if (b && ts.isNamespaceImport(b)) names.push(b.name.text);
+      if (b && ts.isNamedImports(b)) for (const e of b.elements) names.push(e.name.text);
+    }
+  }
+  return names;
+}
+
+/** Messages of the diagnostics that say a name is not defined, with the name. */
+function undefinedName(d: ts.Diagnostic): string | undefined {
+  const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+  return /^(?:Cannot find name|No value exists in scope for the shorthand property) '([^']+)'/.exec(text)?.[1];
+}
+
+/** The package imports of a snippet or of the prose before it that name an entry that is gone. */
+export function goneImports(blocks: DocBlock[]): string[] {
+  const found: string[] = [];
+  for (const b of blocks) {
+    const code = TS_LANGS.has(b.lang) ? [b.body, ...proseGivens(b).imports] : proseGivens(b).imports;
+    for (const text of code) {
+      for (const m of text.matchAll(/from\s+'([^']+)'|import\s*\(\s*'([^']+)'\s*\)/g)) {
+        const spec = m[1] ?? m[2]!;
+        if (GONE_ENTRIES[spec]) found.push(`${where(b)}: '${spec}' is gone; import '${GONE_ENTRIES[spec]}'`);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Type-checks the TypeScript and JavaScript blocks of the pages, in one program with the project's
+ * strict settings, each block its own module in a scratch folder under test-results/, the packages'
+ * names mapped to their sources.
+ *
+ * - A block that is not an example region (run:, not run:) is a whole module: every error fails it.
+ * - A region is part of an example file, which `npm run typecheck` compiles whole; here it fails only
+ *   for a name it uses that the reader was never given: not defined in it, nor at the top level of an
+ *   earlier TypeScript block of the page, nor named in backticks by the page's prose above it (where
+ *   an import statement in backticks is compiled as the block's import).
+ */
+export function checkTypeScriptBlocks(blocks: DocBlock[]): string[] {
+  const chosen = blocks.filter((b) => TS_LANGS.has(b.lang) && !isWholeExample(b));
+  if (chosen.length === 0) return [];
+  mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, 'test-results', 'doc-snippets-'));
+  try {
+    const files = new Map<string, { block: DocBlock; allowed: Set<string>; prefixLines: number }>();
+    const earlier = new Map<string, Set<string>>();
+    const given = pageGivens(chosen);
+    chosen.forEach((block, i) => {
+      const seen = earlier.get(block.doc) ?? new Set<string>();
+      earlier.set(block.doc, seen);
+      const region = isRegion(block);
+      const givens = given.get(block)!;
+      const prefix = region ? givens.imports : [];
+      const ext = /^(js|javascript|mjs)$/.test(block.lang) ? '.mjs' : '.ts';
+      const file = join(dir, `${block.doc.replace(/[^\w]+/g, '_')}_${block.line}_${i}${ext}`);
+      writeFileSync(file, [...prefix, block.body, ''].join('\n'));
+      files.set(file, { block, allowed: new Set([...seen, ...givens.names]), prefixLines: prefix.length });
+      for (const n of topLevelNames(ts.createSourceFile(file, block.body, ts.ScriptTarget.Latest))) seen.add(n);
+    });
+    const paths: Record<string, string[]> = {};
+    for (const [spec, file] of Object.entries({ ...PACKAGE_ENTRIES, ...gonePaths() })) {
+      if (existsSync(join(ROOT, file))) paths[spec] = [join(ROOT, file)];
+    }
+    const program = ts.createProgram([...files.keys()], {
+      target: ts.ScriptTarget.ES2023,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      moduleDetection: ts.ModuleDetectionKind.Force,
+      lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules', '@types')],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      noImplicitOverride: true,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      allowJs: true,
+      checkJs: true,
+      noEmit: true,
+      paths,
+    });
+    const problems: string[] = [];
+    for (const [file, { block, allowed, prefixLines }] of files) {
+      const source = program.getSourceFile(file)!;
+      const diagnostics = [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)];
+      for (const d of diagnostics) {
+        const name = undefinedName(d);
+        if (isRegion(block) && (name === undefined || allowed.has(name))) continue;
+        const line = d.start === undefined ? 0 : source.getLineAndCharacterOfPosition(d.start).line - prefixLines;
+        const text = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+        const hint = name ? ' (define it in the block, or name it in backticks in the sentence before the block)' : '';
+        problems.push(`${block.doc}:${block.line + 1 + Math.max(line, 0)}: TS${d.code} ${text}${hint}`);
+      }
+    }
+    return problems;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The gone entries still resolve, so that a snippet that imports one fails once, for that reason (goneImports). */
+const gonePaths = () =>
+  Object.fromEntries(Object.entries(GONE_ENTRIES).map(([old, now]) => [old, PACKAGE_ENTRIES[now]!]));
+
+/**
+ * Compiles every Python block (syntax, as `py_compile` does) in one python3 process, and reports each
+ * name a block reads but never binds (builtins aside). Python's symtable says which names a block
+ * binds and which it reads from the module's scope. A region may also use the names an earlier
+ * Python block of the page binds, and those the page's prose above it names in backticks.
+ */
+export function checkPythonBlocks(blocks: DocBlock[]): string[] {
+  const python = blocks.filter((b) => PY_LANGS.has(b.lang) && !isWholeExample(b));
+  const given = pageGivens(python);
+  const chosen = python.map((b) => {
+    const givens = given.get(b)!;
+    return {
+      where: where(b),
+      doc: b.doc,
+      line: b.line,
+      body: b.body,
+      region: isRegion(b),
+      ...givens,
+      names: [...givens.names],
+    };
+  });
+  if (chosen.length === 0) return [];
+  const out = execFileSync('python3', ['-c', PYTHON_CHECKER], { input: JSON.stringify(chosen), encoding: 'utf8' });
+  return JSON.parse(out) as string[];
+}
+
+const PYTHON_CHECKER = `
+import builtins, json, symtable, sys
+
+def bound_and_read(table, module_bound, read):
+    for sym in table.get_symbols():
+        name = sym.get_name()
+        if table.get_type() == "module":
+            if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
+                module_bound.add(name)
+            if sym.is_referenced() and not sym.is_imported():
+                read.add(name)
+        else:
+            if sym.is_declared_global() and sym.is_assigned():
+                module_bound.add(name)
+            if sym.is_referenced() and sym.is_global():
+                read.add(name)
+    for child in table.get_children():
+        bound_and_read(child, module_bound, read)
+
+problems, earlier = [], {}
+for b in json.load(sys.stdin):
+    seen = earlier.setdefault(b["doc"], set())
+    try:
+        compile(b["body"], b["where"], "exec", dont_inherit=True)
+        table = symtable.symtable(b["body"], b["where"], "exec")
+    except SyntaxError as e:
+        problems.append("%s:%d: %s" % (b["doc"], b["line"] + (e.lineno or 0), e.msg))
+        continue
+    module_bound, read = set(), set()
+    bound_and_read(table, module_bound, read)
+    allowed = set(dir(builtins)) | module_bound | {"__name__", "__file__"}
+    if b["region"]:
+        allowed |= seen | set(b["names"])
+        for line in b["imports"]:
+            bound_and_read(symtable.symtable(line, "prose", "exec"), allowed, set())
+    for name in sorted(read - allowed):
+        problems.append("%s: undefined name %r (define or import it in the block, or name it in backticks in the sentence before the block)" % (b["where"], name))
+    seen |= module_bound
+print(json.dumps(problems))
+`;
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--write')) {
   const changed = writeExampleBlocks();

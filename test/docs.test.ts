@@ -16,9 +16,12 @@ import { ENV_NAMES, loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import {
   blocksOf,
+  checkPythonBlocks,
+  checkTypeScriptBlocks,
   CLI_SHIM,
   commentOf,
   docFiles,
+  goneImports,
   exampleText,
   readDoc,
   regionsOf,
@@ -67,6 +70,140 @@ describe('every code block is an example region, a block a test runs, or says wh
     const notRun = allBlocks.filter((b) => b.marker?.kind === 'not-run').map((b) => `${b.doc}:${b.line}`);
     expect(notRun.length, notRun.join('\n')).toBeLessThanOrEqual(MAX_NOT_RUN);
   });
+});
+
+describe('what a reader copies compiles, and uses no name the page never gave', () => {
+  // A TypeScript block that is not an example region is a whole module: it type-checks (strict), its
+  // package imports resolved to this checkout's sources. A region is part of an example file, which
+  // `npm run typecheck` compiles whole; here it may use only the names it defines, those an earlier
+  // block of the page defines, and those the page's prose above it names in backticks. Python blocks
+  // compile, with the same rule for names. See checkTypeScriptBlocks and checkPythonBlocks.
+  const block = (doc: string, line: number, lang: string, body: string, more: Partial<DocBlock> = {}): DocBlock => ({
+    doc: `(made up) ${doc}`,
+    line,
+    lang,
+    body,
+    before: '',
+    marker: { kind: 'not-run', reason: 'a test' },
+    ...more,
+  });
+  const made = (problems: string[]) => problems.filter((p) => p.startsWith('(made up) '));
+  const real = (problems: string[]) => problems.filter((p) => !p.startsWith('(made up) '));
+  // Blocks the checks must fail, checked in the same program as the pages' (one compile is the slow part).
+  const region = { kind: 'example', file: 'examples/sdk.ts', region: 'links' } as const;
+  const given =
+    "Ask for a link (`store` is an `ArtifactStore`, `report` a ref it returned, and the import is `import { createHttpArtifactStore } from 'artifact-store-sdk'`):";
+  const madeTs = [
+    block(
+      'a.md',
+      1,
+      'ts',
+      "import { createHttpArtifactStore } from 'artifact-store-sdk';\nconst s = createHttpArtifactStore({ baseUrl: 'x' });\nawait s.get(toolOutput.id);",
+    ),
+    block('a.md', 5, 'ts', "const n: number = 'text';"),
+    block(
+      'b.md',
+      1,
+      'ts',
+      "await store.url!(report.id, { mode: 'direct' });\nconst s = createHttpArtifactStore({ baseUrl: 'x' });",
+      {
+        marker: region,
+        before: given,
+      },
+    ),
+    block('b.md', 9, 'ts', 'await store.url!(later.id);\nawait s.get(report.id);', { marker: region }),
+    block('c.md', 1, 'ts', 'await store.url!(report.id);', { marker: region }),
+    block('d.md', 1, 'ts', "import { nothing } from 'artifact-store-sdk/mcp';"),
+  ];
+  let tsProblems: string[] | undefined;
+  const tsCheck = () => (tsProblems ??= checkTypeScriptBlocks([...allBlocks, ...madeTs]));
+
+  it('every TypeScript and JavaScript block', () => {
+    expect(real(tsCheck())).toEqual([]);
+  }, 180_000);
+
+  it('every Python block', () => {
+    expect(real(checkPythonBlocks(allBlocks))).toEqual([]);
+  });
+
+  it('no block, and no import in the prose, names an entry that is gone (artifact-store/client, /mcp, /adk)', () => {
+    expect(goneImports(allBlocks)).toEqual([]);
+  });
+
+  it('the checks fail: an undefined name, a type error, a name given only on another page, a gone import, bad Python', () => {
+    expect(made(tsCheck())).toEqual([
+      expect.stringMatching(/^\(made up\) a\.md:4: TS2304 Cannot find name 'toolOutput'/),
+      expect.stringMatching(/^\(made up\) a\.md:6: TS2322 Type 'string' is not assignable to type 'number'/),
+      // `store`, `report` and `s` were given by b.md's prose and first block; `later` never is.
+      expect.stringMatching(/^\(made up\) b\.md:10: TS2304 Cannot find name 'later'/),
+      expect.stringMatching(/^\(made up\) c\.md:2: TS\d+ Cannot find name 'store'/),
+      expect.stringMatching(/^\(made up\) c\.md:2: TS\d+ Cannot find name 'report'/),
+      expect.stringMatching(
+        /^\(made up\) d\.md:2: TS2305 Module '"artifact-store-sdk\/mcp"' has no exported member 'nothing'/,
+      ),
+    ]);
+    const gone = goneImports([
+      block('e.md', 3, 'ts', "import { createHttpArtifactStore } from 'artifact-store/client';"),
+      block('e.md', 9, 'sh', 'true', { before: "The import is `import { wrapMcpClient } from 'artifact-store/mcp'`." }),
+    ]);
+    expect(gone).toEqual([
+      "(made up) e.md:3: 'artifact-store/client' is gone; import 'artifact-store-sdk'",
+      "(made up) e.md:9: 'artifact-store/mcp' is gone; import 'artifact-store-sdk/mcp'",
+    ]);
+    const py = checkPythonBlocks([
+      block('p.md', 1, 'python', 'async def main():\n    await asyncio.sleep(0)\n    return [x for x in data]'),
+      block('p.md', 7, 'python', 'def broken(:\n    pass'),
+      block('p.md', 12, 'python', 'with Client() as store:\n    store.put(pdf_bytes)\nprint(store, open)', {
+        marker: { kind: 'example', file: 'examples/python_client.py', region: 'quickstart' },
+        before:
+          '(`pdf_bytes` is what a tool returned; `from artifact_store_client import ArtifactStoreClient as Client`)',
+      }),
+      block('p.md', 20, 'python', 'print(store, data)', {
+        marker: { kind: 'example', file: 'examples/names.py', region: 'x' },
+      }),
+    ]);
+    expect(py).toEqual([
+      expect.stringMatching(/^\(made up\) p\.md:1: undefined name 'asyncio'/),
+      expect.stringMatching(/^\(made up\) p\.md:1: undefined name 'data'/),
+      expect.stringMatching(/^\(made up\) p\.md:8: invalid syntax/),
+      // `store` is bound by the earlier region of the page; `data` never is.
+      expect.stringMatching(/^\(made up\) p\.md:20: undefined name 'data'/),
+    ]);
+  }, 180_000);
+});
+
+it('no page, example or help text runs or installs the packages from the registry, where they are not (yet)', () => {
+  // Until they are published, `npx artifact-store` and `npm install artifact-store` fetch whatever
+  // someone else published under the name. A registry install may appear only as what it becomes
+  // "once published".
+  const sources = (dir: string, ext: RegExp): string[] =>
+    readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => ext.test(f))
+      .map((f) => `${dir}/${f}`);
+  const files = [
+    ...docFiles(),
+    ...sources('examples', /\.(ts|py)$/),
+    ...sources('src', /\.ts$/),
+    'clients/python/README.md',
+  ];
+  const found: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    const rules: [RegExp, string][] = [
+      [/npx\s+(?:-y\s+|--yes\s+)?artifact-store(?:-sdk)?\b(?![\w.-]*\.tgz)/g, 'npx fetches the name from the registry'],
+      [/"command":\s*"npx",\s*"args":\s*\[[^\]]*"artifact-store(?:-sdk)?"/g, 'npx fetches the name from the registry'],
+      [/npm\s+(?:install|i|add)\s+(?:-g\s+|--global\s+)?artifact-store(?:-sdk)?(?![\w.-])/g, 'not on the registry'],
+    ];
+    for (const [rule, why] of rules) {
+      for (const m of text.matchAll(rule)) {
+        const sentence = text.slice(Math.max(0, m.index - 120), m.index);
+        if (why === 'not on the registry' && /once published/i.test(sentence)) continue;
+        const line = text.slice(0, m.index).split('\n').length;
+        found.push(`${file}:${line}: ${m[0]} (${why})`);
+      }
+    }
+  }
+  expect(found).toEqual([]);
 });
 
 describe('examples', () => {

@@ -1,5 +1,5 @@
 /**
- * `artifact-store/adk`: Google ADK's artifact service (`BaseArtifactService` of `@google/adk`) over
+ * `artifact-store-sdk/adk`: Google ADK's artifact service (`BaseArtifactService` of `@google/adk`) over
  * any ArtifactStore with named versions (`store.names`). An ADK filename is a name, its versions are
  * the name's versions, `user:` filenames are user-wide; see docs/adk.md.
  *

@@ -1,6 +1,6 @@
 /**
  * The ArtifactStore interface every store implements (the SDK's HTTP, in-memory and no-op stores, and
- * the service's embedded store), with its option types. Public as `artifact-store/client`.
+ * the service's embedded store), with its option types. Public as `artifact-store-sdk`.
  */
 import type { ArtifactRef, ByteRange, FetchMode, ListPage, ListQuery, NamePage, PutOptions } from './schemas.js';
 import type { ArtifactEvent } from './events.js';
