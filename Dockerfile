@@ -28,15 +28,14 @@ COPY src ./src
 RUN npm run build && npm pack --workspaces --include-workspace-root --ignore-scripts
 
 # Install: the packed server package is the app, the SDK package its workspace, and npm ci installs exactly
-# the production dependencies package-lock.json names (never newer ones in range). Install scripts are off;
-# the one package allowed to run its own (package.json allowScripts), better-sqlite3, is then built, and
-# the package's bin linked where PATH finds it. This
-# image has python3, make and g++, which it needs when no prebuilt binary of it can be downloaded.
+# the production dependencies package-lock.json names (never newer ones in range). Install scripts are off,
+# and none is needed: better-sqlite3 13 carries its N-API binaries. The package's bin is linked where PATH
+# finds it.
 FROM node:24-bookworm AS install
 WORKDIR /app
 COPY --from=build /src/package-lock.json /src/artifact-store-*.tgz ./
 # package.test.ts: install
-RUN mkdir -p packages/sdk && tar -xzf artifact-store-[0-9]*.tgz --strip-components=1 && tar -xzf artifact-store-sdk-*.tgz -C packages/sdk --strip-components=1 && rm artifact-store-*.tgz && npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 && mkdir -p node_modules/.bin && ln -s ../../bin/artifact-store.js node_modules/.bin/artifact-store
+RUN mkdir -p packages/sdk && tar -xzf artifact-store-[0-9]*.tgz --strip-components=1 && tar -xzf artifact-store-sdk-*.tgz -C packages/sdk --strip-components=1 && rm artifact-store-*.tgz && npm ci --omit=dev --ignore-scripts --no-audit --no-fund && mkdir -p node_modules/.bin && ln -s ../../bin/artifact-store.js node_modules/.bin/artifact-store
 
 # Runtime: Node, the installed packages (dist/, bin/, migrations) and their production dependencies; no
 # compiler, no sources, no dev dependencies. Same Debian release as the install stage, so the native
