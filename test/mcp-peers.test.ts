@@ -498,9 +498,7 @@ describe('server-filesystem over stdio, into the embedded store (SQLite + files)
     });
     const streamedBefore = byMethod.putStream;
     const putsBefore = puts();
-    const started = performance.now();
     const { observation, raw, report } = await call(streaming, 'read_media_file', { path: join(dir, 'big.png') });
-    const elapsed = performance.now() - started;
     expect(byMethod.putStream - streamedBefore).toBe(1);
     expect(puts() - putsBefore).toBe(1);
 
@@ -511,7 +509,6 @@ describe('server-filesystem over stdio, into the embedded store (SQLite + files)
     expect(report.stats).toMatchObject({ artifacts: 1, bytesStored: big.length });
     expect(jsonChars(raw)).toBeGreaterThan(8_000_000);
     expect(jsonChars(observation)).toBeLessThan(2048);
-    expect(elapsed).toBeLessThan(20_000);
   });
 });
 

@@ -544,7 +544,10 @@ export const part: Loaded = 42;
       '../src/node.js': 'artifact-store/node',
       '../src/blob.js': 'artifact-store/blob',
     };
-    /** examples/NAME copied into the project with the imports a user writes; fails on any other import of src/. */
+    /**
+     * examples/NAME copied into the project with the imports a user writes; fails on any other import of
+     * src/. As NAME.mts: the project is CommonJS (`npm init -y`), and the examples await at top level.
+     */
     const inProject = (name: string): string => {
       const text = readFileSync(join(ROOT, 'examples', name), 'utf8').replace(
         /from '(\.\.\/src\/[^']+)'/g,
@@ -554,8 +557,9 @@ export const part: Loaded = 42;
           return `from '${entry}'`;
         },
       );
-      writeFileSync(join(consumer, name), text);
-      return name;
+      const file = name.replace(/\.ts$/, '.mts');
+      writeFileSync(join(consumer, file), text);
+      return file;
     };
     /** `npx tsx FILE` in the project (tsx from this repository's install: the same thing, offline). */
     const tsx = (file: string, env: Record<string, string>) =>
@@ -624,11 +628,20 @@ export const part: Loaded = 42;
     }, 180_000);
 
     it("gateway.md: the page's config, listed by the installed command", async () => {
-      const listed = await runBash(runBlock('docs/gateway.md', 'gateway-list'), {
-        cwd: consumer,
-        env: withBin(),
-        timeout: 180_000,
-      });
+      // In a folder of this checkout, as test/docs.test.ts runs it: the config's `npx -y <server>` finds
+      // the reference servers installed here instead of fetching them. The gateway is the installed one.
+      mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+      const work = mkdtempSync(join(ROOT, 'test-results', 'package-gateway-'));
+      let listed: string;
+      try {
+        listed = await runBash(runBlock('docs/gateway.md', 'gateway-list'), {
+          cwd: work,
+          env: withBin(),
+          timeout: 180_000,
+        });
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
       expect(listed).toMatch(/^everything: ready, mcp-servers\/everything [\d.]+, 13 tools, resources, 4 prompts$/m);
       expect(listed).toMatch(/^files: ready, secure-filesystem-server/m);
     }, 200_000);

@@ -18,7 +18,7 @@ import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createCheckpointer, type CheckpointResult } from '../src/db/sqlite/checkpointer.js';
 import { openSqlite } from '../src/db/sqlite/connection.js';
 import { loadConfig } from '../src/core/config.js';
-import { sqliteOptions } from '../src/node/drivers.js';
+import { sqliteOptions } from '../src/node/sqlite-options.js';
 import {
   createArtifactService,
   type Access,

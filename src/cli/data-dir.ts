@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { type Config, type ConfigInput, loadConfig } from '../core/config.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import { createSqliteRepository } from '../db/sqlite.js';
-import { sqliteOptions } from '../node/drivers.js';
+import { sqliteOptions } from '../node/sqlite-options.js';
 import { CliError, EXIT } from './cli-error.js';
 import { namedUrl } from './connection.js';
 import { chooseDataDir, type NamedUrl, runningDir, runningServes, type ServeRecord } from './services.js';

@@ -60,7 +60,10 @@ export interface ReadAnswer extends ViewHead {
 
 export interface SearchOptions {
   pattern: string;
-  /** `pattern` is a regular expression (JavaScript syntax, run in linear time: no backreferences or lookaround). */
+  /**
+   * `pattern` is a regular expression (JavaScript syntax, run in linear time: no backreferences,
+   * lookahead, or lookbehind with a capture group).
+   */
   regex?: boolean;
   ignoreCase?: boolean;
   /** Lines shown before and after each match. Default 0, at most 20. */

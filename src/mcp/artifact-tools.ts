@@ -72,7 +72,8 @@ export const ARTIFACT_TOOLS: ArtifactToolDefinition[] = [
         },
         regex: {
           type: 'boolean',
-          description: 'pattern is a regular expression (no backreferences or lookaround). Default false',
+          description:
+            'pattern is a regular expression (no backreferences, lookahead, or lookbehind with a capture group). Default false',
         },
         ignoreCase: { type: 'boolean', description: 'Match upper and lower case alike. Default false' },
         context: whole('Lines to show before and after each match (0-20, default 0)', 0),

@@ -11,7 +11,8 @@ import { createMemoryBlobStore } from '../blob/memory.js';
 import { nodeSha256 } from '../blob/node-hash.js';
 import type { Drivers } from '../compose/compose-app.js';
 import type { Config } from '../core/config.js';
-import { type CheckpointThread, createSqliteRepository, type SqliteRepositoryOptions } from '../db/sqlite.js';
+import { createSqliteRepository } from '../db/sqlite.js';
+import { sqliteOptions } from './sqlite-options.js';
 
 export interface NodeDrivers extends Drivers {
   close(): Promise<void>;
@@ -75,19 +76,11 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
   }
 }
 
-/** The SQLite repository's options as the configuration gives them. */
-export function sqliteOptions(
-  config: Config,
-  path: string,
-  checkpointThread: CheckpointThread = 'worker',
-): SqliteRepositoryOptions {
-  return { path, busyTimeoutMs: config.sqliteBusyTimeoutMs, cacheBytes: config.sqliteCacheBytes, checkpointThread };
-}
-
 /** The metadata and blob drivers of this configuration, opened; `close` closes both. */
 export async function openNodeDrivers(
   config: Config,
-  checkpointThread: CheckpointThread = 'worker',
+  /** Where the WAL is checkpointed: its own thread, or this one (tests). */
+  checkpointThread: 'worker' | 'main' = 'worker',
 ): Promise<NodeDrivers> {
   // Search patterns from callers run on V8's linear-time engine when they backtrack (views/pattern.ts).
   enableLinearRegExps();

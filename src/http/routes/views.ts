@@ -123,7 +123,7 @@ const searchRoute = createRoute({
   tags: ['views'],
   summary: 'Matching lines of an artifact, as grep -n finds them',
   description:
-    'A fixed string, or a regular expression (JavaScript syntax, run in linear time: backreferences and lookaround are refused). The whole artifact is counted; the answer holds the first matches that fit, with `context` lines, and `nextOffset` to search on from.',
+    'A fixed string, or a regular expression (JavaScript syntax, run in linear time: backreferences, lookahead and lookbehind with a capture group are refused). The whole artifact is counted; the answer holds the first matches that fit, with `context` lines, and `nextOffset` to search on from.',
   parameters: readScopeParameters,
   request: {
     params: ArtifactIdParam,

@@ -2,14 +2,14 @@
  * Search patterns: a fixed string or a regular expression, matched line by line as grep does.
  *
  * A regular expression from a caller is hostile input: `(a+)+$` on a long line backtracks for longer
- * than the universe has left. V8 has a second engine that runs in linear time (no backreferences or
- * lookaround, no `i` or `u` flag). The Node runtime switches it on (src/node/regexps.ts) with two
- * flags: one makes the `l` flag parse, which checks a pattern can run in linear time; the other makes
- * every regexp that backtracks too much (50,000 backtracks) finish its match on the linear engine.
- * So a pattern is refused unless the linear engine could run it, and ordinary patterns keep the fast
- * backtracking engine. ignoreCase is rewritten into the pattern (`a` → `[aA]`), since the linear
- * engine has no `i`. Where the runtime has no linear engine (Workers), patterns run as they are, and
- * the platform's CPU limit per request bounds them.
+ * than the universe has left. V8 has a second engine that runs in linear time (no backreferences, no
+ * lookahead, no capture group in a lookbehind, no `i` or `u` flag). The Node runtime switches it on
+ * (src/node/regexps.ts) with two flags: one makes the `l` flag parse, which checks a pattern can run
+ * in linear time; the other makes every regexp that backtracks too much (50,000 backtracks) finish its
+ * match on the linear engine. So a pattern is refused unless the linear engine could run it, and
+ * ordinary patterns keep the fast backtracking engine. ignoreCase is rewritten into the pattern (`a` →
+ * `[aA]`), since the linear engine has no `i`. Where the runtime has no linear engine (Workers),
+ * patterns run as they are, and the platform's CPU limit per request bounds them.
  */
 import { errors } from '../../core/errors.js';
 
@@ -72,7 +72,7 @@ export function compilePattern(pattern: string, regex: boolean, ignoreCase: bool
       new RegExp(source, LINEAR);
     } catch {
       throw errors.badRequest(
-        `The regular expression ${JSON.stringify(pattern)} cannot run in linear time: backreferences (\\1, \\k<name>), lookahead and lookbehind are not supported, so that no pattern can stall the service. Rewrite it without them, or search for a fixed string.`,
+        `The regular expression ${JSON.stringify(pattern)} cannot run in linear time: backreferences (\\1, \\k<name>), lookahead ((?=…), (?!…)) and lookbehind with a capture group are not supported, so that no pattern can stall the service. Rewrite it without them (a lookbehind such as (?<=x) is fine when it holds no group), or search for a fixed string.`,
       );
     }
   }

@@ -393,9 +393,10 @@ class ArtifactStoreClient:
         user: str | None = None,
     ) -> SearchResult:
         """The lines that contain `pattern` (a regular expression when `regex`, in JavaScript syntax
-        without backreferences or lookaround), with `context` lines around each, at most
-        `max_matches` of them. The rest: search again with `offset=result.next_offset` (and
-        `page=result.next_page` for a PDF). A pattern the service cannot run is a BadRequestError.
+        without backreferences, lookahead, or lookbehind with a capture group), with `context`
+        lines around each, at most `max_matches` of them. The rest: search again with
+        `offset=result.next_offset` (and `page=result.next_page` for a PDF). A pattern the service
+        cannot run is a BadRequestError.
         """
         return self._run(
             self._core.search(

@@ -60,8 +60,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "pattern": {"type": "string", "description": "The text to find (a regular expression when regex is true)."},
             "regex": {
                 "type": "boolean",
-                "description": "pattern is a regular expression (JavaScript syntax, no backreferences or lookaround). "
-                "Default false.",
+                "description": "pattern is a regular expression (JavaScript syntax, no backreferences, lookahead, or "
+                "lookbehind with a capture group). Default false.",
             },
             "ignoreCase": {"type": "boolean", "description": "Match regardless of case. Default false."},
             "context": {
