@@ -2023,6 +2023,18 @@ describe('tenant isolation', () => {
             await run.tick();
             if (run.total >= TARGET_REQUESTS) break;
           }
+          // The admin routes once each by an operator and by a tenant admin, whatever the seed: the
+          // stream reaches them seldom, and a seed that never sent an operator's retention run would
+          // leave its answer unchecked.
+          for (const action of ['retention', 'fsck', 'purge', 'audit'] as const)
+            for (const kind of ['operator', 'admin'] as const)
+              await run.run({
+                op: 'admin',
+                who: { kind, tenant: 0, session: 0 },
+                action,
+                tenant: 'own',
+                target: { from: 'own', pick: 0 },
+              });
           await run.finish();
         } catch (err) {
           if (err instanceof IsolationBreach)
