@@ -191,8 +191,9 @@ export function writeExampleBlocks(): string[] {
 // ---- What a reader copies: every TypeScript and Python block compiles, and uses no name it never defines ----
 
 /**
- * The packages a snippet imports, and the sources they are checked against (entries whose file does
- * not exist yet are left out).
+ * The packages' entries and the source file each is built from: what a snippet imports and is checked
+ * against, what the package test rewrites the examples' imports to, and what test/public-surface.test.ts
+ * holds package.json's exports to.
  */
 export const PACKAGE_ENTRIES: Record<string, string> = {
   'artifact-store-sdk': 'src/client/index.ts',

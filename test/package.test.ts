@@ -43,7 +43,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE } from '../src/cli/help.js';
 import { DOCS_ASSET_NAMES } from '../src/http/routes/docs.js';
 import { UI_ASSET_TYPES } from '../src/http/routes/ui.js';
-import { ROOT, readDoc, runBash, runBlock } from './doc-blocks.js';
+import { PACKAGE_ENTRIES, ROOT, readDoc, runBash, runBlock } from './doc-blocks.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { runCurlWalkthrough } from './helpers/readme-walkthrough.js';
 
@@ -536,14 +536,9 @@ export const part: Loaded = 42;
       >;
 
     /** Which package entry each source entry the examples import is, for a user's project. */
-    const ENTRY_OF: Record<string, string> = {
-      '../src/client/index.js': 'artifact-store-sdk',
-      '../src/mcp/index.js': 'artifact-store-sdk/mcp',
-      '../src/adk/index.js': 'artifact-store-sdk/adk',
-      '../src/index.js': 'artifact-store',
-      '../src/node.js': 'artifact-store/node',
-      '../src/blob.js': 'artifact-store/blob',
-    };
+    const ENTRY_OF = Object.fromEntries(
+      Object.entries(PACKAGE_ENTRIES).map(([entry, source]) => [`../${source.replace(/\.ts$/, '.js')}`, entry]),
+    );
     /**
      * examples/NAME copied into the project with the imports a user writes; fails on any other import of
      * src/. As NAME.mts: the project is CommonJS (`npm init -y`), and the examples await at top level.

@@ -7,17 +7,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { ROOT, readDoc } from './doc-blocks.js';
+import { PACKAGE_ENTRIES, ROOT, readDoc } from './doc-blocks.js';
 
 /** Each entry and the source file it is built from (package.json exports, scripts/build.mjs). */
-const ENTRIES: Record<string, string> = {
-  'artifact-store-sdk': 'src/client/index.ts',
-  'artifact-store-sdk/mcp': 'src/mcp/index.ts',
-  'artifact-store-sdk/adk': 'src/adk/index.ts',
-  'artifact-store': 'src/index.ts',
-  'artifact-store/node': 'src/node.ts',
-  'artifact-store/blob': 'src/blob.ts',
-};
+const ENTRIES = PACKAGE_ENTRIES;
 
 function exportsOf(files: string[]): Record<string, string[]> {
   const program = ts.createProgram(
@@ -63,6 +56,23 @@ describe('the public surface', () => {
     const lists = listed();
     expect(Object.keys(lists).sort()).toEqual(Object.keys(ENTRIES).sort());
     for (const [entry, file] of Object.entries(ENTRIES)) expect(actual[file], entry).toEqual(lists[entry]);
+  });
+
+  it("names every entry of both packages' exports, each built from its source file", () => {
+    const built: Record<string, string> = {};
+    for (const [dir, name, srcOf] of [
+      ['.', 'artifact-store', (dist: string) => dist.replace(/^\.\/dist\//, 'src/')],
+      ['packages/sdk', 'artifact-store-sdk', (dist: string) => dist.replace(/^\.\/dist\//, 'src/')],
+    ] as const) {
+      const { exports } = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as {
+        exports: Record<string, string | { default: string }>;
+      };
+      for (const [key, target] of Object.entries(exports)) {
+        if (typeof target === 'string' || key.startsWith('./internal/')) continue;
+        built[name + key.slice(1)] = srcOf(target.default).replace(/\.js$/, '.ts');
+      }
+    }
+    expect(built).toEqual(ENTRIES);
   });
 
   it('server internals leave every root: no app factory, repository, authenticator or raw service', () => {

@@ -33,6 +33,16 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
   const descriptors = createDescriptorCache(blobPath, Math.max(1, options.maxOpenFiles ?? 256));
 
   const check = (sha: string) => SHA256_PATTERN.test(sha);
+  /** The blob's file open for reading; null for a malformed hash or a blob that is not there. */
+  const openBlob = async (sha256: string): Promise<FileHandle | null> => {
+    if (!check(sha256)) return null;
+    try {
+      return await open(blobPath(sha256), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  };
 
   return {
     driver: 'fs',
@@ -73,14 +83,8 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
     },
 
     async get(sha256: string, range?: ByteRange) {
-      if (!check(sha256)) return null;
-      let fh: FileHandle;
-      try {
-        fh = await open(blobPath(sha256), 'r');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw err;
-      }
+      const fh = await openBlob(sha256);
+      if (!fh) return null;
       let position = range?.start ?? 0;
       let end: number;
       try {
@@ -129,14 +133,8 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
     },
 
     async openReader(sha256: string) {
-      if (!check(sha256)) return null;
-      let fh: FileHandle;
-      try {
-        fh = await open(blobPath(sha256), 'r');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw err;
-      }
+      const fh = await openBlob(sha256);
+      if (!fh) return null;
       return {
         async read(target: Uint8Array, position: number) {
           return (await fh.read(target, 0, target.byteLength, position)).bytesRead;
