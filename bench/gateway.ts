@@ -19,7 +19,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { loadConfig } from '../src/core/config.js';
-import { createJsonLogger } from '../src/http/logger.js';
+import { createJsonLogger } from '../src/core/logger.js';
 import { transformToolResult } from '../src/mcp/index.js';
 import { startServer } from '../src/node.js';
 import { MAX_STDIO_MESSAGE_BYTES, useLinearReadBuffer } from '../src/node/gateway.js';

@@ -21,7 +21,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from './helpers/artifact-errors.js';
 import { createD1Repository, type D1DatabaseLike, type D1QueryableLike } from '../src/db/d1.js';
 import { commitPutPlan, PUT_OK } from '../src/db/plans/put.js';
-import type { ArtifactRepository, CommitPutInput, QuotaLimits } from '../src/db/repository.js';
+import type { QuotaLimits } from '../src/core/limits.js';
+import type { ArtifactRepository, CommitPutInput } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { dumpTables, generateWorkload, runWorkload, type Outcome } from './d1-workload.js';
 

@@ -6,7 +6,8 @@
  * workload of thousands of operations takes one round trip instead of thousands), so it imports
  * nothing but types.
  */
-import type { ArtifactRepository, CommitPutInput, EvictedRef, QuotaLimits, ScopeFilter } from '../src/db/repository.js';
+import type { QuotaLimits } from '../src/core/limits.js';
+import type { ArtifactRepository, CommitPutInput, EvictedRef, ScopeFilter } from '../src/db/repository.js';
 
 /** One repository call: the method and its arguments, or 'reads': every read method at that time. */
 export type Op = [method: string, ...args: unknown[]];

@@ -6,9 +6,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../src/http/app.js';
 import { createAuthenticator } from '../src/http/auth.js';
-import { createJsonLogger } from '../src/http/logger.js';
+import { createJsonLogger } from '../src/core/logger.js';
 import { createMetrics } from '../src/http/metrics.js';
-import { createRateLimiter, type RateLimits } from '../src/http/rate-limit.js';
+import type { RateLimits } from '../src/core/limits.js';
+import { createRateLimiter } from '../src/http/rate-limit.js';
 import { bearer, bytesOf, createTestApp, HMAC_KEYS, putArtifact, type TestApp } from './helpers/app.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { createJsonLogger } from '../src/http/logger.js';
+import { createJsonLogger } from '../src/core/logger.js';
 import { batchedLines } from '../src/node/log-lines.js';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));

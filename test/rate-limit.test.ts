@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpArtifactStore } from '../src/client/http-store.js';
 import { basePolicy, loadConfig } from '../src/core/config.js';
 import { PRODUCTION_RATE_LIMITS } from '../src/core/policy.js';
-import { createRateLimiter, type RateLimits } from '../src/http/rate-limit.js';
+import type { RateLimits } from '../src/core/limits.js';
+import { createRateLimiter } from '../src/http/rate-limit.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { issueApiKey } from '../src/service/api-keys.js';
 

@@ -10,7 +10,7 @@ import type { BlobPutOptions } from '../src/blob/blob-store.js';
 import { createFsBlobStore } from '../src/blob/fs.js';
 import { nodeSha256 } from '../src/blob/node-hash.js';
 import { loadConfig } from '../src/core/config.js';
-import { createJsonLogger } from '../src/http/logger.js';
+import { createJsonLogger } from '../src/core/logger.js';
 import { errors } from '../src/core/errors.js';
 import { createPolicies, type Policy, type TenantPolicies } from '../src/core/policy.js';
 import type { ArtifactScope } from '../src/core/schemas.js';

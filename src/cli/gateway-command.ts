@@ -161,7 +161,7 @@ async function embeddedStore(dataDir: string | undefined, port: string | undefin
   const [{ loadConfig }, { startServer }, { createJsonLogger }, { createEmbeddedArtifactStore }] = await Promise.all([
     import('../core/config.js'),
     import('../node/server.js'),
-    import('../http/logger.js'),
+    import('../core/logger.js'),
     import('../service/embedded-store.js'),
   ]);
   const overrides = {

@@ -1,4 +1,4 @@
-import type { CleanupStrategy } from '../core/policy.js';
+import type { QuotaLimits } from '../core/limits.js';
 import type { ArtifactScope } from '../core/schemas.js';
 
 /** A reference joined with its artifact: everything needed to build an ArtifactRef. */
@@ -64,21 +64,6 @@ export interface CommitPutInput {
    * transaction. Limits refuse rather than evict for names.
    */
   name?: string;
-}
-
-/**
- * Limits of the scopes a put lands in. A missing or 0 limit is no limit. Session and trace limits
- * follow the strategy (evict least-recently-accessed or oldest-created references of that scope
- * until the new one fits, or refuse); the tenant quota always refuses, because making room there
- * would evict other sessions' work.
- */
-export interface QuotaLimits {
-  strategy: CleanupStrategy;
-  maxSessionBytes?: number;
-  maxSessionCount?: number;
-  maxTraceBytes?: number;
-  maxTraceCount?: number;
-  maxTenantBytes?: number;
 }
 
 /** A reference removed to make room, as its `artifact.evicted` event names it. */

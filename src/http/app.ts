@@ -8,7 +8,7 @@ import type { ServiceOperations } from '../service/operations.js';
 import type { Authenticator, Caller } from './auth.js';
 import type { AppEnv } from './context.js';
 import { header } from './fast-header.js';
-import { silentLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from '../core/logger.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import { registerArtifactUrl } from './routes/artifact-url.js';
 import { registerAdminAudit, registerAdminFsck, registerAdminPurge, registerAdminRetention } from './routes/admin.js';

@@ -1,25 +1,9 @@
 import { ArtifactError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
-import type { Policy } from '../core/policy.js';
-
-/** One bucket's limits. 0 turns that limit off. */
-export interface RateLimits {
-  /** Sustained requests per second. */
-  requestsPerSecond: number;
-  /** How many requests may come at once above the sustained rate (the bucket's size; 0 = twice the rate). */
-  requestBurst: number;
-  /** Request-body bytes being received at once (puts in progress). */
-  bytesInFlight: number;
-}
+import type { RateLimits } from '../core/limits.js';
 
 /** Why a request was refused: which bucket was empty. */
 export type RateLimitReason = 'tenant_requests' | 'token_requests' | 'tenant_bytes' | 'token_bytes';
-export const RATE_LIMIT_REASONS: readonly RateLimitReason[] = [
-  'tenant_requests',
-  'token_requests',
-  'tenant_bytes',
-  'token_bytes',
-];
 
 /** A tenant's refusals since the process started: what the operator's usage report shows. */
 export interface TenantRefusals {
@@ -75,33 +59,6 @@ interface Meter {
 
 const NOTHING: Admission = { release() {} };
 const enabled = (l: RateLimits) => l.requestsPerSecond > 0 || l.bytesInFlight > 0;
-
-const limitsByPolicy = new WeakMap<Policy, { tenant: RateLimits; token: RateLimits }>();
-
-/** The rate limits of a tenant's policy (the same object each time for the same policy). */
-export function rateLimitsOf(p: Policy): { tenant: RateLimits; token: RateLimits } {
-  let limits = limitsByPolicy.get(p);
-  if (!limits) {
-    limits = limitsFrom(p);
-    limitsByPolicy.set(p, limits);
-  }
-  return limits;
-}
-
-function limitsFrom(p: Policy): { tenant: RateLimits; token: RateLimits } {
-  return {
-    tenant: {
-      requestsPerSecond: p.tenantRequestsPerSecond,
-      requestBurst: p.tenantRequestBurst,
-      bytesInFlight: p.tenantBytesInFlight,
-    },
-    token: {
-      requestsPerSecond: p.tokenRequestsPerSecond,
-      requestBurst: p.tokenRequestBurst,
-      bytesInFlight: p.tokenBytesInFlight,
-    },
-  };
-}
 
 /**
  * Request rate and bytes in flight, per tenant and per token, in this process. Requests draw on

@@ -12,7 +12,7 @@ import type { ArtifactStore } from '../core/artifact-store.js';
 import { type Config, loadConfig } from '../core/config.js';
 import type { ArtifactScope } from '../core/schemas.js';
 import { narrowScope } from '../core/scope.js';
-import { createJsonLogger } from '../http/logger.js';
+import { createJsonLogger } from '../core/logger.js';
 import { recordPolicyChange } from '../service/audit.js';
 import { createEmbeddedArtifactStore } from '../service/embedded-store.js';
 import type { SessionEndReport } from '../core/sessions.js';

@@ -1,6 +1,6 @@
 /** The service's logger on Node: JSON lines (createJsonLogger) written in batches (batchedLines). */
 import { openSync, writeSync } from 'node:fs';
-import { createJsonLogger, type Logger, type LogLevel, silentLogger } from '../http/logger.js';
+import { createJsonLogger, type Logger, type LogLevel, silentLogger } from '../core/logger.js';
 import { batchedLines, flushBeforeExit, forgetBeforeExit } from './log-lines.js';
 
 /**

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ArtifactRepository } from '../db/repository.js';
-import type { Logger } from '../http/logger.js';
+import type { Logger } from '../core/logger.js';
 import type { RetentionReport } from '../service/retention.js';
 
 /** The lease whose holder runs the scheduled retention among processes sharing the database. */

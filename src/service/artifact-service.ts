@@ -17,7 +17,8 @@ import {
   type PutOptions,
 } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
-import type { ArtifactRepository, QuotaLimits, RefRow } from '../db/repository.js';
+import type { ArtifactRepository, RefRow } from '../db/repository.js';
+import { type QuotaLimits, quotaLimitsOf } from '../core/limits.js';
 import type { Policy } from '../core/policy.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { rowToRef } from './refs.js';
@@ -45,18 +46,6 @@ import type {
 } from './types.js';
 /** The service's shapes live in types.ts; importers of this module see them here too. */
 export type * from './types.js';
-
-/** The limits a put (or a retention run) enforces under a tenant's policy. */
-export function quotaLimitsOf(p: Policy): QuotaLimits {
-  return {
-    strategy: p.cleanupStrategy,
-    maxSessionBytes: p.maxSessionBytes,
-    maxSessionCount: p.maxArtifactsPerSession,
-    maxTraceBytes: p.maxTraceBytes,
-    maxTraceCount: p.maxArtifactsPerTrace,
-    maxTenantBytes: p.maxTenantBytes,
-  };
-}
 
 export { STALE_COLLECTION_MS } from './put-pin.js';
 

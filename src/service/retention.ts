@@ -1,7 +1,7 @@
 import type { BlobStore } from '../blob/blob-store.js';
 import { evicts, type Policy } from '../core/policy.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { quotaLimitsOf } from './artifact-service.js';
+import { quotaLimitsOf, scopeLimitsOf } from '../core/limits.js';
 import { STALE_COLLECTION_MS } from './put-pin.js';
 import { AUDIT_KEPT_DAYS, recordAction, scheduledActor, type AuditActor } from './audit.js';
 
@@ -167,10 +167,8 @@ export async function runRetention(
   // then checks each scope against its own tenant's policy.
   const tenantPolicies = [deps.policies(''), ...(deps.overriddenTenants ?? []).map((t) => deps.policies(t))];
   for (const kind of ['session', 'trace'] as const) {
-    const minCount = Math.min(
-      ...tenantPolicies.map((p) => (kind === 'session' ? p.maxArtifactsPerSession : p.maxArtifactsPerTrace)),
-    );
-    const minBytes = Math.min(...tenantPolicies.map((p) => (kind === 'session' ? p.maxSessionBytes : p.maxTraceBytes)));
+    const minCount = Math.min(...tenantPolicies.map((p) => scopeLimitsOf(p, kind).maxCount));
+    const minBytes = Math.min(...tenantPolicies.map((p) => scopeLimitsOf(p, kind).maxBytes));
     for (let after: { tenantId: string; value: string } | null | undefined; after !== null; ) {
       const began = performance.now();
       const { scopes, next } = await deps.repo.scopesOver(kind, now(), minCount, minBytes, after, batch);
@@ -178,10 +176,7 @@ export async function runRetention(
       await progress('quotas', report.evicted.refs, performance.now() - began);
       for (const scope of scopes) {
         const policy = deps.policies(scope.tenantId);
-        const [maxCount, maxBytes] =
-          kind === 'session'
-            ? [policy.maxArtifactsPerSession, policy.maxSessionBytes]
-            : [policy.maxArtifactsPerTrace, policy.maxTraceBytes];
+        const { maxCount, maxBytes } = scopeLimitsOf(policy, kind);
         if (scope.count <= maxCount && scope.bytes <= maxBytes) continue;
         if (!evicts(policy.cleanupStrategy)) {
           report.overLimitKept.scopes++;

@@ -1,3 +1,4 @@
+import { scopeLimitsOf } from '../core/limits.js';
 import type { Policy } from '../core/policy.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { RetentionReport, TenantRetention } from './retention.js';
@@ -76,25 +77,25 @@ export async function usageReport(
       limitBytes: policies(u.tenantId).maxTenantBytes || null,
     })),
     sessions: sessions.map((u) => {
-      const p = policies(u.tenantId);
+      const limits = scopeLimitsOf(policies(u.tenantId), 'session');
       return {
         tenantId: u.tenantId,
         sessionId: u.value,
         bytes: u.bytes,
         count: u.count,
-        limitBytes: p.maxSessionBytes,
-        limitCount: p.maxArtifactsPerSession,
+        limitBytes: limits.maxBytes,
+        limitCount: limits.maxCount,
       };
     }),
     traces: traces.map((u) => {
-      const p = policies(u.tenantId);
+      const limits = scopeLimitsOf(policies(u.tenantId), 'trace');
       return {
         tenantId: u.tenantId,
         traceId: u.value,
         bytes: u.bytes,
         count: u.count,
-        limitBytes: p.maxTraceBytes,
-        limitCount: p.maxArtifactsPerTrace,
+        limitBytes: limits.maxBytes,
+        limitCount: limits.maxCount,
       };
     }),
     retentionRuns: runs.map((r) => {

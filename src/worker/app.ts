@@ -10,7 +10,7 @@ import type { Config } from '../core/config.js';
 import { createD1Repository } from '../db/d1.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { App } from '../http/app.js';
-import { createJsonLogger, type Logger } from '../http/logger.js';
+import { createJsonLogger, type Logger } from '../core/logger.js';
 import type { EventStreamSettings } from '../http/routes/events.js';
 import type { AuditActor } from '../service/audit.js';
 import type { ServiceOperations } from '../service/operations.js';

@@ -2,7 +2,8 @@
 import type { Config } from '../core/config.js';
 import { readTenantPolicies } from '../core/config.js';
 import type { Policy } from '../core/policy.js';
-import { createRateLimiter, rateLimitsOf } from '../http/rate-limit.js';
+import { rateLimitsOf } from '../core/limits.js';
+import { createRateLimiter } from '../http/rate-limit.js';
 import type { WorkerEnv } from './config.js';
 
 /** Requests per second → the bindings' period (wrangler.toml: `simple = { limit, period = 10 }`). */

@@ -4,7 +4,7 @@
  * and R2 bindings of wrangler.toml, configured through vars as a deployment would be.
  */
 import { ENV_NAMES } from '../../src/core/config.js';
-import { silentLogger } from '../../src/http/logger.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { createWorkerApp } from '../../src/worker.js';
 import { env } from '../workerd/bindings.js';
 import { testAppVars, type TestAppOptions } from './test-app-options.js';

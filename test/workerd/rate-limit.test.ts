@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { mintToken } from '../../src/http/tokens.js';
-import { silentLogger } from '../../src/http/logger.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { createWorkerApp, type WorkerEnv } from '../../src/worker.js';
 import { env } from './bindings.js';
 

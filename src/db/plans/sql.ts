@@ -2,7 +2,8 @@
  * SQL text the statement plans share (and the D1 repository's reads): statements as values, the
  * reference join, event payloads built in SQL, and scope conditions.
  */
-import type { QuotaLimits, ScopeFilter } from '../repository.js';
+import type { QuotaLimits } from '../../core/limits.js';
+import type { ScopeFilter } from '../repository.js';
 
 export type Params = Record<string, unknown>;
 /** One statement: SQL with `@name` placeholders and their values (one object may serve many statements). */

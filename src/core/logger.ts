@@ -1,4 +1,8 @@
-/** JSON lines logger; one object per line, levels filtered once. */
+/**
+ * The logger port (Logger) that every layer logs through, and its JSON-lines implementation: one object
+ * per line, levels filtered once. No I/O here: a runtime gives the function that writes a line
+ * (node/logger.ts batches them to stdout or a file; the Worker uses console.log).
+ */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export type LogFields = Record<string, unknown>;
 
