@@ -11,14 +11,16 @@ import { sqliteOutbox } from './outbox.js';
 import { sqliteReferences } from './references.js';
 import { sqliteRetention } from './retention.js';
 import { sqliteUploads } from './uploads.js';
+import { translatingErrors } from './errors.js';
 
 export { MIGRATIONS_FOLDER, type SqliteRepositoryOptions } from './connection.js';
 export type { CheckpointThread } from './checkpointer.js';
 
+/** The SQLite repository; its errors reach the service as ArtifactErrors where they mean one (errors.ts). */
 export function createSqliteRepository(options: SqliteRepositoryOptions): ArtifactRepository {
   const ctx = openSqlite(options);
   const { sqlite } = ctx;
-  return {
+  return translatingErrors<ArtifactRepository>({
     ...sqliteReferences(ctx),
     ...sqliteNames(ctx),
     ...sqliteUploads(ctx),
@@ -36,5 +38,5 @@ export function createSqliteRepository(options: SqliteRepositoryOptions): Artifa
     },
 
     close: ctx.close,
-  };
+  });
 }
