@@ -136,6 +136,31 @@ describe('direct downloads', () => {
     expect((await counts(direct.metrics)).join('\n')).toContain('route="/v1/artifacts/:id",status="206"');
   });
 
+  it("run each of the app's request steps, the same ones as the routed requests", async () => {
+    const { app } = appOf(true);
+    // Every module of src/http/middleware/ that the app composes: a new one must be listed here.
+    expect(app.steps.map((s) => s.name)).toEqual([
+      'request-context',
+      'access-log',
+      'authentication',
+      'rate-limits',
+      'body-limits',
+    ]);
+    const tok = await t.token({ tenant: 'acme', perms: ['read', 'write'] });
+    const { json } = await putArtifact(t.app, tok, bytesOf(100, 6));
+    const entered = app.steps.map((s) => vi.spyOn(s, 'enter'));
+    const left = app.steps.filter((s) => s.leave).map((s) => vi.spyOn(s, 'leave' as never));
+    const router = vi.spyOn(app.router, 'match');
+    const download = await app.request(`/v1/artifacts/${json.id}`, { headers: bearer(tok) });
+    expect(download.status).toBe(200);
+    expect(router).not.toHaveBeenCalled();
+    for (const spy of [...entered, ...left]) expect(spy).toHaveBeenCalledTimes(1);
+    // The routed requests run the same step objects (a listing goes through the router).
+    expect((await app.request('/v1/artifacts?limit=1', { headers: bearer(tok) })).status).toBe(200);
+    expect(router).toHaveBeenCalled();
+    for (const spy of [...entered, ...left]) expect(spy).toHaveBeenCalledTimes(2);
+  });
+
   it('hand the access line to a logger that formats it later, with either route', async () => {
     const tok = await t.token({ tenant: 'acme', perms: ['read', 'write'] });
     const { id } = (await putArtifact(t.app, tok, bytesOf(100, 5))).json as { id: string };

@@ -69,7 +69,10 @@ export interface RuntimeParts {
   viewSandbox?: ViewSandbox;
   /** Who records policy changes: `pid 123` on Node, `worker` on Workers. */
   hostActorId: string;
-  /** The HTTP app's runtime parts: assets, /mcp, draining, metrics, event polling, body limit. */
+  /**
+   * The HTTP app's runtime parts: the logger, assets, /mcp and the gateway (Node), draining, the
+   * metrics token, event polling, the platform's body limit, the version.
+   */
   http?: Pick<
     AppDeps,
     | 'logger'
@@ -77,6 +80,7 @@ export interface RuntimeParts {
     | 'uiAssets'
     | 'isDraining'
     | 'mcp'
+    | 'gateway'
     | 'metricsToken'
     | 'events'
     | 'maxRequestBodyBytes'

@@ -204,17 +204,12 @@ function versionOf(c: Context<AppEnv>): number | undefined {
   return Number(raw);
 }
 
-export function registerNames(
-  app: OpenAPIHono<AppEnv>,
-  service: ArtifactService,
-  publicUrl?: string,
-  maxRequestBodyBytes = 0,
-) {
+export function registerNames(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string) {
   for (const doc of docs) app.openAPIRegistry.registerPath(doc);
 
   app.post('/v1/names/:app', async (c) => {
     requirePerm(c.get('caller'), 'write');
-    const options = putOptionsOf(c, service, maxRequestBodyBytes);
+    const options = putOptionsOf(c);
     if (options.namespace !== undefined)
       throw errors.badRequest(
         'A name\u2019s versions take the app as their namespace: leave X-Artifact-Namespace out.',

@@ -8,6 +8,7 @@ import type { ArtifactService } from '../../service/artifact-service.js';
 import { accessOf, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { ArtifactRefDoc, errorResponses } from '../openapi-schemas.js';
+import { artifactParam } from '../artifact-params.js';
 import { linkModeOf, withLinks } from './artifact-url.js';
 
 const header = (description: string) => z.string().optional().openapi({ description });
@@ -50,11 +51,6 @@ const route = createRoute({
   },
 });
 
-/** Reads X-Artifact-{name}, else the query parameter {name}. */
-function wire(c: Context, name: string): string | undefined {
-  return c.req.header(`x-artifact-${name}`) ?? c.req.query(name) ?? undefined;
-}
-
 function parseJsonObject(name: string, raw: string | undefined): Record<string, unknown> | undefined {
   if (raw === undefined) return undefined;
   let value: unknown;
@@ -70,20 +66,15 @@ function parseJsonObject(name: string, raw: string | undefined): Record<string, 
   return value as Record<string, unknown>;
 }
 
-/** `maxRequestBodyBytes`: bodies the platform lets through (0 = no limit); bigger ones must go direct. */
-export function registerPutArtifact(
-  app: OpenAPIHono<AppEnv>,
-  service: ArtifactService,
-  publicUrl?: string,
-  maxRequestBodyBytes = 0,
-) {
+/** POST /v1/artifacts (body limits were checked by the request steps: middleware/body-limits.ts). */
+export function registerPutArtifact(app: OpenAPIHono<AppEnv>, service: ArtifactService, publicUrl?: string) {
   app.openapi(route, async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'write');
-    const options = putOptionsOf(c, service, maxRequestBodyBytes);
+    const options = putOptionsOf(c);
     const scope = narrowScope(
       { tenantId: caller.tenantId, userId: caller.userId, sessionId: caller.sessionId, traceId: caller.traceId },
-      { sessionId: wire(c, 'session'), traceId: wire(c, 'trace'), userId: wire(c, 'user') },
+      { sessionId: artifactParam(c, 'session'), traceId: artifactParam(c, 'trace'), userId: artifactParam(c, 'user') },
     );
     linkModeOf(c); // refused before any byte is stored
     // No body at all is a zero-byte artifact: an empty tool output is a valid output.
@@ -95,39 +86,26 @@ export function registerPutArtifact(
   });
 }
 
-/**
- * A put's options from its request (Content-Type and the X-Artifact-* headers or query parameters),
- * after the size checks a Content-Length allows: payload_too_large / request_too_large before any byte.
- */
-export function putOptionsOf(
-  c: Context,
-  service: Pick<ArtifactService, 'limits'>,
-  maxRequestBodyBytes = 0,
-): PutOptions {
-  const length = c.req.header('content-length');
-  if (length !== undefined && /^\d+$/.test(length)) {
-    if (Number(length) > service.limits.maxArtifactBytes) throw errors.payloadTooLarge(service.limits.maxArtifactBytes);
-    if (maxRequestBodyBytes > 0 && Number(length) > maxRequestBodyBytes)
-      throw errors.requestTooLarge(maxRequestBodyBytes);
-  }
-  const ttlRaw = wire(c, 'ttl');
+/** A put's options from its request: Content-Type and the X-Artifact-* headers or query parameters. */
+export function putOptionsOf(c: Context): PutOptions {
+  const ttlRaw = artifactParam(c, 'ttl');
   if (ttlRaw !== undefined && ttlRaw !== 'never' && !/^[1-9]\d{0,9}$/.test(ttlRaw))
     throw errors.badRequest('X-Artifact-Ttl must be a positive whole number of seconds, or "never".');
-  const sha = wire(c, 'sha256');
+  const sha = artifactParam(c, 'sha256');
   if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha))
     throw errors.badRequest('X-Artifact-Sha256 must be 64 hex characters.');
-  const filename = wire(c, 'filename');
+  const filename = artifactParam(c, 'filename');
   const mime = c.req.header('content-type');
   const options: PutOptions = {
     ...(mime ? { mimeType: mime } : {}),
     ...(filename !== undefined ? { filename: decodeExtValue(headerUtf8(filename)) } : {}),
-    ...(wire(c, 'namespace') !== undefined ? { namespace: wire(c, 'namespace') } : {}),
+    ...(artifactParam(c, 'namespace') !== undefined ? { namespace: artifactParam(c, 'namespace') } : {}),
     ...(ttlRaw !== undefined ? { ttl: ttlRaw === 'never' ? ('never' as const) : Number(ttlRaw) } : {}),
     ...(sha !== undefined ? { sha256: sha.toLowerCase() } : {}),
   };
-  const meta = parseJsonObject('Meta', wire(c, 'meta'));
+  const meta = parseJsonObject('Meta', artifactParam(c, 'meta'));
   if (meta) options.meta = meta;
-  const source = parseJsonObject('Source', wire(c, 'source'));
+  const source = parseJsonObject('Source', artifactParam(c, 'source'));
   if (source) options.source = source;
   return options;
 }
