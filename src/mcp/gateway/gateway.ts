@@ -44,7 +44,13 @@ import { toolSpecsFor } from '../transform/per-tool-fields.js';
 import { presetFor, tenantMayUse, type GatewayConfig } from './config.js';
 import { nameTable, type NamedEntry } from './names.js';
 import { relaxOutputSchema } from './output-schema.js';
-import { DEFAULT_BACKOFF, Upstream, type BackoffSettings, type ConnectUpstream } from './upstream.js';
+import {
+  type BackoffSettings,
+  type ConnectUpstream,
+  createUpstream,
+  DEFAULT_BACKOFF,
+  type Upstream,
+} from './upstream.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -124,11 +130,14 @@ export class McpGateway {
     const backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     const hooks = {
       changed: (u: Upstream, what: 'state' | 'tools' | 'prompts' | 'resources') => this.changed(u, what),
-      log: this.log,
+      // Until the gateway's own log has levels, what an upstream drops on purpose stays out of it.
+      log: (line: string, level: string) => {
+        if (level !== 'debug') this.log(line);
+      },
     };
     const clientInfo = { name: 'artifact-store-gateway', version: options.version ?? '0.1.0' };
     for (const [name, entry] of options.config.servers)
-      this.upstreams.set(name, new Upstream(name, entry, options.connect, hooks, backoff, clientInfo));
+      this.upstreams.set(name, createUpstream({ name, entry, connect: options.connect, hooks, backoff, clientInfo }));
   }
 
   /**
