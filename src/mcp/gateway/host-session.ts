@@ -37,7 +37,15 @@ import type { Upstream } from './upstream.js';
 /** What a host session reads of the registry: names, servers, and where uris came from. */
 export type SessionRegistry = Pick<
   UpstreamRegistry,
-  'serversFor' | 'toolsFor' | 'promptsFor' | 'lookup' | 'ownersOf' | 'remember' | 'transformConfigFor' | 'listResources'
+  | 'serversFor'
+  | 'toolsFor'
+  | 'promptsFor'
+  | 'leftOut'
+  | 'lookup'
+  | 'ownersOf'
+  | 'remember'
+  | 'transformConfigFor'
+  | 'listResources'
 >;
 
 /** What a host session needs: its scope and the scope's view, the registry, and the log. */
@@ -227,9 +235,14 @@ export function createHostSession(deps: HostSessionDeps): HostSession {
       .serversFor(tenant)
       .filter((u) => u.state !== 'ready')
       .map((u) => ({ server: u.name, reason: u.describeUnavailable() }));
+    const leftOut = registry.leftOut('tool', tenant).map((e) => ({ server: e.server, tool: e.name, reason: e.reason }));
+    const meta = {
+      ...(unavailable.length > 0 ? { 'artifact-store/unavailable': unavailable } : {}),
+      ...(leftOut.length > 0 ? { 'artifact-store/left-out': leftOut } : {}),
+    };
     return {
       tools: [...registry.toolsFor(tenant), ...ARTIFACT_TOOLS],
-      ...(unavailable.length > 0 ? { _meta: { 'artifact-store/unavailable': unavailable } } : {}),
+      ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
     };
   });
 
@@ -237,7 +250,15 @@ export function createHostSession(deps: HostSessionDeps): HostSession {
     callTool(req.params.name, req.params.arguments, extra),
   );
 
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: registry.promptsFor(tenant) }));
+  server.setRequestHandler(ListPromptsRequestSchema, () => {
+    const leftOut = registry
+      .leftOut('prompt', tenant)
+      .map((e) => ({ server: e.server, prompt: e.name, reason: e.reason }));
+    return {
+      prompts: registry.promptsFor(tenant),
+      ...(leftOut.length > 0 ? { _meta: { 'artifact-store/left-out': leftOut } } : {}),
+    };
+  });
 
   server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
     const found = registry.lookup('prompt', req.params.name, tenant);

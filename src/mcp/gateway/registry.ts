@@ -80,6 +80,8 @@ export interface UpstreamRegistry {
   toolsFor(tenantId: string | undefined): Tool[];
   /** The prompts a tenant sees now, with their host names. */
   promptsFor(tenantId: string | undefined): Prompt[];
+  /** Entries of the tenant's servers that are left out for want of a host name of their own. */
+  leftOut(kind: EntryKind, tenantId: string | undefined): LeftOutEntry[];
   /** The server entry behind a host name, if the tenant may use its server. */
   lookup(
     kind: EntryKind,
@@ -122,7 +124,7 @@ export function createUpstreamRegistry(deps: UpstreamRegistryDeps): UpstreamRegi
 
   /**
    * After start, names already given keep their owner; then the rest get theirs in config order. An
-   * entry whose host name is taken is left out and logged, once while it stays left out.
+   * entry whose host name is taken is left out and logged, once while it stays left out; leftOut() lists it.
    */
   const rebuild = (kind: EntryKind): void => {
     const current = tables[kind];
@@ -261,6 +263,10 @@ export function createUpstreamRegistry(deps: UpstreamRegistryDeps): UpstreamRegi
         if (prompt) out.push({ ...prompt, name });
       }
       return out;
+    },
+
+    leftOut(kind, tenantId) {
+      return leftOutOf[kind].filter((e) => serverFor(e.server, tenantId)?.state === 'ready');
     },
 
     lookup(kind, name, tenantId) {
