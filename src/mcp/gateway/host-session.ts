@@ -103,7 +103,9 @@ export function createHostSession(deps: HostSessionDeps): HostSession {
 
   /** A notification to a host that may have left: nothing is owed to it, so a failure is only logged. */
   const send = (what: string, sent: Promise<void> | void) =>
-    void Promise.resolve(sent).catch((err) => log(`${what} not sent: the host is gone (${causeOf(err)})`, 'debug'));
+    void Promise.resolve(sent).catch((err) =>
+      log(`${what} not sent to the host, which may have left: ${causeOf(err)}`, 'debug'),
+    );
 
   const callTool = async (name: string, args: Record<string, unknown> | undefined, extra: Extra) => {
     const own = await callArtifactTool(scope.store, name, args, { budget: ARTIFACT_TOOL_BUDGET });
