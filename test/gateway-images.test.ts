@@ -11,7 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { parseGatewayConfig } from '../src/mcp/gateway/config.js';
-import { McpGateway } from '../src/mcp/gateway/gateway.js';
+import { createMcpGateway } from '../src/mcp/gateway/gateway.js';
 import * as images from './helpers/images.js';
 
 const shot = images.pngOf(1280, 720, 40_000);
@@ -67,7 +67,7 @@ afterEach(async () => {
 
 async function host(artifacts: Record<string, unknown> = {}) {
   const config = parseGatewayConfig({ mcpServers: { playwright: { command: 'unused', artifacts } } });
-  const gateway = new McpGateway({
+  const gateway = createMcpGateway({
     config,
     connect: async () => {
       const [ours, theirs] = InMemoryTransport.createLinkedPair();

@@ -25,7 +25,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_PATH } from '../src/http/routes/mcp-gateway.js';
 import { parseGatewayConfig } from '../src/mcp/gateway/config.js';
-import { McpGateway } from '../src/mcp/gateway/gateway.js';
+import { createMcpGateway, type McpGateway } from '../src/mcp/gateway/gateway.js';
 import { nodeUpstreamConnector } from '../src/node/gateway.js';
 import { bearer, createTestApp, sha256, type TestApp } from './helpers/app.js';
 import { ROOT } from './helpers/cli-server.js';
@@ -1937,7 +1937,7 @@ async function readFor(res: Response, budgetMs: number): Promise<string> {
 
 describe('tenant isolation', () => {
   beforeAll(async () => {
-    gateway = new McpGateway({ config: gatewayConfig(), connect: nodeUpstreamConnector() });
+    gateway = createMcpGateway({ config: gatewayConfig(), connect: nodeUpstreamConnector() });
     await gateway.start();
   }, 60_000);
   afterAll(() => gateway?.close());

@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import type { ArtifactStore } from '../client/artifact-store.js';
 import type { GatewayConfig } from '../mcp/gateway/config.js';
+import type { GatewayLogLevel } from '../mcp/gateway/log.js';
 import { CliError, EXIT } from './cli-error.js';
 
 export const GATEWAY_HELP = `artifact-store gateway --config mcp.json [--embedded] [--session S]
@@ -31,7 +32,14 @@ an artifact:// link and a download link instead of base64.
 Example (Claude Code): claude mcp add artifacts -- artifact-store gateway --config ~/mcp.json --embedded
 See docs/gateway.md.`;
 
-const log = (line: string) => process.stderr.write(`artifact-store gateway: ${line}\n`);
+/**
+ * The gateway's lines, on stderr (stdout carries the MCP messages). Debug lines, the errors it drops
+ * on purpose (a host gone before a notification), only with ARTIFACT_STORE_LOG_LEVEL=debug.
+ */
+const log = (line: string, level: GatewayLogLevel = 'info') => {
+  if (level === 'debug' && process.env.ARTIFACT_STORE_LOG_LEVEL !== 'debug') return;
+  process.stderr.write(`artifact-store gateway: ${line}\n`);
+};
 
 export async function runGatewayCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -58,11 +66,12 @@ export async function runGatewayCommand(argv: string[]): Promise<void> {
       'artifact-store gateway needs --config FILE (an "mcpServers" JSON file) or ARTIFACT_STORE_GATEWAY_CONFIG.',
       EXIT.usage,
     );
-  const [{ loadGatewayConfig, nodeUpstreamConnector }, { McpGateway }, { StdioServerTransport }] = await Promise.all([
-    import('../node/gateway.js'),
-    import('../mcp/gateway/gateway.js'),
-    import('@modelcontextprotocol/sdk/server/stdio.js'),
-  ]);
+  const [{ loadGatewayConfig, nodeUpstreamConnector }, { createMcpGateway }, { StdioServerTransport }] =
+    await Promise.all([
+      import('../node/gateway.js'),
+      import('../mcp/gateway/gateway.js'),
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+    ]);
   let config: ReturnType<typeof loadGatewayConfig>;
   try {
     config = loadGatewayConfig(configPath);
@@ -75,7 +84,7 @@ export async function runGatewayCommand(argv: string[]): Promise<void> {
     ? await embeddedStore(values['data-dir'], values.port, session)
     : await remoteStore(values.url, values.token, session);
 
-  const gateway = new McpGateway({ config, connect: nodeUpstreamConnector({ baseDir: config.dir, log }), log });
+  const gateway = createMcpGateway({ config, connect: nodeUpstreamConnector({ baseDir: config.dir, log }), log });
   try {
     await gateway.start();
   } catch (err) {
@@ -107,12 +116,12 @@ export async function runGatewayCommand(argv: string[]): Promise<void> {
 
 /** --list: starts every server once, prints what a host would see, and exits (1 when one did not start). */
 async function listServers(config: GatewayConfig & { dir: string }): Promise<void> {
-  const [{ nodeUpstreamConnector }, { McpGateway }, { ARTIFACT_TOOLS }] = await Promise.all([
+  const [{ nodeUpstreamConnector }, { createMcpGateway }, { ARTIFACT_TOOLS }] = await Promise.all([
     import('../node/gateway.js'),
     import('../mcp/gateway/gateway.js'),
     import('../mcp/artifact-tools.js'),
   ]);
-  const gateway = new McpGateway({ config, connect: nodeUpstreamConnector({ baseDir: config.dir }) });
+  const gateway = createMcpGateway({ config, connect: nodeUpstreamConnector({ baseDir: config.dir }) });
   try {
     await gateway.start();
   } catch (err) {

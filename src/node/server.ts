@@ -165,14 +165,14 @@ export async function startServer(config: Config, options: { logger?: Logger } =
 
 /** Loads the gateway (and the MCP SDK) only when a gateway config is set. */
 async function startGateway(path: string, logger: Logger) {
-  const [{ loadGatewayConfig, nodeUpstreamConnector }, { McpGateway }, { registerGateway }] = await Promise.all([
+  const [{ loadGatewayConfig, nodeUpstreamConnector }, { createMcpGateway }, { registerGateway }] = await Promise.all([
     import('./gateway.js'),
     import('../mcp/gateway/gateway.js'),
     import('../http/routes/mcp-gateway.js'),
   ]);
   const gatewayConfig = loadGatewayConfig(path);
-  const log = (line: string) => logger.info('mcp gateway', { line });
-  const gateway = new McpGateway({
+  const log = (line: string, level: 'debug' | 'info' | 'warn' = 'info') => logger[level]('mcp gateway', { line });
+  const gateway = createMcpGateway({
     config: gatewayConfig,
     connect: nodeUpstreamConnector({ baseDir: gatewayConfig.dir, log }),
     log,

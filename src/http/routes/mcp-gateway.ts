@@ -103,19 +103,18 @@ export function registerGateway(app: OpenAPIHono<AppEnv>, deps: GatewayMountDeps
     key: JSON.stringify([scope.tenantId, scope.userId ?? null, scope.sessionId ?? null, scope.traceId ?? null]),
     tenantId: caller.tenantId,
     store: createEmbeddedArtifactStore({ service: deps.service, scope, publicUrl: deps.publicUrl ?? baseUrl }),
+    // A failure to publish is logged by the gateway, which calls this.
     onResourceUpdated: (server, uri) =>
-      void deps.ops
-        .publishResourceUpdated({
-          tenantId: scope.tenantId,
-          scope: {
-            ...(scope.userId ? { userId: scope.userId } : {}),
-            ...(scope.sessionId ? { sessionId: scope.sessionId } : {}),
-            ...(scope.traceId ? { traceId: scope.traceId } : {}),
-          },
-          server,
-          uri,
-        })
-        .catch(() => {}),
+      deps.ops.publishResourceUpdated({
+        tenantId: scope.tenantId,
+        scope: {
+          ...(scope.userId ? { userId: scope.userId } : {}),
+          ...(scope.sessionId ? { sessionId: scope.sessionId } : {}),
+          ...(scope.traceId ? { traceId: scope.traceId } : {}),
+        },
+        server,
+        uri,
+      }),
   });
 
   const endpoint = createMcpEndpoint(deps, settings, {

@@ -17,6 +17,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { UpstreamEntry } from './config.js';
+import { causeOf, type GatewayLog } from './log.js';
 
 /** A connected transport, and what the runtime can tell about a failure (a spawned server's last stderr). */
 export interface UpstreamConnection {
@@ -27,8 +28,13 @@ export interface UpstreamConnection {
 /** Opens the transport to one upstream: the runtime's part (spawn on stdio, Streamable HTTP, SSE). */
 export type ConnectUpstream = (name: string, entry: UpstreamEntry) => UpstreamConnection | Promise<UpstreamConnection>;
 
+/** starting, ready, failed (retried with backoff) or closed (for good). */
 export type UpstreamState = 'starting' | 'ready' | 'failed' | 'closed';
 
+/** What changed about an upstream: its state, or one of its lists. */
+export type UpstreamChange = 'state' | 'tools' | 'prompts' | 'resources';
+
+/** How long a failed server waits before the next start. */
 export interface BackoffSettings {
   /** First wait after a failure (default 1 s); it doubles up to maxMs. */
   initialMs: number;
@@ -38,13 +44,56 @@ export interface BackoffSettings {
   stableMs: number;
 }
 
+/** 1 s, doubling up to 30 s; 30 s up resets it. */
 export const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 1000, maxMs: 30_000, stableMs: 30_000 };
 
 /** What an upstream tells the gateway. */
 export interface UpstreamHooks {
   /** Its state, tools, prompts or resource list changed. */
-  changed(upstream: Upstream, what: 'state' | 'tools' | 'prompts' | 'resources'): void;
-  log(line: string): void;
+  changed(upstream: Upstream, what: UpstreamChange): void;
+  log: GatewayLog;
+}
+
+/** What createUpstream needs: the server's config entry, how to reach it, and whom to tell. */
+export interface UpstreamDeps {
+  /** Its config key: the prefix of its tools' host names. */
+  name: string;
+  entry: UpstreamEntry;
+  connect: ConnectUpstream;
+  hooks: UpstreamHooks;
+  backoff?: BackoffSettings;
+  /** The gateway as this server's client, at initialize. */
+  clientInfo?: Implementation;
+}
+
+/** One upstream server, as the rest of the gateway reads and uses it. */
+export interface Upstream {
+  readonly name: string;
+  readonly entry: UpstreamEntry;
+  readonly state: UpstreamState;
+  /** Why it is not ready, in words a person can act on. */
+  readonly error: string | undefined;
+  /** When the next start is tried (epoch ms), while failed. */
+  readonly nextRetryAt: number | undefined;
+  /** As last listed; kept while it is down, so a call to one says why it cannot run now. */
+  readonly tools: Tool[];
+  readonly prompts: Prompt[];
+  readonly serverInfo: Implementation | undefined;
+  readonly capabilities: ServerCapabilities | undefined;
+  /** Starts (once; later calls wait for the same try). Never rejects: a failure is the failed state. */
+  start(): Promise<void>;
+  /** The connected client; throws UpstreamUnavailableError when there is none. */
+  connected(): Client;
+  /** Why this server cannot be used now, for tool results and listings. */
+  describeUnavailable(): string;
+  /** Subscribes upstream on the first watcher of a uri; later watchers share it. */
+  subscribe(uri: string): Promise<void>;
+  /** Drops one watcher; the last one unsubscribes upstream. */
+  unsubscribe(uri: string): Promise<void>;
+  /** A client for one scope's ResourceBridge: its notification handlers join this upstream's. */
+  bridgeClient(): { client: Client; dispose(): void };
+  /** Closes the connection for good: no restart follows. */
+  close(): Promise<void>;
 }
 
 type UpdatedHandler = (uri: string) => void;
@@ -54,235 +103,87 @@ const LIST_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 60_000;
 const MAX_PAGES = 100;
 
-export class Upstream {
-  state: UpstreamState = 'starting';
-  /** Why it is not ready, in words a person can act on. */
-  error: string | undefined;
-  /** When the next start is tried (epoch ms), while failed. */
-  nextRetryAt: number | undefined;
-  tools: Tool[] = [];
-  prompts: Prompt[] = [];
-  serverInfo: Implementation | undefined;
-  capabilities: ServerCapabilities | undefined;
-  private client: Client | undefined;
-  private connection: UpstreamConnection | undefined;
-  private attempts = 0;
-  private connectedAt = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
-  private starting: Promise<void> | undefined;
-  private readonly subscriptions = new Map<string, number>();
-  private readonly updatedHandlers = new Set<UpdatedHandler>();
-  private readonly listChangedHandlers = new Set<ListChangedHandler>();
+/** One upstream server, not started yet: call start(). */
+export function createUpstream(deps: UpstreamDeps): Upstream {
+  const { name, entry, connect, hooks } = deps;
+  const backoff = deps.backoff ?? DEFAULT_BACKOFF;
+  const clientInfo = deps.clientInfo ?? { name: 'artifact-store-gateway', version: '0.1.0' };
+  const log = hooks.log;
 
-  constructor(
-    readonly name: string,
-    readonly entry: UpstreamEntry,
-    private readonly connect: ConnectUpstream,
-    private readonly hooks: UpstreamHooks,
-    private readonly backoff: BackoffSettings = DEFAULT_BACKOFF,
-    private readonly clientInfo: Implementation = { name: 'artifact-store-gateway', version: '0.1.0' },
-  ) {}
+  let state: UpstreamState = 'starting';
+  let error: string | undefined;
+  let nextRetryAt: number | undefined;
+  let tools: Tool[] = [];
+  let prompts: Prompt[] = [];
+  let serverInfo: Implementation | undefined;
+  let capabilities: ServerCapabilities | undefined;
+  let client: Client | undefined;
+  let connection: UpstreamConnection | undefined;
+  let attempts = 0;
+  let connectedAt = 0;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  let starting: Promise<void> | undefined;
+  /** uri → how many watchers share its one upstream subscription. */
+  const subscriptions = new Map<string, number>();
+  const updatedHandlers = new Set<UpdatedHandler>();
+  const listChangedHandlers = new Set<ListChangedHandler>();
 
-  /** Starts (once; later calls wait for the same try). Never rejects: a failure is the failed state. */
-  start(): Promise<void> {
-    this.starting ??= this.attempt().finally(() => {
-      this.starting = undefined;
-    });
-    return this.starting;
-  }
+  // Read through a function: the state changes across awaits, which narrowing does not see.
+  const isClosed = () => state === 'closed';
 
-  /** The connected client, or an Error saying why there is none. */
-  connected(): Client {
-    if (this.state === 'ready' && this.client) return this.client;
-    throw new UpstreamUnavailableError(this);
-  }
+  /** Closes a client this upstream no longer uses; a failure there changes nothing, so it is only logged. */
+  const closeQuietly = async (c: Client, why: string) => {
+    await c.close().catch((err) => log(`${name}: closing the connection ${why} failed: ${causeOf(err)}`, 'debug'));
+  };
 
-  /** Why this server cannot be used now, for tool results and listings. */
-  describeUnavailable(): string {
-    if (this.state === 'closed') return `Server "${this.name}" is shut down.`;
-    if (this.state === 'starting') return `Server "${this.name}" is still starting; try again in a moment.`;
+  const release = (uri: string): boolean => {
+    const n = subscriptions.get(uri) ?? 0;
+    if (n <= 1) subscriptions.delete(uri);
+    else subscriptions.set(uri, n - 1);
+    return n === 1;
+  };
+
+  const describeUnavailable = (): string => {
+    if (state === 'closed') return `Server "${name}" is shut down.`;
+    if (state === 'starting') return `Server "${name}" is still starting; try again in a moment.`;
     const retry =
-      this.nextRetryAt !== undefined
-        ? ` The gateway starts it again in ${Math.max(1, Math.ceil((this.nextRetryAt - Date.now()) / 1000))} s.`
+      nextRetryAt !== undefined
+        ? ` The gateway starts it again in ${Math.max(1, Math.ceil((nextRetryAt - Date.now()) / 1000))} s.`
         : '';
-    return `Server "${this.name}" is not available: ${this.error ?? 'it stopped'}.${retry}`;
-  }
+    return `Server "${name}" is not available: ${error ?? 'it stopped'}.${retry}`;
+  };
 
-  /** Subscribes upstream on the first watcher of a uri; later watchers share it. */
-  async subscribe(uri: string): Promise<void> {
-    const n = this.subscriptions.get(uri) ?? 0;
-    this.subscriptions.set(uri, n + 1);
+  const connected = (): Client => {
+    if (state === 'ready' && client) return client;
+    throw new UpstreamUnavailableError(self);
+  };
+
+  const subscribe = async (uri: string): Promise<void> => {
+    const n = subscriptions.get(uri) ?? 0;
+    subscriptions.set(uri, n + 1);
     if (n === 0) {
       try {
-        await this.connected().subscribeResource({ uri }, { timeout: LIST_TIMEOUT_MS });
+        await connected().subscribeResource({ uri }, { timeout: LIST_TIMEOUT_MS });
       } catch (err) {
-        this.release(uri);
+        release(uri);
         throw err;
       }
     }
-  }
+  };
 
-  /** Drops one watcher; the last one unsubscribes upstream. */
-  async unsubscribe(uri: string): Promise<void> {
-    if (!this.release(uri) || this.state !== 'ready') return;
-    await this.client?.unsubscribeResource({ uri }, { timeout: LIST_TIMEOUT_MS }).catch(() => {});
-  }
+  const unsubscribe = async (uri: string): Promise<void> => {
+    if (!release(uri) || state !== 'ready') return;
+    // Nobody watches the uri any more: should the server keep sending its updates, they reach no one.
+    await client
+      ?.unsubscribeResource({ uri }, { timeout: LIST_TIMEOUT_MS })
+      .catch((err) =>
+        log(`${name}: unsubscribing from ${uri} failed, which changes nothing here: ${causeOf(err)}`, 'debug'),
+      );
+  };
 
-  /** A client for one scope's ResourceBridge: its notification handlers join this upstream's. */
-  bridgeClient(): { client: Client; dispose(): void } {
-    const handlers: { updated: UpdatedHandler[]; listChanged: ListChangedHandler[] } = { updated: [], listChanged: [] };
-    const client = new Proxy({} as Client, {
-      get: (_target, prop) => {
-        if (prop === 'setNotificationHandler')
-          return (schema: unknown, handler: (n: { params: { uri: string } }) => void) => {
-            if (schema === ResourceUpdatedNotificationSchema) {
-              const h: UpdatedHandler = (uri) => handler({ params: { uri } });
-              handlers.updated.push(h);
-              this.updatedHandlers.add(h);
-            } else if (schema === ResourceListChangedNotificationSchema) {
-              const h: ListChangedHandler = () => (handler as unknown as () => void)();
-              handlers.listChanged.push(h);
-              this.listChangedHandlers.add(h);
-            }
-          };
-        if (prop === 'subscribeResource') return ({ uri }: { uri: string }) => this.subscribe(uri).then(() => ({}));
-        if (prop === 'unsubscribeResource') return ({ uri }: { uri: string }) => this.unsubscribe(uri).then(() => ({}));
-        if (prop === 'getServerCapabilities') return () => this.capabilities;
-        if (prop === 'getServerVersion') return () => this.serverInfo;
-        const client = this.connected();
-        const value = Reflect.get(client, prop, client);
-        return typeof value === 'function' ? value.bind(client) : value;
-      },
-    });
-    return {
-      client,
-      dispose: () => {
-        for (const h of handlers.updated) this.updatedHandlers.delete(h);
-        for (const h of handlers.listChanged) this.listChangedHandlers.delete(h);
-      },
-    };
-  }
-
-  async close(): Promise<void> {
-    this.state = 'closed';
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    const client = this.client;
-    this.client = undefined;
-    await client?.close().catch(() => {});
-  }
-
-  /** Read through a method: the state changes across awaits, which narrowing does not see. */
-  private isClosed(): boolean {
-    return this.state === 'closed';
-  }
-
-  private release(uri: string): boolean {
-    const n = this.subscriptions.get(uri) ?? 0;
-    if (n <= 1) this.subscriptions.delete(uri);
-    else this.subscriptions.set(uri, n - 1);
-    return n === 1;
-  }
-
-  private async attempt(): Promise<void> {
-    if (this.isClosed()) return;
-    this.state = 'starting';
-    this.hooks.changed(this, 'state');
-    const client = new Client(this.clientInfo, { capabilities: {} });
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      for (const h of this.updatedHandlers) h(n.params.uri);
-    });
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
-      for (const h of this.listChangedHandlers) h();
-      this.hooks.changed(this, 'resources');
-    });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refresh('tools'));
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => void this.refresh('prompts'));
-    let connection: UpstreamConnection | undefined;
-    try {
-      connection = await this.connect(this.name, this.entry);
-      await client.connect(connection.transport, { timeout: CONNECT_TIMEOUT_MS });
-      this.client = client;
-      this.connection = connection;
-      this.serverInfo = client.getServerVersion();
-      this.capabilities = client.getServerCapabilities();
-      this.tools = this.capabilities?.tools ? await this.walk((cursor) => this.listTools(client, cursor)) : [];
-      this.prompts = this.capabilities?.prompts ? await this.walk((cursor) => this.listPrompts(client, cursor)) : [];
-    } catch (err) {
-      this.client = undefined;
-      await client.close().catch(() => {});
-      if (this.isClosed()) return;
-      this.fail(`it did not start (${reasonOf(err, connection)})`);
-      return;
-    }
-    if (this.isClosed()) {
-      await client.close().catch(() => {});
-      return;
-    }
-    // Its end, whatever the cause, is a failure unless the gateway is closing.
-    client.onclose = () => {
-      if (this.client !== client || this.isClosed()) return;
-      this.client = undefined;
-      this.fail(`it stopped (${this.connection?.diagnostics?.() || 'the connection closed'})`);
-    };
-    this.connectedAt = Date.now();
-    this.state = 'ready';
-    this.error = undefined;
-    this.nextRetryAt = undefined;
-    this.hooks.log(
-      `${this.name}: connected to ${this.serverInfo?.name ?? 'server'} ${this.serverInfo?.version ?? ''} (${this.tools.length} tools)`,
-    );
-    // Subscriptions held before a restart are renewed; what was read may have changed meanwhile.
-    for (const uri of this.subscriptions.keys())
-      await client.subscribeResource({ uri }, { timeout: LIST_TIMEOUT_MS }).catch(() => {});
-    for (const h of this.listChangedHandlers) h();
-    this.hooks.changed(this, 'state');
-  }
-
-  private fail(reason: string): void {
-    const stable = this.connectedAt > 0 && Date.now() - this.connectedAt >= this.backoff.stableMs;
-    if (stable) this.attempts = 0;
-    this.connectedAt = 0;
-    const wait = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** this.attempts);
-    this.attempts++;
-    this.state = 'failed';
-    this.error = reason;
-    // The last tools and prompts stay known, so a call to one says why it cannot run now.
-    this.nextRetryAt = Date.now() + wait;
-    this.hooks.log(`${this.name}: ${reason}; trying again in ${wait} ms`);
-    this.hooks.changed(this, 'state');
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      void this.start();
-    }, wait);
-    (this.retryTimer as { unref?: () => void }).unref?.();
-  }
-
-  private async refresh(what: 'tools' | 'prompts'): Promise<void> {
-    const client = this.client;
-    if (!client) return;
-    try {
-      if (what === 'tools') this.tools = await this.walk((cursor) => this.listTools(client, cursor));
-      else this.prompts = await this.walk((cursor) => this.listPrompts(client, cursor));
-      this.hooks.changed(this, what);
-    } catch (err) {
-      this.hooks.log(`${this.name}: listing ${what} after a change failed: ${reasonOf(err)}`);
-    }
-  }
-
-  private async listTools(client: Client, cursor: string | undefined) {
-    const page = await client.listTools(cursor ? { cursor } : {}, { timeout: LIST_TIMEOUT_MS });
-    return { items: page.tools, nextCursor: page.nextCursor };
-  }
-
-  private async listPrompts(client: Client, cursor: string | undefined) {
-    const page = await client.listPrompts(cursor ? { cursor } : {}, { timeout: LIST_TIMEOUT_MS });
-    return { items: page.prompts, nextCursor: page.nextCursor };
-  }
-
-  private async walk<T>(
+  const walk = async <T>(
     page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
-  ) {
+  ) => {
     const items: T[] = [];
     let cursor: string | undefined;
     for (let n = 0; n < MAX_PAGES; n++) {
@@ -292,7 +193,195 @@ export class Upstream {
       cursor = result.nextCursor;
     }
     return items;
-  }
+  };
+  const listTools = (c: Client) =>
+    walk(async (cursor) => {
+      const page = await c.listTools(cursor ? { cursor } : {}, { timeout: LIST_TIMEOUT_MS });
+      return { items: page.tools, nextCursor: page.nextCursor };
+    });
+  const listPrompts = (c: Client) =>
+    walk(async (cursor) => {
+      const page = await c.listPrompts(cursor ? { cursor } : {}, { timeout: LIST_TIMEOUT_MS });
+      return { items: page.prompts, nextCursor: page.nextCursor };
+    });
+
+  const refresh = async (what: 'tools' | 'prompts'): Promise<void> => {
+    const c = client;
+    if (!c) return;
+    try {
+      if (what === 'tools') tools = await listTools(c);
+      else prompts = await listPrompts(c);
+      hooks.changed(self, what);
+    } catch (err) {
+      log(`${name}: listing ${what} after a change failed, so the last list stays: ${reasonOf(err)}`, 'info');
+    }
+  };
+
+  const fail = (reason: string): void => {
+    const stable = connectedAt > 0 && Date.now() - connectedAt >= backoff.stableMs;
+    if (stable) attempts = 0;
+    connectedAt = 0;
+    const wait = Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempts);
+    attempts++;
+    state = 'failed';
+    error = reason;
+    // The last tools and prompts stay known, so a call to one says why it cannot run now.
+    nextRetryAt = Date.now() + wait;
+    log(`${name}: ${reason}; trying again in ${wait} ms`, 'info');
+    hooks.changed(self, 'state');
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      void start();
+    }, wait);
+    (retryTimer as { unref?: () => void }).unref?.();
+  };
+
+  const attempt = async (): Promise<void> => {
+    if (isClosed()) return;
+    state = 'starting';
+    hooks.changed(self, 'state');
+    const c = new Client(clientInfo, { capabilities: {} });
+    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      for (const h of updatedHandlers) h(n.params.uri);
+    });
+    c.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      for (const h of listChangedHandlers) h();
+      hooks.changed(self, 'resources');
+    });
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => void refresh('tools'));
+    c.setNotificationHandler(PromptListChangedNotificationSchema, () => void refresh('prompts'));
+    let opened: UpstreamConnection | undefined;
+    try {
+      opened = await connect(name, entry);
+      await c.connect(opened.transport, { timeout: CONNECT_TIMEOUT_MS });
+      client = c;
+      connection = opened;
+      serverInfo = c.getServerVersion();
+      capabilities = c.getServerCapabilities();
+      tools = capabilities?.tools ? await listTools(c) : [];
+      prompts = capabilities?.prompts ? await listPrompts(c) : [];
+    } catch (err) {
+      client = undefined;
+      await closeQuietly(c, 'that did not start');
+      if (isClosed()) return;
+      fail(`it did not start (${reasonOf(err, opened)})`);
+      return;
+    }
+    if (isClosed()) {
+      await closeQuietly(c, 'opened while the gateway closed');
+      return;
+    }
+    // Its end, whatever the cause, is a failure unless the gateway is closing.
+    c.onclose = () => {
+      if (client !== c || isClosed()) return;
+      client = undefined;
+      fail(`it stopped (${connection?.diagnostics?.() || 'the connection closed'})`);
+    };
+    connectedAt = Date.now();
+    state = 'ready';
+    error = undefined;
+    nextRetryAt = undefined;
+    log(
+      `${name}: connected to ${serverInfo?.name ?? 'server'} ${serverInfo?.version ?? ''} (${tools.length} tools)`,
+      'info',
+    );
+    // Subscriptions held before a restart are renewed; what was read may have changed meanwhile.
+    for (const uri of subscriptions.keys())
+      await c
+        .subscribeResource({ uri }, { timeout: LIST_TIMEOUT_MS })
+        .catch((err) =>
+          log(
+            `${name}: renewing the subscription to ${uri} after the restart failed, so its changes are not announced: ${causeOf(err)}`,
+            'warn',
+          ),
+        );
+    for (const h of listChangedHandlers) h();
+    hooks.changed(self, 'state');
+  };
+
+  const start = (): Promise<void> => {
+    starting ??= attempt().finally(() => {
+      starting = undefined;
+    });
+    return starting;
+  };
+
+  const bridgeClient = (): { client: Client; dispose(): void } => {
+    const handlers: { updated: UpdatedHandler[]; listChanged: ListChangedHandler[] } = { updated: [], listChanged: [] };
+    const proxy = new Proxy({} as Client, {
+      get: (_target, prop) => {
+        if (prop === 'setNotificationHandler')
+          return (schema: unknown, handler: (n: { params: { uri: string } }) => void) => {
+            if (schema === ResourceUpdatedNotificationSchema) {
+              const h: UpdatedHandler = (uri) => handler({ params: { uri } });
+              handlers.updated.push(h);
+              updatedHandlers.add(h);
+            } else if (schema === ResourceListChangedNotificationSchema) {
+              const h: ListChangedHandler = () => (handler as unknown as () => void)();
+              handlers.listChanged.push(h);
+              listChangedHandlers.add(h);
+            }
+          };
+        if (prop === 'subscribeResource') return ({ uri }: { uri: string }) => subscribe(uri).then(() => ({}));
+        if (prop === 'unsubscribeResource') return ({ uri }: { uri: string }) => unsubscribe(uri).then(() => ({}));
+        if (prop === 'getServerCapabilities') return () => capabilities;
+        if (prop === 'getServerVersion') return () => serverInfo;
+        const c = connected();
+        const value = Reflect.get(c, prop, c);
+        return typeof value === 'function' ? value.bind(c) : value;
+      },
+    });
+    return {
+      client: proxy,
+      dispose: () => {
+        for (const h of handlers.updated) updatedHandlers.delete(h);
+        for (const h of handlers.listChanged) listChangedHandlers.delete(h);
+      },
+    };
+  };
+
+  const close = async (): Promise<void> => {
+    state = 'closed';
+    if (retryTimer) clearTimeout(retryTimer);
+    retryTimer = undefined;
+    const c = client;
+    client = undefined;
+    if (c) await closeQuietly(c, 'at shutdown');
+  };
+
+  const self: Upstream = {
+    name,
+    entry,
+    get state() {
+      return state;
+    },
+    get error() {
+      return error;
+    },
+    get nextRetryAt() {
+      return nextRetryAt;
+    },
+    get tools() {
+      return tools;
+    },
+    get prompts() {
+      return prompts;
+    },
+    get serverInfo() {
+      return serverInfo;
+    },
+    get capabilities() {
+      return capabilities;
+    },
+    start,
+    connected,
+    describeUnavailable,
+    subscribe,
+    unsubscribe,
+    bridgeClient,
+    close,
+  };
+  return self;
 }
 
 /** A call to a server that is not ready. */
@@ -304,7 +393,7 @@ export class UpstreamUnavailableError extends Error {
 }
 
 function reasonOf(err: unknown, connection?: UpstreamConnection): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = causeOf(err);
   const said = connection?.diagnostics?.();
   return said ? `${message}; it said: ${said}` : message;
 }
