@@ -8,6 +8,7 @@ import type { JSONWebKeySet } from 'jose';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { Config } from '../core/config.js';
 import type { HashFactory } from '../core/hash.js';
+import type { Logger } from '../core/logger.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import { type App, type AppDeps, createApp } from '../http/app.js';
 import { type Authenticator, createAuthenticator } from '../http/auth.js';
@@ -41,6 +42,8 @@ export interface RuntimeParts {
   jwks?: JSONWebKeySet;
   /** The service's clock (tests); puts, links and retention follow it. */
   now?: () => number;
+  /** Where the service, retention and the HTTP app log (the access log among them). Default: nothing. */
+  logger?: Logger;
   /** Overrides of the limits the configuration sets (the Worker caps the small-blob cache). */
   limits?: Partial<ServiceLimits>;
   observer?: ServiceObserver;
@@ -70,12 +73,11 @@ export interface RuntimeParts {
   /** Who records policy changes: `pid 123` on Node, `worker` on Workers. */
   hostActorId: string;
   /**
-   * The HTTP app's runtime parts: the logger, assets, /mcp and the gateway (Node), draining, the
-   * metrics token, event polling, the platform's body limit, the version.
+   * The HTTP app's runtime parts: assets, /mcp and the gateway (Node), draining, the metrics token,
+   * event polling, the platform's body limit, the version.
    */
   http?: Pick<
     AppDeps,
-    | 'logger'
     | 'docsAssets'
     | 'uiAssets'
     | 'isDraining'
@@ -114,6 +116,7 @@ export interface ServiceParts {
   limits?: Partial<ServiceLimits>;
   viewSandbox?: ViewSandbox;
   observer?: ServiceObserver;
+  logger?: Logger;
 }
 
 /**
@@ -145,6 +148,7 @@ export function composeService(
     policies: parts.policies,
     views: { budget: config.viewBudgetChars, ...(parts.viewSandbox ? { sandbox: parts.viewSandbox } : {}) },
     ...(parts.observer ? { observer: parts.observer } : {}),
+    ...(parts.logger ? { logger: parts.logger } : {}),
   });
 }
 
@@ -164,6 +168,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     ...(runtime.limits ? { limits: runtime.limits } : {}),
     ...(runtime.viewSandbox ? { viewSandbox: runtime.viewSandbox } : {}),
     ...(runtime.observer ? { observer: runtime.observer } : {}),
+    ...(runtime.logger ? { logger: runtime.logger } : {}),
   });
   const { views } = service;
   const ops = createServiceOperations({ repo, blobs, policies, ...(runtime.now ? { now: runtime.now } : {}) });
@@ -206,6 +211,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     );
   const app = createApp({
     ...runtime.http,
+    ...(runtime.logger ? { logger: runtime.logger } : {}),
     service,
     views,
     ops,

@@ -3,10 +3,19 @@ import { errors } from '../core/errors.js';
 // The errors a put's metadata commit can end with. Every repository builds them here, so the codes,
 // messages and details a client sees do not depend on the metadata backend.
 
-export function artifactTooBigForScope(kind: string, value: string, bytes: number, maxBytes: number) {
-  const limit = kind === 'session' ? 'maxSessionBytes' : 'maxTraceBytes';
+const BYTE_LIMIT = { session: 'maxSessionBytes', trace: 'maxTraceBytes', tenant: 'maxTenantBytes' } as const;
+
+/** The artifact is larger than the whole byte limit of its session, trace or tenant: it can never fit. */
+export function artifactTooBigForScope(
+  kind: 'session' | 'trace' | 'tenant',
+  value: string,
+  bytes: number,
+  maxBytes: number,
+) {
+  const limit = BYTE_LIMIT[kind];
+  const instead = kind === 'tenant' ? 'Store a smaller artifact' : `Store it without a ${kind}`;
   return errors.quotaExceeded(
-    `The artifact (${bytes} bytes) is larger than the whole ${kind} limit of ${maxBytes} bytes (${limit}), so it can never fit in ${kind} ${JSON.stringify(value)}. Store it without a ${kind}, or ask the operator to raise ${limit}.`,
+    `The artifact (${bytes} bytes) is larger than the whole ${kind} limit of ${maxBytes} bytes (${limit}), so it can never fit in ${kind} ${JSON.stringify(value)}. ${instead}, or ask the operator to raise ${limit}.`,
     { scope: kind, id: value, limit, limitValue: maxBytes, neededBytes: bytes },
   );
 }

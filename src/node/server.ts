@@ -67,6 +67,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       jwks,
       observer,
       hostActorId: `pid ${process.pid}`,
+      logger,
       // prom-client is loaded only when metrics are on.
       metrics: async (ops) =>
         config.metrics || config.metricsToken ? (await import('../http/metrics.js')).createMetrics(ops) : undefined,
@@ -85,7 +86,6 @@ export async function startServer(config: Config, options: { logger?: Logger } =
           onRefusal: (reason) => metrics?.rateLimited(reason),
         }),
       http: {
-        logger,
         docsAssets: nodeDocsAssets(),
         uiAssets: nodeUiAssets(),
         isDraining: () => draining,

@@ -4,36 +4,28 @@
  */
 import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import { SHA256_PATTERN } from '../core/ids.js';
-import type { validatePutOptions } from '../core/put-options.js';
 import { narrowScope } from '../core/scope.js';
 import type { ArtifactScope, PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
+import { refusalBeforeBytes } from '../db/plans/put.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import type { PutPin } from './put-pin.js';
-import type { Access, ArtifactService, PutPolicy, PutResult, ServiceLimits, UploadTicket } from './types.js';
+import type { PutPolicies } from './put-policy.js';
+import type { Puts } from './puts.js';
+import type { Access, ArtifactService, PutResult, UploadTicket } from './types.js';
 
-type CheckedPutOptions = ReturnType<typeof validatePutOptions>;
-
-/** What uploads share with the put path of the service. */
-export interface DirectUploadContext {
+/** What direct uploads use: storage, the put's policies, and the put's metadata commit and pin. */
+export interface DirectUploadsDeps {
   repo: ArtifactRepository;
   blobs: BlobStore;
-  limits: ServiceLimits;
+  policies: PutPolicies;
+  puts: Pick<Puts, 'commit' | 'pin'>;
   now: () => number;
-  checkPutOptions(tenantId: string, raw: PutOptions): CheckedPutOptions;
-  limitsOf(tenantId: string): PutPolicy;
-  checkFitsScopes(scope: ArtifactScope, sizeBytes: number): void;
-  pinForPut(): PutPin;
-  commitMetadata(
-    scope: ArtifactScope,
-    blob: { sha256: string; sizeBytes: number },
-    options: CheckedPutOptions,
-    pinId?: number,
-  ): Promise<PutResult>;
+  /** How long a direct upload may take from begin to complete (default 3600 s). */
+  uploadTtlSeconds?: number;
 }
 
-export function createDirectUploads(ctx: DirectUploadContext): Pick<ArtifactService, 'beginUpload' | 'completeUpload'> {
-  const { repo, blobs, limits, now, checkPutOptions, limitsOf, checkFitsScopes, pinForPut, commitMetadata } = ctx;
+export function createDirectUploads(deps: DirectUploadsDeps): Pick<ArtifactService, 'beginUpload' | 'completeUpload'> {
+  const { repo, blobs, policies, puts, now } = deps;
   return {
     /**
      * Starts a direct upload: the client PUTs exactly `sizeBytes` to the returned url (no token),
@@ -50,17 +42,23 @@ export function createDirectUploads(ctx: DirectUploadContext): Pick<ArtifactServ
           { details: { reason: 'direct_uploads_unavailable' } },
         );
       }
-      const options = checkPutOptions(scope.tenantId, rawOptions);
+      const options = policies.check(scope.tenantId, rawOptions);
       const putScope = narrowScope(scope, options.scope);
       if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 1)
         throw errors.badRequest('sizeBytes must be a whole number of bytes, at least 1.');
-      const maxBytes = limitsOf(putScope.tenantId).maxArtifactBytes;
+      const maxBytes = policies.of(putScope.tenantId).maxArtifactBytes;
       if (declared.sizeBytes > maxBytes) throw errors.payloadTooLarge(maxBytes);
-      checkFitsScopes(putScope, declared.sizeBytes);
+      // Bytes that could never fit are refused before any is uploaded, with the put plan's own refusal.
+      const tooBig = refusalBeforeBytes({
+        scope: putScope,
+        sizeBytes: declared.sizeBytes,
+        quota: policies.quotaOf(putScope.tenantId),
+      });
+      if (tooBig) throw tooBig;
       if (!SHA256_PATTERN.test(declared.sha256))
         throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
       const at = now();
-      const ttl = limits.uploadTtlSeconds ?? 3600;
+      const ttl = deps.uploadTtlSeconds ?? 3600;
       const staged = await blobs.presignUpload({
         sizeBytes: declared.sizeBytes,
         expiresInSeconds: ttl,
@@ -118,7 +116,7 @@ export function createDirectUploads(ctx: DirectUploadContext): Pick<ArtifactServ
       if (!blobs.commitUpload)
         throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
       let blob;
-      const pin = pinForPut();
+      const pin = puts.pin();
       try {
         blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, (b) =>
           pin.take(b),
@@ -142,7 +140,7 @@ export function createDirectUploads(ctx: DirectUploadContext): Pick<ArtifactServ
       };
       let result;
       try {
-        result = await commitMetadata(putScope, blob, checkPutOptions(up.tenantId, up.options as PutOptions), pin.id);
+        result = await puts.commit(putScope, blob, policies.check(up.tenantId, up.options as PutOptions), pin);
       } catch (err) {
         await pin.release();
         throw err;

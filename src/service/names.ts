@@ -6,8 +6,13 @@
  */
 import { ArtifactError, errors } from '../core/errors.js';
 import { checkNameKey, checkVersion, nameCursorOf, nameOfCursor } from '../core/names.js';
-import type { ArtifactRef, ByteRange, NamePage, PutOptions } from '../core/schemas.js';
+import type { Logger } from '../core/logger.js';
+import type { ArtifactRef, NamePage, PutOptions } from '../core/schemas.js';
 import type { ArtifactRepository, NameKey, NameScope, RefRow } from '../db/repository.js';
+import { discardBody } from './discard.js';
+import type { Links } from './links.js';
+import type { Puts } from './puts.js';
+import type { Reads } from './reads.js';
 import { rowToRef } from './refs.js';
 import type { DownloadEntity, DownloadUrl, DownloadUrlOptions, PutResult, RangeResolver } from './types.js';
 
@@ -17,21 +22,14 @@ const notFound = (key: NameKey, version?: number) =>
     `No ${version === undefined ? 'version' : `version ${version}`} of ${JSON.stringify(key.name)} in app ${JSON.stringify(key.app)} in your scope. Check the name, the app and whether it is user-wide or in a session; list names with GET /v1/names/{app}.`,
   );
 
+/** What named versions use: their rows, and the put, the read path and the links every artifact has. */
 export interface NamedVersionDeps {
   repo: ArtifactRepository;
   now: () => number;
-  putStream(
-    scope: { tenantId: string; userId?: string; sessionId?: string },
-    body: ReadableStream<Uint8Array>,
-    options: PutOptions,
-    name: string,
-  ): Promise<PutResult>;
-  bodyOf(
-    row: RefRow,
-    range: ByteRange | undefined,
-    smallBytes: number,
-  ): Promise<{ entity: DownloadEntity; range?: ByteRange; body: ReadableStream<Uint8Array> | Uint8Array }>;
-  linkOf(tenantId: string, row: RefRow, o: DownloadUrlOptions): Promise<DownloadUrl>;
+  logger: Logger;
+  puts: Pick<Puts, 'stream'>;
+  reads: Pick<Reads, 'body'>;
+  links: Pick<Links, 'linkOf'>;
 }
 
 export function createNamedVersions(deps: NamedVersionDeps) {
@@ -54,11 +52,11 @@ export function createNamedVersions(deps: NamedVersionDeps) {
       try {
         checkNameKey(key);
       } catch (err) {
-        await body.cancel(err).catch(() => {});
+        await discardBody(body, err, deps.logger);
         throw err;
       }
       const { scope: _scope, namespace: _namespace, ...rest } = options;
-      return deps.putStream(
+      return deps.puts.stream(
         {
           tenantId: key.tenantId,
           ...(key.userId ? { userId: key.userId } : {}),
@@ -91,12 +89,12 @@ export function createNamedVersions(deps: NamedVersionDeps) {
       smallBytes: number,
     ) {
       const row = await findVersion(key, version);
-      return deps.bodyOf(row, resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 }), smallBytes);
+      return deps.reads.body(row, resolveRange?.({ sizeBytes: row.sizeBytes, sha256: row.sha256 }), smallBytes);
     },
 
     /** A download link for a version, no token needed. */
     async versionUrl(key: NameKey, version: number | undefined, o: DownloadUrlOptions): Promise<DownloadUrl> {
-      return deps.linkOf(key.tenantId, await findVersion(key, version), o);
+      return deps.links.linkOf(key.tenantId, await findVersion(key, version), o);
     },
 
     /** Every live version of a name, oldest first (not_found when it has none). */

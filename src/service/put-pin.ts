@@ -5,7 +5,9 @@
  */
 import type { BlobStore } from '../blob/blob-store.js';
 import { errors } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import type { ArtifactRepository } from '../db/repository.js';
+import { describeError } from './discard.js';
 
 /** A collection marked longer ago than this died with its process: puts stop waiting for it. */
 export const STALE_COLLECTION_MS = 10 * 60_000;
@@ -18,6 +20,8 @@ export interface PutPinDeps {
   now: () => number;
   /** How long the pin holds: the put must commit its metadata within this time. */
   graceMs: number;
+  /** Where a release that could not clean up is logged (retention finishes what it left). */
+  logger: Logger;
 }
 
 export interface PutPin {
@@ -31,7 +35,7 @@ export interface PutPin {
  * One put's pin: keeps garbage collection and purge off its blob from before the bytes are
  * committed until the metadata is (commitPut removes it), or until `release` after a failure.
  */
-export function createPutPin({ repo, blobs, now, graceMs }: PutPinDeps): PutPin {
+export function createPutPin({ repo, blobs, now, graceMs, logger }: PutPinDeps): PutPin {
   let id: number | undefined;
   let pinned: string | undefined;
   return {
@@ -57,15 +61,23 @@ export function createPutPin({ repo, blobs, now, graceMs }: PutPinDeps): PutPin 
     },
     /**
      * After a failed put: the pin goes, and so does the blob row the pin made when the bytes never
-     * reached the store (nothing else holds it). With the store down the row stays, and the next
-     * retention run removes it once the store answers.
+     * reached the store (nothing else holds it). With the store or the database down, what could not
+     * be removed stays and is logged: the pin runs out after the grace period, and the next retention
+     * run removes the row once the store answers. Never throws: the put's own failure is what the
+     * caller gets.
      */
     async release(): Promise<void> {
       if (id === undefined) return;
-      await repo.releasePin(id).catch(() => {});
       const sha256 = pinned!;
-      const stored = await blobs.exists(sha256).catch(() => true);
-      if (!stored) await repo.deleteIdleBlobRow(sha256, now()).catch(() => {});
+      const left = (what: string) => (err: unknown) =>
+        logger.warn(`put pin: ${what}`, { sha256, pinId: id, error: describeError(err) });
+      await repo.releasePin(id).catch(left('pin not released; it runs out after the grace period'));
+      const stored = await blobs.exists(sha256).catch((err: unknown) => {
+        left('blob not checked; retention removes its row once the store answers')(err);
+        return true;
+      });
+      if (!stored)
+        await repo.deleteIdleBlobRow(sha256, now()).catch(left('blob row not removed; retention removes it'));
     },
   };
 }

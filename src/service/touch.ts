@@ -1,3 +1,6 @@
+import type { Logger } from '../core/logger.js';
+import { describeError } from './discard.js';
+
 /**
  * Reads refresh last-accessed (for LRU) without one write per read: reference ids are collected and
  * written in one UPDATE every `flushMs`. A crash loses at most that window of access times, which
@@ -7,6 +10,7 @@ export function createTouchBatcher(
   write: (ids: number[], at: number) => Promise<void>,
   flushMs: number,
   now: () => number,
+  logger: Logger,
 ) {
   let pending = new Set<number>();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -22,8 +26,12 @@ export function createTouchBatcher(
     pending = new Set();
     inFlight = inFlight
       .then(() => write(ids, now()))
-      .catch(() => {
+      .catch((err: unknown) => {
         // Access times are advisory: a failed flush (database busy) is dropped, not retried forever.
+        logger.warn('last-access times not written; LRU sees these reads as older', {
+          refs: ids.length,
+          error: describeError(err),
+        });
       });
     return inFlight;
   }

@@ -80,8 +80,8 @@ export async function createWorkerApp(env: WorkerEnv, overrides: WorkerOverrides
       // of 100 keep a step's D1 queries and R2 calls well under the per-invocation caps.
       retention: { shareRuns: false, batchSize: 100 },
       hostActorId: 'worker',
+      logger,
       http: {
-        logger,
         maxRequestBodyBytes: WORKERS_BODY_LIMIT,
         // SSE polls the D1 outbox (every isolate sees every write there). Once a second is enough for a
         // UI, and a stream ends after 15 minutes, within the per-invocation query cap; clients resume

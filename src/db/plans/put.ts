@@ -47,7 +47,7 @@ export interface PutVerdict {
   traceN: number;
   traceBytes: number;
   tenantAfter: number | null;
-  refused: null | 'pin' | 'collision' | 'session_big' | 'session' | 'trace_big' | 'trace' | 'tenant';
+  refused: null | 'pin' | 'collision' | 'session_big' | 'session' | 'trace_big' | 'trace' | 'tenant_big' | 'tenant';
 }
 
 /** The limits that apply to one put (a 0 is no limit). */
@@ -56,9 +56,18 @@ export interface PutLimits {
   session: { value: string; maxBytes: number; maxCount: number; limited: boolean; tooBig: boolean };
   trace: { value: string; maxBytes: number; maxCount: number; limited: boolean; tooBig: boolean };
   maxTenantBytes: number;
+  /** Larger than the whole tenant quota: refused whatever the tenant holds. */
+  tenantTooBig: boolean;
 }
 
-export function putLimits(input: CommitPutInput): PutLimits {
+/** What a put's limits depend on: its scope, its size, the quota, and whether it saves a named version. */
+export type PutLimitsInput = Pick<CommitPutInput, 'scope' | 'sizeBytes' | 'quota' | 'name'>;
+
+/**
+ * The limits that apply to one put, and whether it is too big for a whole scope. The one place those
+ * decisions are taken: the plan's verdict embeds them, and refusalBeforeBytes asks them first.
+ */
+export function putLimits(input: PutLimitsInput): PutLimits {
   const q = input.quota;
   const scope = (value: string, maxBytes = 0, maxCount = 0) => {
     // A scope part that is absent, or has no limit, is not checked at all; nor is any under `never`.
@@ -77,7 +86,47 @@ export function putLimits(input: CommitPutInput): PutLimits {
     session: scope(input.scope.sessionId ?? '', q?.maxSessionBytes, q?.maxSessionCount),
     trace: scope(input.scope.traceId ?? '', q?.maxTraceBytes, q?.maxTraceCount),
     maxTenantBytes: q?.maxTenantBytes ?? 0,
+    // The tenant quota applies whatever the strategy, `never` included.
+    tenantTooBig: (q?.maxTenantBytes ?? 0) > 0 && input.sizeBytes > q!.maxTenantBytes!,
   };
+}
+
+/**
+ * An artifact larger than a whole session's, trace's or tenant's byte limit can never fit: the
+ * refusal it meets whatever the scopes hold (the plan's verdict gives the same one). Asked before
+ * any byte moves where the size is declared up front (a direct upload).
+ */
+export function refusalBeforeBytes(input: PutLimitsInput): Error | undefined {
+  const limits = putLimits(input);
+  return tooBigRefusal(
+    input,
+    limits,
+    limits.session.tooBig
+      ? 'session_big'
+      : limits.trace.tooBig
+        ? 'trace_big'
+        : limits.tenantTooBig
+          ? 'tenant_big'
+          : null,
+  );
+}
+
+function tooBigRefusal(
+  input: PutLimitsInput,
+  limits: PutLimits,
+  verdict: 'session_big' | 'trace_big' | 'tenant_big' | null,
+): Error | undefined {
+  const size = input.sizeBytes;
+  switch (verdict) {
+    case 'session_big':
+      return artifactTooBigForScope('session', limits.session.value, size, limits.session.maxBytes);
+    case 'trace_big':
+      return artifactTooBigForScope('trace', limits.trace.value, size, limits.trace.maxBytes);
+    case 'tenant_big':
+      return artifactTooBigForScope('tenant', input.scope.tenantId, size, limits.maxTenantBytes);
+    default:
+      return undefined;
+  }
 }
 
 export interface PutPlan {
@@ -96,7 +145,8 @@ export interface PutPlan {
  *     so it enters as the constant @sizeBytes at position 1 and never as a candidate.
  *  3. The tenant's usage after the put and the planned evictions (the tenant quota refuses, never evicts).
  *  4. The verdict, in this order of checks: pin, collision, then per scope "too big
- *     for the whole scope" and "full under `none`", then the tenant. Returned to the caller.
+ *     for the whole scope" and "full under `none`", then the tenant ("too big for the whole quota",
+ *     then "over the quota"). Returned to the caller.
  *  5. The writes, each conditional on the verdict being yes (PUT_OK), then the evictions, the
  *     artifact.stored event, the row for the caller, and the scratch rows' removal.
  * A refused put writes nothing outside the scratch tables, and those are empty when the batch ends.
@@ -199,6 +249,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
       WHEN collision THEN 'collision'
       ${scopeChecks('session')}
       ${scopeChecks('trace')}
+      ${limits.tenantTooBig ? `WHEN 1 THEN 'tenant_big'` : ''}
       ${limits.maxTenantBytes > 0 ? `WHEN NOT live AND tenant_after > @maxTenantBytes THEN 'tenant'` : ''}
     END
     RETURNING now, live, sess_n AS sessN, sess_bytes AS sessBytes, trace_n AS traceN, trace_bytes AS traceBytes,
@@ -268,9 +319,9 @@ export function putRefusal(input: CommitPutInput, limits: PutLimits, v: PutVerdi
     case 'collision':
       return errors.hashCollision(input.artifactId);
     case 'session_big':
-      return artifactTooBigForScope('session', session.value, size, session.maxBytes);
     case 'trace_big':
-      return artifactTooBigForScope('trace', trace.value, size, trace.maxBytes);
+    case 'tenant_big':
+      return tooBigRefusal(input, limits, v.refused);
     case 'session': {
       const usage = { n: v.sessN + 1, bytes: v.sessBytes + size };
       return scopeFull('session', session.value, usage, size, session.maxBytes, session.maxCount);

@@ -1,0 +1,20 @@
+/** Giving up a request's body the service will not read, and the failures that are only worth a log line. */
+import type { Logger } from '../core/logger.js';
+
+/** `error` as a log field: its name and message. */
+export function describeError(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/**
+ * Cancels a body the service refused before reading it (a bad option, a scope it may not use). The
+ * refusal is what the caller gets; a body that cannot be cancelled (it already failed, or its client
+ * went away) changes nothing, so that is logged at debug and not thrown.
+ */
+export async function discardBody(body: ReadableStream<Uint8Array>, reason: unknown, logger: Logger): Promise<void> {
+  try {
+    await body.cancel(reason);
+  } catch (err) {
+    logger.debug('request body not cancelled', { error: describeError(err) });
+  }
+}
