@@ -78,6 +78,18 @@ describe('R2 driver specifics', () => {
     expect(await store.exists(a.sha256)).toBe(true);
   });
 
+  it("lists through the layout's parser: other objects under blobs/ are not blobs", async () => {
+    const prefix = `fk${n++}/`;
+    const store = createR2BlobStore({ bucket, hash: nodeSha256, prefix });
+    const a = await store.put(bytesStream(Buffer.from('alpha')));
+    const sha = sha256Of(Buffer.from('beta'));
+    for (const key of [`${prefix}blobs/sha256/zz/yy/${sha}`, `${prefix}blobs/sha256/readme.txt`])
+      await bucket.put(key, new Uint8Array(4));
+    const listed = [];
+    for await (const b of store.list!()) listed.push(b);
+    expect(listed).toEqual([{ sha256: a.sha256, sizeBytes: 5, modifiedAt: expect.any(Number) }]);
+  });
+
   describe('direct uploads', () => {
     // The presigner is the S3 driver's (tested against a real S3); here it only records what it was asked.
     const asked: string[] = [];

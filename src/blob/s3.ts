@@ -9,7 +9,6 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
-  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   UploadPartCopyCommand,
@@ -23,6 +22,7 @@ import { errors, isArtifactError } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { ByteRange } from '../core/schemas.js';
+import { blobKeyLayout, type ListedObject, listAll } from './blob-keys.js';
 import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
 import { nodeSha256 } from './node-hash.js';
 import { uploadSizeMismatch as sizeMismatch } from './ingest.js';
@@ -143,10 +143,14 @@ export function createS3BlobStore(
   const maxSingleCopy = options.maxSingleCopyBytes ?? 5 * GiB;
   const copyPart = Math.max(5 * MiB, options.copyPartBytes ?? 512 * MiB);
 
-  const keyOf = (sha: string) => `${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}`;
+  const layout = blobKeyLayout(prefix);
+  const keyOf = layout.blobKey;
   const presigner = s3Presigner(client, bucket);
   const check = (sha: string) => SHA256_PATTERN.test(sha);
   const where = (action: string, key: string) => `${action} s3://${bucket}/${key}`;
+  /** Every object under `under`, ListObjectsV2 page after page. */
+  const listUnder = (under: string) =>
+    listAll(client, { bucket, prefix: under, fail: (err) => s3Failure(err, where('ListObjectsV2', under)) });
 
   async function head(key: string): Promise<number | null> {
     try {
@@ -227,7 +231,7 @@ export function createS3BlobStore(
   let payloadChecked: Promise<boolean> | undefined;
   function backendChecksPayload(): Promise<boolean> {
     payloadChecked ??= (async () => {
-      const key = `${prefix}staging/payload-check-${randomUUID()}`;
+      const key = layout.probeKey();
       const probe = new TextEncoder().encode('artifact-store: does the backend check x-amz-content-sha256?');
       try {
         await client.send(signedPut(key, probe, EMPTY_SHA256));
@@ -411,7 +415,7 @@ export function createS3BlobStore(
       return { sha256: declared, sizeBytes: size };
     }
 
-    const staging = `${prefix}staging/${randomUUID()}`;
+    const staging = layout.stagingKey();
     try {
       await upload(staging);
     } catch (err) {
@@ -510,10 +514,10 @@ export function createS3BlobStore(
       // RGW 16 does not check): whatever lands under such a key is the declared bytes, and its key
       // says so to commitUpload. Otherwise commitUpload re-reads and hashes the object.
       if (o.sha256 && check(o.sha256) && o.sizeBytes > 0 && (await backendChecksPayload())) {
-        const stagingKey = `${prefix}${CHECKED_STAGING}${randomUUID()}`;
+        const stagingKey = layout.checkedStagingKey();
         return { stagingKey, ...(await presigner.put(stagingKey, o)) };
       }
-      const stagingKey = `${prefix}staging/${randomUUID()}`;
+      const stagingKey = layout.stagingKey();
       return {
         stagingKey,
         ...(await presigner.put(stagingKey, { sizeBytes: o.sizeBytes, expiresInSeconds: o.expiresInSeconds })),
@@ -525,7 +529,7 @@ export function createS3BlobStore(
       expected: { sizeBytes: number; sha256: string },
       beforeCommit?: BlobPutOptions['beforeCommit'],
     ) {
-      if (stagingKey.startsWith(`${prefix}${CHECKED_STAGING}`) && expected.sizeBytes > 0) {
+      if (layout.isCheckedStagingKey(stagingKey) && expected.sizeBytes > 0) {
         // The backend took this object only if it hashed to the signed sha256, and only at the signed
         // size: nothing to re-read. The HEAD says whether anything was uploaded.
         const size = await head(stagingKey);
@@ -583,23 +587,10 @@ export function createS3BlobStore(
     },
 
     async *list() {
-      const blobsPrefix = `${prefix}blobs/sha256/`;
-      let token: string | undefined;
-      do {
-        let page;
-        try {
-          page = await client.send(
-            new ListObjectsV2Command({ Bucket: bucket, Prefix: blobsPrefix, ContinuationToken: token }),
-          );
-        } catch (err) {
-          throw s3Failure(err, where('ListObjectsV2', blobsPrefix));
-        }
-        for (const o of page.Contents ?? []) {
-          const sha256 = o.Key?.split('/').at(-1) ?? '';
-          if (check(sha256)) yield { sha256, sizeBytes: o.Size ?? 0, modifiedAt: o.LastModified?.getTime() ?? 0 };
-        }
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+      for await (const o of listUnder(layout.blobsPrefix)) {
+        const sha256 = layout.sha256Of(o.key);
+        if (sha256) yield { sha256, sizeBytes: o.sizeBytes, modifiedAt: o.modifiedAt ?? 0 };
+      }
     },
 
     invalidateCdn: options.cdn?.invalidate
@@ -611,36 +602,33 @@ export function createS3BlobStore(
       : undefined,
 
     async sweepStaging(before: number) {
-      const stagingPrefix = `${prefix}staging/`;
+      const stagingPrefix = layout.stagingPrefix;
       let removed = 0;
       let bytes = 0;
-      let token: string | undefined;
-      do {
-        let page;
+      let stale: ListedObject[] = [];
+      const removeStale = async () => {
+        if (stale.length === 0) return;
         try {
-          page = await client.send(
-            new ListObjectsV2Command({ Bucket: bucket, Prefix: stagingPrefix, ContinuationToken: token }),
+          await client.send(
+            new DeleteObjectsCommand({
+              Bucket: bucket,
+              Delete: { Objects: stale.map((o) => ({ Key: o.key })), Quiet: true },
+            }),
           );
         } catch (err) {
-          throw s3Failure(err, where('ListObjectsV2', stagingPrefix));
+          throw s3Failure(err, where('DeleteObjects', stagingPrefix));
         }
-        const old = (page.Contents ?? []).filter((o) => o.Key && o.LastModified && o.LastModified.getTime() < before);
-        if (old.length > 0) {
-          try {
-            await client.send(
-              new DeleteObjectsCommand({
-                Bucket: bucket,
-                Delete: { Objects: old.map((o) => ({ Key: o.Key! })), Quiet: true },
-              }),
-            );
-          } catch (err) {
-            throw s3Failure(err, where('DeleteObjects', stagingPrefix));
-          }
-          removed += old.length;
-          bytes += old.reduce((sum, o) => sum + (o.Size ?? 0), 0);
-        }
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+        removed += stale.length;
+        bytes += stale.reduce((sum, o) => sum + o.sizeBytes, 0);
+        stale = [];
+      };
+      for await (const o of listUnder(stagingPrefix)) {
+        if (o.modifiedAt === undefined || o.modifiedAt >= before) continue;
+        stale.push(o);
+        // DeleteObjects takes at most 1000 keys.
+        if (stale.length === 1000) await removeStale();
+      }
+      await removeStale();
       // Multipart uploads of puts that died mid-stream: their parts take space but are no objects.
       let keyMarker: string | undefined;
       let uploadIdMarker: string | undefined;
@@ -704,9 +692,6 @@ export function createS3BlobStore(
 
 const nothingUploaded = () =>
   errors.badRequest('Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.');
-
-/** Staging keys of direct uploads presigned with their sha256 as the payload hash (see presignUpload). */
-const CHECKED_STAGING = 'staging/checked/';
 
 /** sha256 of no bytes: the probe's deliberately wrong payload hash. */
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
