@@ -3,7 +3,7 @@ import type { ByteRange } from '../core/schemas.js';
 import { errors, isArtifactError } from '../core/errors.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import { blobKeyLayout, paginate } from './blob-keys.js';
-import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
+import type { BlobInfo, BlobPutOptions, BlobStore, DirectAccess } from './blob-store.js';
 import { ingest, uploadSizeMismatch } from './ingest.js';
 import type { ObjectPresigner } from './s3-presign.js';
 
@@ -150,7 +150,57 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
     return { sha256: await hasher.digest(), sizeBytes: size };
   }
 
-  const presigner = options.presigner;
+  /**
+   * Direct links and uploads need R2's S3 API for the presigned URLs; completing an upload needs only
+   * the binding: the staged object is read back and hashed here (R2's own checksums are not
+   * trusted), then copied under its hash like a big put.
+   */
+  function directAccess(presigner: ObjectPresigner): DirectAccess {
+    return {
+      async presignGet(sha256, o) {
+        if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
+        return presigner.get(keyOf(sha256), o);
+      },
+
+      async presignUpload(o) {
+        const stagingKey = layout.stagingKey();
+        return { stagingKey, ...(await presigner.put(stagingKey, o)) };
+      },
+
+      async commitUpload(stagingKey, expected, beforeCommit) {
+        if (!layout.isStagingKey(stagingKey)) throw new Error(`not a staging key of this store: ${stagingKey}`);
+        // Bytes that fail verification are dropped (the client must start over); after a transient
+        // failure (R2, or the pin's "retry shortly") they stay, so completing again can succeed.
+        const drop = () => removeStaging(stagingKey);
+        let staged: BlobInfo | null;
+        try {
+          staged = await hashObject(stagingKey, expected.sizeBytes);
+        } catch (err) {
+          if (isArtifactError(err)) await drop();
+          throw err;
+        }
+        // Nothing uploaded yet: the client may still PUT and complete again.
+        if (!staged)
+          throw errors.badRequest(
+            'Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.',
+          );
+        if (staged.sizeBytes < expected.sizeBytes || staged.sha256 !== expected.sha256) {
+          await drop();
+          throw staged.sizeBytes < expected.sizeBytes
+            ? uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`)
+            : errors.checksumMismatch(expected.sha256, staged.sha256);
+        }
+        await beforeCommit?.({ sha256: staged.sha256 });
+        if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);
+        await drop();
+        return staged;
+      },
+
+      async discardUpload(stagingKey) {
+        if (layout.isStagingKey(stagingKey)) await removeStaging(stagingKey);
+      },
+    };
+  }
 
   return {
     driver: 'r2',
@@ -248,57 +298,7 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
       }
     },
 
-    ...(presigner
-      ? {
-          async presignGet(sha256: string, o: PresignGetOptions) {
-            if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
-            return presigner.get(keyOf(sha256), o);
-          },
-          async presignUpload(o: { sizeBytes: number; expiresInSeconds: number }) {
-            const stagingKey = layout.stagingKey();
-            return { stagingKey, ...(await presigner.put(stagingKey, o)) };
-          },
-        }
-      : {}),
-
-    // Completing a direct upload needs only the binding: the staged object is read back and hashed
-    // here (R2's own checksums are not trusted), then copied under its hash like a big put.
-    async commitUpload(
-      stagingKey: string,
-      expected: { sizeBytes: number; sha256: string },
-      beforeCommit?: BlobPutOptions['beforeCommit'],
-    ) {
-      if (!layout.isStagingKey(stagingKey)) throw new Error(`not a staging key of this store: ${stagingKey}`);
-      // Bytes that fail verification are dropped (the client must start over); after a transient
-      // failure (R2, or the pin's "retry shortly") they stay, so completing again can succeed.
-      const drop = () => removeStaging(stagingKey);
-      let staged: BlobInfo | null;
-      try {
-        staged = await hashObject(stagingKey, expected.sizeBytes);
-      } catch (err) {
-        if (isArtifactError(err)) await drop();
-        throw err;
-      }
-      // Nothing uploaded yet: the client may still PUT and complete again.
-      if (!staged)
-        throw errors.badRequest(
-          'Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.',
-        );
-      if (staged.sizeBytes < expected.sizeBytes || staged.sha256 !== expected.sha256) {
-        await drop();
-        throw staged.sizeBytes < expected.sizeBytes
-          ? uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`)
-          : errors.checksumMismatch(expected.sha256, staged.sha256);
-      }
-      await beforeCommit?.({ sha256: staged.sha256 });
-      if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);
-      await drop();
-      return staged;
-    },
-
-    async discardUpload(stagingKey: string) {
-      if (layout.isStagingKey(stagingKey)) await removeStaging(stagingKey);
-    },
+    ...(options.presigner ? { direct: directAccess(options.presigner) } : {}),
 
     async sweepStaging(before: number) {
       let removed = 0;

@@ -23,7 +23,7 @@ import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { ByteRange } from '../core/schemas.js';
 import { blobKeyLayout, type ListedObject, listAll } from './blob-keys.js';
-import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
+import type { BlobInfo, BlobPutOptions, BlobStore, DirectAccess, PresignGetOptions } from './blob-store.js';
 import { nodeSha256 } from './node-hash.js';
 import { uploadSizeMismatch as sizeMismatch } from './ingest.js';
 import { s3Presigner, withPayloadHash } from './s3-presign.js';
@@ -134,7 +134,7 @@ export function createS3Client(options: S3ConnectionOptions, extra: Partial<S3Cl
  */
 export function createS3BlobStore(
   options: S3BlobStoreOptions,
-): BlobStore & { readonly bucket: string; keyOf(sha256: string): string } {
+): BlobStore & { readonly direct: DirectAccess; readonly bucket: string; keyOf(sha256: string): string } {
   const { client, bucket } = options;
   const prefix = options.prefix ?? '';
   const hash = options.hash ?? nodeSha256;
@@ -433,80 +433,27 @@ export function createS3BlobStore(
     }
   }
 
-  return {
-    driver: 's3',
-    bucket,
-    keyOf,
-
-    async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
-      const max = putOptions.maxBytes ?? Number.POSITIVE_INFINITY;
-      const reader = body.getReader();
-      // Reads ahead one part. A body that ends within it (most artifacts: screenshots, PDFs, JSON)
-      // is one signed PutObject to its final key; a longer one is a multipart upload.
-      const first: Uint8Array[] = [];
-      let size = 0;
-      let ended = false;
-      while (size <= partSize) {
-        // A body that fails here (the client went away) rejects with its own error.
-        const next = await reader.read();
-        if (next.done) {
-          ended = true;
-          break;
-        }
-        if (next.value.byteLength === 0) continue;
-        size += next.value.byteLength;
-        if (size > max) {
-          const refusal = errors.payloadTooLarge(max);
-          await reader.cancel(refusal).catch(() => {});
-          throw refusal;
-        }
-        first.push(next.value);
+  /** Links straight to the bucket (or the CDN in front) and direct uploads. */
+  const direct: DirectAccess = {
+    async presignGet(sha256: string, o: PresignGetOptions) {
+      if (!check(sha256)) throw new Error(`not a sha256: ${sha256}`);
+      // S3 accepts 1 s to 7 days.
+      const expiresIn = Math.min(7 * 24 * 3600, Math.max(1, Math.floor(o.expiresInSeconds)));
+      if (options.cdn) {
+        // The distribution forwards these two query strings to S3 (see infra/), which sets the headers.
+        const query = new URLSearchParams({
+          'response-content-type': o.contentType,
+          'response-content-disposition': o.contentDisposition,
+        });
+        const url = `${options.cdn.url.replace(/\/+$/, '')}/${keyOf(sha256)}?${query}`;
+        return signCloudFrontUrl({
+          url,
+          keyPairId: options.cdn.keyPairId,
+          privateKey: options.cdn.privateKey,
+          dateLessThan: new Date(Date.now() + expiresIn * 1000).toISOString(),
+        });
       }
-      if (ended) return putOne(concatBytes(first, size), putOptions);
-      return putMultipart(reader, first, size, putOptions);
-    },
-
-    async get(sha256: string, range?: ByteRange) {
-      if (!check(sha256)) return null;
-      const key = keyOf(sha256);
-      try {
-        const out = await client.send(
-          new GetObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
-          }),
-        );
-        if (!out.Body) throw new Error('GetObject returned no body');
-        return out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
-      } catch (err) {
-        if (isNotFound(err)) return null;
-        throw s3Failure(err, where('GetObject', key));
-      }
-    },
-
-    async stat(sha256: string) {
-      if (!check(sha256)) return null;
-      const size = await head(keyOf(sha256));
-      return size === null ? null : { sha256, sizeBytes: size };
-    },
-
-    async exists(sha256: string) {
-      if (!check(sha256)) return false;
-      return (await head(keyOf(sha256))) !== null;
-    },
-
-    async delete(sha256: string) {
-      if (!check(sha256)) return false;
-      const key = keyOf(sha256);
-      // S3 deletes are idempotent and do not say whether anything was there: ask first.
-      if ((await head(key)) === null) return false;
-      try {
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
-        return true;
-      } catch (err) {
-        throw s3Failure(err, where('DeleteObject', key));
-      }
+      return presigner.get(keyOf(sha256), o);
     },
 
     async presignUpload(o: { sizeBytes: number; expiresInSeconds: number; sha256?: string }) {
@@ -586,20 +533,107 @@ export function createS3BlobStore(
       }
     },
 
+    async discardUpload(stagingKey: string) {
+      await removeQuietly(stagingKey);
+    },
+  };
+
+  return {
+    driver: 's3',
+    bucket,
+    keyOf,
+
+    async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
+      const max = putOptions.maxBytes ?? Number.POSITIVE_INFINITY;
+      const reader = body.getReader();
+      // Reads ahead one part. A body that ends within it (most artifacts: screenshots, PDFs, JSON)
+      // is one signed PutObject to its final key; a longer one is a multipart upload.
+      const first: Uint8Array[] = [];
+      let size = 0;
+      let ended = false;
+      while (size <= partSize) {
+        // A body that fails here (the client went away) rejects with its own error.
+        const next = await reader.read();
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        if (next.value.byteLength === 0) continue;
+        size += next.value.byteLength;
+        if (size > max) {
+          const refusal = errors.payloadTooLarge(max);
+          await reader.cancel(refusal).catch(() => {});
+          throw refusal;
+        }
+        first.push(next.value);
+      }
+      if (ended) return putOne(concatBytes(first, size), putOptions);
+      return putMultipart(reader, first, size, putOptions);
+    },
+
+    async get(sha256: string, range?: ByteRange) {
+      if (!check(sha256)) return null;
+      const key = keyOf(sha256);
+      try {
+        const out = await client.send(
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+          }),
+        );
+        if (!out.Body) throw new Error('GetObject returned no body');
+        return out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw s3Failure(err, where('GetObject', key));
+      }
+    },
+
+    async stat(sha256: string) {
+      if (!check(sha256)) return null;
+      const size = await head(keyOf(sha256));
+      return size === null ? null : { sha256, sizeBytes: size };
+    },
+
+    async exists(sha256: string) {
+      if (!check(sha256)) return false;
+      return (await head(keyOf(sha256))) !== null;
+    },
+
+    async delete(sha256: string) {
+      if (!check(sha256)) return false;
+      const key = keyOf(sha256);
+      // S3 deletes are idempotent and do not say whether anything was there: ask first.
+      if ((await head(key)) === null) return false;
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+        return true;
+      } catch (err) {
+        throw s3Failure(err, where('DeleteObject', key));
+      }
+    },
+
+    direct,
+
+    ...(options.cdn?.invalidate
+      ? {
+          cdn: {
+            async invalidate(sha256: string) {
+              // The path CloudFront caches: the CDN URL's own path (a custom origin path) plus the key.
+              const base = new URL(options.cdn!.url).pathname.replace(/\/+$/, '');
+              await options.cdn!.invalidate!([`${base}/${keyOf(sha256)}`]);
+            },
+          },
+        }
+      : {}),
+
     async *list() {
       for await (const o of listUnder(layout.blobsPrefix)) {
         const sha256 = layout.sha256Of(o.key);
         if (sha256) yield { sha256, sizeBytes: o.sizeBytes, modifiedAt: o.modifiedAt ?? 0 };
       }
     },
-
-    invalidateCdn: options.cdn?.invalidate
-      ? async (sha256: string) => {
-          // The path CloudFront caches: the CDN URL's own path (a custom origin path) plus the key.
-          const base = new URL(options.cdn!.url).pathname.replace(/\/+$/, '');
-          await options.cdn!.invalidate!([`${base}/${keyOf(sha256)}`]);
-        }
-      : undefined,
 
     async sweepStaging(before: number) {
       const stagingPrefix = layout.stagingPrefix;
@@ -657,31 +691,6 @@ export function createS3BlobStore(
         uploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
       } while (keyMarker);
       return { removed, bytes };
-    },
-
-    async discardUpload(stagingKey: string) {
-      await removeQuietly(stagingKey);
-    },
-
-    async presignGet(sha256: string, o: PresignGetOptions) {
-      if (!check(sha256)) throw new Error(`not a sha256: ${sha256}`);
-      // S3 accepts 1 s to 7 days.
-      const expiresIn = Math.min(7 * 24 * 3600, Math.max(1, Math.floor(o.expiresInSeconds)));
-      if (options.cdn) {
-        // The distribution forwards these two query strings to S3 (see infra/), which sets the headers.
-        const query = new URLSearchParams({
-          'response-content-type': o.contentType,
-          'response-content-disposition': o.contentDisposition,
-        });
-        const url = `${options.cdn.url.replace(/\/+$/, '')}/${keyOf(sha256)}?${query}`;
-        return signCloudFrontUrl({
-          url,
-          keyPairId: options.cdn.keyPairId,
-          privateKey: options.cdn.privateKey,
-          dateLessThan: new Date(Date.now() + expiresIn * 1000).toISOString(),
-        });
-      }
-      return presigner.get(keyOf(sha256), o);
     },
 
     async close() {

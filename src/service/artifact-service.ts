@@ -278,8 +278,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       mimeType: row.mimeType,
       sizeBytes: row.sizeBytes,
     });
-    if (o.mode === 'direct' && blobs.presignGet) {
-      const url = await blobs.presignGet(row.sha256, {
+    if (o.mode === 'direct' && blobs.direct) {
+      const url = await blobs.direct.presignGet(row.sha256, {
         expiresInSeconds: expiresAt - nowS,
         contentType: row.mimeType,
         contentDisposition: contentDisposition(disposition, row.filename ?? undefined),
@@ -431,9 +431,9 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         throw err;
       }
       await repo.forgetBlobs([found.sha256], [], markedAt);
-      if (!blobs.invalidateCdn) return { refs, bytesDeleted: true };
+      if (!blobs.cdn) return { refs, bytesDeleted: true };
       // The bytes are gone either way; a failed invalidation leaves cached copies until their TTL.
-      const cdnInvalidated = await blobs.invalidateCdn(found.sha256).then(
+      const cdnInvalidated = await blobs.cdn.invalidate(found.sha256).then(
         () => true,
         () => false,
       );
