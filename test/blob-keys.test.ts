@@ -8,7 +8,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobKeyLayout, listAll, paginate } from '../src/blob/blob-keys.js';
-import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
+import { createS3BlobStore } from '../src/blob/s3.js';
+import { createS3Client } from '../src/blob/s3-client.js';
 import { bytesStream, sha256Of } from './helpers/streams.js';
 import { createTestBucket, describeS3, s3TestTarget } from './helpers/s3.js';
 

@@ -14,7 +14,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSha256 } from '../src/blob/node-hash.js';
-import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
+import { createS3BlobStore } from '../src/blob/s3.js';
+import { createS3Client } from '../src/blob/s3-client.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { describeBlobStoreContract } from './blob-store.contract.js';

@@ -12,7 +12,7 @@ import { Transform } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { blobKeyLayout, listAll } from '../blob/blob-keys.js';
-import { createS3Client, type S3ConnectionOptions } from '../blob/s3.js';
+import { createS3Client, type S3ConnectionOptions } from '../blob/s3-client.js';
 import type { BackupTarget, ScratchFile } from '../service/backup.js';
 import { removeDatabaseFile } from './backup-target.js';
 
