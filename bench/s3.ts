@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
-import { createS3Client } from '../src/blob/s3.js';
+import { createS3Client } from '../src/blob/s3-client.js';
 import { REPO_ROOT, startServerChild, type ServerChild } from './children.js';
 import { infoRow, ratioRow, samples, type Row, type Samples } from './report.js';
 import { rotate } from './stats.js';

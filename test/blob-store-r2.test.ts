@@ -78,6 +78,18 @@ describe('R2 driver specifics', () => {
     expect(await store.exists(a.sha256)).toBe(true);
   });
 
+  it("lists through the layout's parser: other objects under blobs/ are not blobs", async () => {
+    const prefix = `fk${n++}/`;
+    const store = createR2BlobStore({ bucket, hash: nodeSha256, prefix });
+    const a = await store.put(bytesStream(Buffer.from('alpha')));
+    const sha = sha256Of(Buffer.from('beta'));
+    for (const key of [`${prefix}blobs/sha256/zz/yy/${sha}`, `${prefix}blobs/sha256/readme.txt`])
+      await bucket.put(key, new Uint8Array(4));
+    const listed = [];
+    for await (const b of store.list!()) listed.push(b);
+    expect(listed).toEqual([{ sha256: a.sha256, sizeBytes: 5, modifiedAt: expect.any(Number) }]);
+  });
+
   describe('direct uploads', () => {
     // The presigner is the S3 driver's (tested against a real S3); here it only records what it was asked.
     const asked: string[] = [];
@@ -98,23 +110,27 @@ describe('R2 driver specifics', () => {
 
     it('without a presigner the driver offers neither direct links nor direct uploads', () => {
       const store = createR2BlobStore({ bucket, hash: nodeSha256 });
-      expect(store.presignGet).toBeUndefined();
-      expect(store.presignUpload).toBeUndefined();
+      // The whole direct capability (links, uploads, completing them) is absent, not part of it.
+      expect(store.direct).toBeUndefined();
     });
 
     it('presigns the final key for links and a fresh staging key for uploads', async () => {
       const { prefix, store } = fresh();
       const sha = sha256Of(Buffer.from('x'));
       expect(
-        await store.presignGet!(sha, { expiresInSeconds: 60, contentType: 'text/plain', contentDisposition: 'inline' }),
+        await store.direct!.presignGet(sha, {
+          expiresInSeconds: 60,
+          contentType: 'text/plain',
+          contentDisposition: 'inline',
+        }),
       ).toBe(`https://r2.example/${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}?signed`);
-      const a = await store.presignUpload!({ sizeBytes: 10, expiresInSeconds: 60 });
-      const b = await store.presignUpload!({ sizeBytes: 10, expiresInSeconds: 60 });
+      const a = await store.direct!.presignUpload({ sizeBytes: 10, expiresInSeconds: 60 });
+      const b = await store.direct!.presignUpload({ sizeBytes: 10, expiresInSeconds: 60 });
       expect(a.stagingKey).toMatch(new RegExp(`^${prefix}staging/[0-9a-f-]{36}$`));
       expect(b.stagingKey).not.toBe(a.stagingKey);
       expect(asked.at(-1)).toBe(`PUT ${b.stagingKey} 10`);
       await expect(
-        store.presignGet!('not-a-hash', {
+        store.direct!.presignGet('not-a-hash', {
           expiresInSeconds: 60,
           contentType: 'text/plain',
           contentDisposition: 'inline',
@@ -125,10 +141,10 @@ describe('R2 driver specifics', () => {
     it('completes an upload by re-reading and hashing the staged object through the binding', async () => {
       const { prefix, store } = fresh();
       const bytes = randomBytes(9 * 1024 * 1024 + 7); // over one part: the copy is multipart
-      const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+      const { stagingKey } = await store.direct!.presignUpload({ sizeBytes: bytes.length, expiresInSeconds: 60 });
       await bucket.put(stagingKey, new Uint8Array(bytes)); // what the client's presigned PUT does
       const pinned: string[] = [];
-      const info = await store.commitUpload!(
+      const info = await store.direct!.commitUpload(
         stagingKey,
         { sizeBytes: bytes.length, sha256: sha256Of(bytes) },
         async (b) => void pinned.push(b.sha256),
@@ -143,20 +159,20 @@ describe('R2 driver specifics', () => {
       const { prefix, store } = fresh();
       const bytes = Buffer.from('declared bytes');
       const staged = async (body: Uint8Array) => {
-        const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+        const { stagingKey } = await store.direct!.presignUpload({ sizeBytes: bytes.length, expiresInSeconds: 60 });
         await bucket.put(stagingKey, body);
         return stagingKey;
       };
       const other = await staged(new Uint8Array(Buffer.from('declared bytez')));
       await expectArtifactError(
-        store.commitUpload!(other, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+        store.direct!.commitUpload(other, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
         'checksum_mismatch',
       );
       const longer = await staged(new Uint8Array(Buffer.from('declared bytes!')));
       expect(
         (
           await expectArtifactError(
-            store.commitUpload!(longer, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+            store.direct!.commitUpload(longer, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
             'bad_request',
           )
         ).message,
@@ -165,45 +181,47 @@ describe('R2 driver specifics', () => {
       expect(
         (
           await expectArtifactError(
-            store.commitUpload!(shorter, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+            store.direct!.commitUpload(shorter, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
             'bad_request',
           )
         ).message,
       ).toMatch(/got 8/);
       expect(await keysUnder(prefix)).toEqual([]);
 
-      const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+      const { stagingKey } = await store.direct!.presignUpload({ sizeBytes: bytes.length, expiresInSeconds: 60 });
       expect(
         (
           await expectArtifactError(
-            store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+            store.direct!.commitUpload(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
             'bad_request',
           )
         ).message,
       ).toMatch(/Nothing has been uploaded/);
       await bucket.put(stagingKey, new Uint8Array(bytes));
-      expect(await store.commitUpload!(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) })).toEqual({
+      expect(
+        await store.direct!.commitUpload(stagingKey, { sizeBytes: bytes.length, sha256: sha256Of(bytes) }),
+      ).toEqual({
         sha256: sha256Of(bytes),
         sizeBytes: bytes.length,
       });
-      await expect(store.commitUpload!('elsewhere/key', { sizeBytes: 1, sha256: sha256Of(bytes) })).rejects.toThrow(
-        /not a staging key/,
-      );
+      await expect(
+        store.direct!.commitUpload('elsewhere/key', { sizeBytes: 1, sha256: sha256Of(bytes) }),
+      ).rejects.toThrow(/not a staging key/);
     });
 
     it('keeps the staged bytes when completing fails for a passing reason, so a retry succeeds', async () => {
       const { prefix, store } = fresh();
       const bytes = Buffer.from('retry me');
-      const { stagingKey } = await store.presignUpload!({ sizeBytes: bytes.length, expiresInSeconds: 60 });
+      const { stagingKey } = await store.direct!.presignUpload({ sizeBytes: bytes.length, expiresInSeconds: 60 });
       await bucket.put(stagingKey, new Uint8Array(bytes));
       const expected = { sizeBytes: bytes.length, sha256: sha256Of(bytes) };
       await expect(
-        store.commitUpload!(stagingKey, expected, async () => {
+        store.direct!.commitUpload(stagingKey, expected, async () => {
           throw new Error('pin: retry in a few seconds');
         }),
       ).rejects.toThrow(/retry/);
       expect(await keysUnder(`${prefix}staging/`)).toEqual([stagingKey]);
-      expect(await store.commitUpload!(stagingKey, expected)).toEqual({
+      expect(await store.direct!.commitUpload(stagingKey, expected)).toEqual({
         sha256: expected.sha256,
         sizeBytes: bytes.length,
       });

@@ -14,7 +14,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSha256 } from '../src/blob/node-hash.js';
-import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
+import { createS3BlobStore } from '../src/blob/s3.js';
+import { createS3Client } from '../src/blob/s3-client.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { describeBlobStoreContract } from './blob-store.contract.js';
@@ -461,7 +462,7 @@ describeS3('S3 blob store', () => {
       const bytes = randomBytes(300_000);
       const sha = sha256Of(bytes);
       try {
-        const staged = await w.store.presignUpload!({
+        const staged = await w.store.direct.presignUpload({
           sizeBytes: bytes.byteLength,
           expiresInSeconds: 600,
           sha256: sha,
@@ -470,7 +471,9 @@ describeS3('S3 blob store', () => {
         expect(staged.stagingKey.startsWith(`${prefix}staging/checked/`)).toBe(true);
         expect((await fetch(staged.url, { method: 'PUT', headers: staged.headers, body: bytes })).status).toBe(200);
         w.reset();
-        expect(await w.store.commitUpload!(staged.stagingKey, { sizeBytes: bytes.byteLength, sha256: sha })).toEqual({
+        expect(
+          await w.store.direct.commitUpload(staged.stagingKey, { sizeBytes: bytes.byteLength, sha256: sha }),
+        ).toEqual({
           sha256: sha,
           sizeBytes: bytes.byteLength,
         });
@@ -485,7 +488,7 @@ describeS3('S3 blob store', () => {
         await client.send(new PutObjectCommand({ Bucket: bucket, Key: plainKey, Body: randomBytes(1000) }));
         w.reset();
         await expectArtifactError(
-          w.store.commitUpload!(plainKey, { sizeBytes: 1000, sha256: sha256Of(randomBytes(8)) }),
+          w.store.direct.commitUpload(plainKey, { sizeBytes: 1000, sha256: sha256Of(randomBytes(8)) }),
           'checksum_mismatch',
         );
         expect(w.sent.map((r) => r.command)).toEqual(['GetObject', 'DeleteObject']);
@@ -529,7 +532,7 @@ describeS3('S3 blob store', () => {
         expect(await store.put(bytesStream(bytes), { expectedSha256: sha })).toEqual({ sha256: sha, sizeBytes: 2000 });
         expect(received).toEqual([`HEAD /lax/${store.keyOf(sha)}`, `PUT /lax/${store.keyOf(sha)}`]);
         // Direct uploads are not signed with the hash there: completing one reads it back and hashes it.
-        const staged = await store.presignUpload!({ sizeBytes: 2000, expiresInSeconds: 600, sha256: sha });
+        const staged = await store.direct.presignUpload({ sizeBytes: 2000, expiresInSeconds: 600, sha256: sha });
         expect(staged.headers).toEqual({ 'Content-Type': 'application/octet-stream' });
         expect(staged.stagingKey).not.toContain('staging/checked/');
       } finally {
@@ -627,7 +630,7 @@ describe('direct links through CloudFront', () => {
     const sha = sha256Of(randomBytes(8));
     const before = Math.floor(Date.now() / 1000);
     const signed = new URL(
-      await store.presignGet!(sha, {
+      await store.direct.presignGet(sha, {
         expiresInSeconds: 600,
         contentType: 'application/pdf',
         contentDisposition: 'attachment; filename="a.pdf"',

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cloudFrontInvalidator } from '../src/blob/s3.js';
+import { cloudFrontInvalidator } from '../src/blob/s3-cdn.js';
 
 // No CloudFront here: the real AWS SDK client talks to a local server that records what it sent and
 // answers as CloudFront does (the request's shape and signature are what this checks).

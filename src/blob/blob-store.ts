@@ -33,12 +33,63 @@ export interface PresignGetOptions {
   contentDisposition: string;
 }
 
+/** Where a client PUTs a direct upload's bytes, and the staging key that completes it. */
+export interface StagedUpload {
+  stagingKey: string;
+  url: string;
+  /** Headers the client's PUT must send, every one of them. */
+  headers: Record<string, string>;
+}
+
+/**
+ * The client talks to the bucket directly: the bytes skip the service both ways. A driver declares
+ * all of it or none (`BlobStore.direct`). Resumable uploads in parts belong here too.
+ */
+export interface DirectAccess {
+  /**
+   * A URL a browser can GET without credentials (presigned, or signed by the CDN in front), with
+   * the response Content-Type and Content-Disposition set.
+   */
+  presignGet(sha256: string, options: PresignGetOptions): Promise<string>;
+  /**
+   * A presigned PUT of exactly `sizeBytes` to a fresh staging key, for a client to upload to without
+   * going through the service. `sha256` is the declared hash: a driver whose backend checks payload
+   * hashes signs the PUT with it.
+   */
+  presignUpload(options: { sizeBytes: number; expiresInSeconds: number; sha256?: string }): Promise<StagedUpload>;
+  /**
+   * Commits a staged upload under its hash only when size and sha256 are what was declared: by
+   * re-reading and hashing it, unless its PUT was signed with the declared sha256 on a backend that
+   * checks payload hashes (then the backend has checked it). It never trusts S3's newer checksums.
+   * The staged object is removed unless nothing was uploaded yet (bad_request, the client may still
+   * PUT and complete again).
+   */
+  commitUpload(
+    stagingKey: string,
+    expected: { sizeBytes: number; sha256: string },
+    beforeCommit?: BlobPutOptions['beforeCommit'],
+  ): Promise<BlobInfo>;
+  /** Drops a staged upload, if any. */
+  discardUpload(stagingKey: string): Promise<void>;
+}
+
+/** A CDN in front of the bucket. */
+export interface CdnAccess {
+  /** Drops the CDN's cached copies of a blob (after a purge deleted it). */
+  invalidate(sha256: string): Promise<void>;
+}
+
 /**
  * Immutable bytes keyed by their sha256. Drivers: fs, memory, s3, r2. One contract suite
  * (test/blob-store.contract.ts) runs against every driver.
  *
  * `put` streams the body to a staging place while hashing it, verifies size and hash, then commits
  * atomically under the hash. A reader never sees a partial blob; a failed put leaves nothing behind.
+ *
+ * What a driver offers as a whole is a group (`direct`, `cdn`): a caller asks `if (blobs.direct)`
+ * once. The other optional members stand alone: `readSmall` and `openReader` are fast paths whose
+ * callers fall back to `get`, and `sweepStaging` and `list` each serve one maintenance job
+ * (retention, fsck) that a driver supports on its own (memory lists its blobs but stages nothing).
  */
 export interface BlobStore {
   readonly driver: string;
@@ -62,41 +113,17 @@ export interface BlobStore {
   /** Removes a blob; false when it was not there. */
   delete(sha256: string): Promise<boolean>;
   /**
-   * Drivers whose backend serves bytes itself (S3): a URL a browser can GET without credentials,
-   * with the response Content-Type and Content-Disposition set. Others leave it out and downloads go
-   * through the service.
+   * Drivers whose clients can talk to the bucket directly (S3; R2 with its S3 API): presigned links
+   * and direct uploads. Absent: downloads go through the service and direct uploads are refused.
    */
-  presignGet?(sha256: string, options: PresignGetOptions): Promise<string>;
-  /**
-   * Direct uploads (drivers whose backend accepts them): a presigned PUT of exactly `sizeBytes` to a
-   * fresh staging key, for a client to upload to without going through the service. `sha256` is
-   * the declared hash: a driver whose backend checks payload hashes signs the PUT with it.
-   */
-  presignUpload?(options: {
-    sizeBytes: number;
-    expiresInSeconds: number;
-    sha256?: string;
-  }): Promise<{ stagingKey: string; url: string; headers: Record<string, string> }>;
-  /**
-   * Commits a staged upload under its hash only when size and sha256 are what was declared: by
-   * re-reading and hashing it, unless its PUT was signed with the declared sha256 on a backend that
-   * checks payload hashes (then the backend has checked it). It never trusts S3's newer checksums. The staged object is removed
-   * unless nothing was uploaded yet (bad_request, the client may still PUT and complete again).
-   */
-  commitUpload?(
-    stagingKey: string,
-    expected: { sizeBytes: number; sha256: string },
-    beforeCommit?: BlobPutOptions['beforeCommit'],
-  ): Promise<BlobInfo>;
+  readonly direct?: DirectAccess;
+  /** With a CDN in front that can drop cached copies (CloudFront with its distribution id). */
+  readonly cdn?: CdnAccess;
   /**
    * Removes staging leftovers (puts that died mid-stream, direct uploads never completed) last
-   * modified before `before` (ms since the epoch).
+   * modified before `before` (ms since the epoch). Drivers that stage nothing (memory) leave it out.
    */
   sweepStaging?(before: number): Promise<{ removed: number; bytes: number }>;
-  /** Drops a staged upload, if any. */
-  discardUpload?(stagingKey: string): Promise<void>;
-  /** With a CDN in front: drops its cached copies of a blob (after a purge deleted it). */
-  invalidateCdn?(sha256: string): Promise<void>;
   /** Every committed blob (for fsck), in no particular order. */
   list?(): AsyncIterable<{ sha256: string; sizeBytes: number; modifiedAt: number }>;
   /** Releases handles (timers, sockets). */

@@ -2,7 +2,8 @@ import type { HashFactory } from '../core/hash.js';
 import type { ByteRange } from '../core/schemas.js';
 import { errors, isArtifactError } from '../core/errors.js';
 import { SHA256_PATTERN } from '../core/ids.js';
-import type { BlobInfo, BlobPutOptions, BlobStore, PresignGetOptions } from './blob-store.js';
+import { blobKeyLayout, paginate } from './blob-keys.js';
+import type { BlobInfo, BlobPutOptions, BlobStore, DirectAccess } from './blob-store.js';
 import { ingest, uploadSizeMismatch } from './ingest.js';
 import type { ObjectPresigner } from './s3-presign.js';
 
@@ -82,9 +83,21 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
   const { bucket, hash } = options;
   const prefix = options.prefix ?? '';
   const partBytes = Math.max(5 * MiB, options.partBytes ?? 8 * MiB);
-  const keyOf = (sha: string) => `${prefix}blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha}`;
-  const blobsPrefix = `${prefix}blobs/sha256/`;
-  const stagingPrefix = `${prefix}staging/`;
+  const layout = blobKeyLayout(prefix);
+  const keyOf = layout.blobKey;
+
+  /** Every object under `under`, page after page by R2's cursor. */
+  const listUnder = (under: string) =>
+    paginate<R2ObjectLike, string>(async (cursor) => {
+      const page = await bucket.list({ prefix: under, ...(cursor ? { cursor } : {}) });
+      return { items: page.objects, next: page.truncated ? page.cursor || undefined : undefined };
+    });
+
+  /**
+   * Best effort: the caller's own outcome is what matters, and a staging object left behind is
+   * reaped by sweepStaging, so a failed delete is dropped.
+   */
+  const removeStaging = (key: string) => bucket.delete(key).catch(() => {});
 
   /** Copies a staged object into the final key part by part, hashing what it reads back. */
   async function copyToFinal(stagingKey: string, info: BlobInfo): Promise<void> {
@@ -107,6 +120,7 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         throw new Error(`R2 staging object ${stagingKey} read back as ${copied}, not ${info.sha256}`);
       await upload.complete(parts);
     } catch (err) {
+      // As in put: the copy's failure is what the caller gets; R2's lifecycle rule reaps the parts.
       await upload.abort().catch(() => {});
       throw err;
     }
@@ -129,14 +143,64 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         hasher.update(value);
       }
     } catch (err) {
+      // The error is the one to report; a body that fails to cancel changes nothing.
       await reader.cancel(err).catch(() => {});
       throw err;
     }
     return { sha256: await hasher.digest(), sizeBytes: size };
   }
 
-  const presigner = options.presigner;
-  const ownsStaging = (key: string) => key.startsWith(stagingPrefix) && !key.includes('..');
+  /**
+   * Direct links and uploads need R2's S3 API for the presigned URLs; completing an upload needs only
+   * the binding: the staged object is read back and hashed here (R2's own checksums are not
+   * trusted), then copied under its hash like a big put.
+   */
+  function directAccess(presigner: ObjectPresigner): DirectAccess {
+    return {
+      async presignGet(sha256, o) {
+        if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
+        return presigner.get(keyOf(sha256), o);
+      },
+
+      async presignUpload(o) {
+        const stagingKey = layout.stagingKey();
+        return { stagingKey, ...(await presigner.put(stagingKey, o)) };
+      },
+
+      async commitUpload(stagingKey, expected, beforeCommit) {
+        if (!layout.isStagingKey(stagingKey)) throw new Error(`not a staging key of this store: ${stagingKey}`);
+        // Bytes that fail verification are dropped (the client must start over); after a transient
+        // failure (R2, or the pin's "retry shortly") they stay, so completing again can succeed.
+        const drop = () => removeStaging(stagingKey);
+        let staged: BlobInfo | null;
+        try {
+          staged = await hashObject(stagingKey, expected.sizeBytes);
+        } catch (err) {
+          if (isArtifactError(err)) await drop();
+          throw err;
+        }
+        // Nothing uploaded yet: the client may still PUT and complete again.
+        if (!staged)
+          throw errors.badRequest(
+            'Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.',
+          );
+        if (staged.sizeBytes < expected.sizeBytes || staged.sha256 !== expected.sha256) {
+          await drop();
+          throw staged.sizeBytes < expected.sizeBytes
+            ? uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`)
+            : errors.checksumMismatch(expected.sha256, staged.sha256);
+        }
+        await beforeCommit?.({ sha256: staged.sha256 });
+        if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);
+        await drop();
+        return staged;
+      },
+
+      async discardUpload(stagingKey) {
+        if (layout.isStagingKey(stagingKey)) await removeStaging(stagingKey);
+      },
+    };
+  }
 
   return {
     driver: 'r2',
@@ -162,7 +226,7 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
       };
       let upload: R2MultipartUploadLike | undefined;
       const parts: R2UploadedPartLike[] = [];
-      const stagingKey = `${stagingPrefix}${crypto.randomUUID()}`;
+      const stagingKey = layout.stagingKey();
       const flush = async (bytes: Uint8Array) => {
         upload ??= await bucket.createMultipartUpload(stagingKey);
         parts.push(await upload.uploadPart(parts.length + 1, bytes));
@@ -179,6 +243,8 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         if (upload && pendingBytes > 0) await flush(take(pendingBytes));
         if (upload) await upload.complete(parts);
       } catch (err) {
+        // The put's failure is what the caller gets. An upload that fails to abort is never visible,
+        // and R2's lifecycle rule reaps its parts.
         await upload?.abort().catch(() => {});
         throw err;
       }
@@ -190,7 +256,7 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
         }
         return info;
       } finally {
-        if (upload) await bucket.delete(stagingKey).catch(() => {});
+        if (upload) await removeStaging(stagingKey);
       }
     },
 
@@ -226,83 +292,32 @@ export function createR2BlobStore(options: R2BlobStoreOptions): BlobStore {
     },
 
     async *list() {
-      let cursor: string | undefined;
-      do {
-        const page = await bucket.list({ prefix: blobsPrefix, ...(cursor ? { cursor } : {}) });
-        for (const o of page.objects)
-          yield {
-            sha256: o.key.slice(o.key.lastIndexOf('/') + 1),
-            sizeBytes: o.size,
-            modifiedAt: o.uploaded.getTime(),
-          };
-        cursor = page.truncated ? page.cursor : undefined;
-      } while (cursor);
-    },
-
-    ...(presigner
-      ? {
-          async presignGet(sha256: string, o: PresignGetOptions) {
-            if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
-            return presigner.get(keyOf(sha256), o);
-          },
-          async presignUpload(o: { sizeBytes: number; expiresInSeconds: number }) {
-            const stagingKey = `${stagingPrefix}${crypto.randomUUID()}`;
-            return { stagingKey, ...(await presigner.put(stagingKey, o)) };
-          },
-        }
-      : {}),
-
-    // Completing a direct upload needs only the binding: the staged object is read back and hashed
-    // here (R2's own checksums are not trusted), then copied under its hash like a big put.
-    async commitUpload(
-      stagingKey: string,
-      expected: { sizeBytes: number; sha256: string },
-      beforeCommit?: BlobPutOptions['beforeCommit'],
-    ) {
-      if (!ownsStaging(stagingKey)) throw new Error(`not a staging key of this store: ${stagingKey}`);
-      // Bytes that fail verification are dropped (the client must start over); after a transient
-      // failure (R2, or the pin's "retry shortly") they stay, so completing again can succeed.
-      const drop = () => bucket.delete(stagingKey).catch(() => {});
-      let staged: BlobInfo | null;
-      try {
-        staged = await hashObject(stagingKey, expected.sizeBytes);
-      } catch (err) {
-        if (isArtifactError(err)) await drop();
-        throw err;
+      for await (const o of listUnder(layout.blobsPrefix)) {
+        const sha256 = layout.sha256Of(o.key);
+        if (sha256) yield { sha256, sizeBytes: o.size, modifiedAt: o.uploaded.getTime() };
       }
-      // Nothing uploaded yet: the client may still PUT and complete again.
-      if (!staged)
-        throw errors.badRequest(
-          'Nothing has been uploaded for this upload yet: PUT the bytes to its url, then complete it.',
-        );
-      if (staged.sizeBytes < expected.sizeBytes || staged.sha256 !== expected.sha256) {
-        await drop();
-        throw staged.sizeBytes < expected.sizeBytes
-          ? uploadSizeMismatch(expected.sizeBytes, `${staged.sizeBytes}`)
-          : errors.checksumMismatch(expected.sha256, staged.sha256);
-      }
-      await beforeCommit?.({ sha256: staged.sha256 });
-      if (!(await bucket.head(keyOf(staged.sha256)))) await copyToFinal(stagingKey, staged);
-      await drop();
-      return staged;
     },
 
-    async discardUpload(stagingKey: string) {
-      if (ownsStaging(stagingKey)) await bucket.delete(stagingKey).catch(() => {});
-    },
+    ...(options.presigner ? { direct: directAccess(options.presigner) } : {}),
 
     async sweepStaging(before: number) {
       let removed = 0;
       let bytes = 0;
-      let cursor: string | undefined;
-      do {
-        const page = await bucket.list({ prefix: stagingPrefix, ...(cursor ? { cursor } : {}) });
-        const stale = page.objects.filter((o) => o.uploaded.getTime() < before);
-        if (stale.length > 0) await bucket.delete(stale.map((o) => o.key));
+      let stale: R2ObjectLike[] = [];
+      const removeStale = async () => {
+        if (stale.length === 0) return;
+        await bucket.delete(stale.map((o) => o.key));
         removed += stale.length;
         bytes += stale.reduce((n, o) => n + o.size, 0);
-        cursor = page.truncated ? page.cursor : undefined;
-      } while (cursor);
+        stale = [];
+      };
+      for await (const o of listUnder(layout.stagingPrefix)) {
+        if (o.uploaded.getTime() >= before) continue;
+        stale.push(o);
+        // The binding deletes at most 1000 keys at once.
+        if (stale.length === 1000) await removeStale();
+      }
+      await removeStale();
       return { removed, bytes };
     },
   };

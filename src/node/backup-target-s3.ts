@@ -9,15 +9,10 @@ import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { createS3Client, type S3ConnectionOptions } from '../blob/s3.js';
+import { blobKeyLayout, listAll } from '../blob/blob-keys.js';
+import { createS3Client, type S3ConnectionOptions } from '../blob/s3-client.js';
 import type { BackupTarget, ScratchFile } from '../service/backup.js';
 import { removeDatabaseFile } from './backup-target.js';
 
@@ -37,8 +32,8 @@ export function createS3BackupTarget(options: S3BackupTargetOptions): BackupTarg
   const client: S3Client = createS3Client(options.connection);
   const location = `s3://${bucket}/${prefix.replace(/\/$/, '')}`;
   const keyOf = (name: string) => `${prefix}${name}`;
-  const blobsPrefix = `${prefix}blobs/sha256/`;
-  const blobKey = (sha256: string) => `${blobsPrefix}${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}`;
+  // The blobs are laid out as a bucket of the S3 driver's is, under the backup's prefix.
+  const layout = blobKeyLayout(prefix);
   const fail = (err: unknown, action: string, key: string) =>
     new Error(`${action} s3://${bucket}/${key} failed: ${s3Problem(err, bucket, options.connection.endpoint)}.`, {
       cause: err,
@@ -120,27 +115,20 @@ export function createS3BackupTarget(options: S3BackupTargetOptions): BackupTarg
     },
 
     async *blobs() {
-      let token: string | undefined;
-      do {
-        let page;
-        try {
-          page = await client.send(
-            new ListObjectsV2Command({ Bucket: bucket, Prefix: blobsPrefix, ContinuationToken: token }),
-          );
-        } catch (err) {
-          throw fail(err, 'ListObjectsV2', blobsPrefix);
-        }
-        for (const o of page.Contents ?? []) {
-          const m = /^([0-9a-f]{2})\/([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(o.Key!.slice(blobsPrefix.length));
-          if (m && m[3]!.startsWith(`${m[1]}${m[2]}`)) yield { sha256: m[3]!, sizeBytes: o.Size ?? 0 };
-        }
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+      const under = layout.blobsPrefix;
+      for await (const o of listAll(client, {
+        bucket,
+        prefix: under,
+        fail: (err) => fail(err, 'ListObjectsV2', under),
+      })) {
+        const sha256 = layout.sha256Of(o.key);
+        if (sha256) yield { sha256, sizeBytes: o.sizeBytes };
+      }
     },
 
-    readBlob: (sha256) => get(blobKey(sha256)),
-    writeBlob: (sha256, body) => upload(blobKey(sha256), body),
-    removeBlob: (sha256) => remove(blobKey(sha256)),
+    readBlob: (sha256) => get(layout.blobKey(sha256)),
+    writeBlob: (sha256, body) => upload(layout.blobKey(sha256), body),
+    removeBlob: (sha256) => remove(layout.blobKey(sha256)),
 
     async close() {
       client.destroy();

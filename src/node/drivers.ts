@@ -25,7 +25,11 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
       return createMemoryBlobStore({ hash: nodeSha256 });
     case 's3': {
       // The AWS SDK is loaded only for the s3 driver (tens of MiB a process on fs does without).
-      const { cloudFrontInvalidator, createS3BlobStore, createS3Client } = await import('../blob/s3.js');
+      const [{ createS3BlobStore }, { createS3Client }, { cloudFrontInvalidator }] = await Promise.all([
+        import('../blob/s3.js'),
+        import('../blob/s3-client.js'),
+        import('../blob/s3-cdn.js'),
+      ]);
       const CloudFrontClient = config.cdnDistributionId
         ? (await import('@aws-sdk/client-cloudfront')).CloudFrontClient
         : undefined;

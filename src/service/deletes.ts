@@ -61,9 +61,9 @@ export function createDeletes({ repo, blobs, now, logger, reads }: DeletesDeps):
         throw err;
       }
       await repo.forgetBlobs([found.sha256], [], markedAt);
-      if (!blobs.invalidateCdn) return { refs, bytesDeleted: true };
+      if (!blobs.cdn) return { refs, bytesDeleted: true };
       // The bytes are gone either way; a failed invalidation leaves cached copies until their TTL.
-      const cdnInvalidated = await blobs.invalidateCdn(found.sha256).then(
+      const cdnInvalidated = await blobs.cdn.invalidate(found.sha256).then(
         () => true,
         (err: unknown) => {
           logger.warn('purge: CDN copies not invalidated; they stay until their TTL', {

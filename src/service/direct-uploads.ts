@@ -36,7 +36,7 @@ export function createDirectUploads(deps: DirectUploadsDeps): Pick<ArtifactServi
       declared: { sizeBytes: number; sha256: string },
       rawOptions: PutOptions = {},
     ): Promise<UploadTicket> {
-      if (!blobs.presignUpload) {
+      if (!blobs.direct) {
         throw errors.badRequest(
           `This service's blob store (${blobs.driver}) takes no direct uploads: they need the s3 driver, or r2 with R2's S3 credentials set. Send the bytes to POST /v1/artifacts instead.`,
           { details: { reason: 'direct_uploads_unavailable' } },
@@ -59,7 +59,7 @@ export function createDirectUploads(deps: DirectUploadsDeps): Pick<ArtifactServi
         throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
       const at = now();
       const ttl = deps.uploadTtlSeconds ?? 3600;
-      const staged = await blobs.presignUpload({
+      const staged = await blobs.direct.presignUpload({
         sizeBytes: declared.sizeBytes,
         expiresInSeconds: ttl,
         sha256: declared.sha256,
@@ -107,18 +107,18 @@ export function createDirectUploads(deps: DirectUploadsDeps): Pick<ArtifactServi
         );
       if (up.expiresAt <= now()) {
         await repo.deleteUpload(up.id);
-        await blobs.discardUpload?.(up.stagingKey);
+        await blobs.direct?.discardUpload(up.stagingKey);
         throw new ArtifactError(
           'not_found',
           `Upload ${uploadId} expired at ${new Date(up.expiresAt).toISOString()}. Start a new one.`,
         );
       }
-      if (!blobs.commitUpload)
+      if (!blobs.direct)
         throw errors.backendUnavailable(`The ${blobs.driver} blob store cannot complete direct uploads.`);
       let blob;
       const pin = puts.pin();
       try {
-        blob = await blobs.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, (b) =>
+        blob = await blobs.direct.commitUpload(up.stagingKey, { sizeBytes: up.sizeBytes, sha256: up.sha256 }, (b) =>
           pin.take(b),
         );
       } catch (err) {

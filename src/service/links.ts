@@ -50,8 +50,8 @@ export function createLinks({ blobs, settings, now }: LinksDeps): Links {
         mimeType: row.mimeType,
         sizeBytes: row.sizeBytes,
       });
-      if (o.mode === 'direct' && blobs.presignGet) {
-        const url = await blobs.presignGet(row.sha256, {
+      if (o.mode === 'direct' && blobs.direct) {
+        const url = await blobs.direct.presignGet(row.sha256, {
           expiresInSeconds: expiresAt - nowS,
           contentType: row.mimeType,
           contentDisposition: contentDisposition(disposition, row.filename ?? undefined),

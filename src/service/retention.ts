@@ -215,7 +215,7 @@ export async function runRetention(
     for (const up of page) {
       seen.add(up.id);
       try {
-        await deps.blobs.discardUpload?.(up.stagingKey);
+        await deps.blobs.direct?.discardUpload(up.stagingKey);
       } catch {
         // The blob store is down: keep the row, the next run tries again.
         report.uploads.stagingFailed++;
