@@ -423,14 +423,14 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
       const refs = await repo.deleteRefs(tenantId, id, {}, now());
       smallBlobs.delete(found.sha256);
       const markedAt = now();
-      if (!(await repo.doomBlobNow(found.sha256, markedAt))) return { refs, bytesDeleted: false };
+      if (!(await repo.markBlobForPurge(found.sha256, markedAt))) return { refs, bytesDeleted: false };
       try {
         await blobs.delete(found.sha256);
       } catch (err) {
-        await repo.forgetBlobs([], [found.sha256], markedAt);
+        await repo.dropOrUnmarkBlobs([], [found.sha256], markedAt);
         throw err;
       }
-      await repo.forgetBlobs([found.sha256], [], markedAt);
+      await repo.dropOrUnmarkBlobs([found.sha256], [], markedAt);
       if (!blobs.invalidateCdn) return { refs, bytesDeleted: true };
       // The bytes are gone either way; a failed invalidation leaves cached copies until their TTL.
       const cdnInvalidated = await blobs.invalidateCdn(found.sha256).then(

@@ -257,7 +257,7 @@ export async function runRetention(
     const markedAt = now();
     const size = blobBatch.size;
     let began = performance.now();
-    const { marked, next } = await deps.repo.doomBlobs(
+    const { marked, next } = await deps.repo.markBlobsForCollection(
       markedAt,
       markedAt - deps.graceMs,
       markedAt - STALE_COLLECTION_MS,
@@ -290,7 +290,7 @@ export async function runRetention(
     });
     await deps.faults?.('gc:after-delete');
     began = performance.now();
-    await deps.repo.forgetBlobs(collected, failed, markedAt);
+    await deps.repo.dropOrUnmarkBlobs(collected, failed, markedAt);
     writing = Math.max(writing, performance.now() - began);
     blobBatch.took(writing, size);
     await progress('blobs', report.blobs.collected, writing);
