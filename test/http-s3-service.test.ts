@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3BlobStore, createS3Client } from '../src/blob/s3.js';
-import { runRetention } from '../src/service/retention.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { createHttpArtifactStore } from '../src/client/index.js';
 import { loadConfig, policiesOf } from '../src/core/config.js';
 import { createFileSpool, startServer, type RunningServer } from '../src/node.js';
