@@ -22,7 +22,7 @@ import { createFsBlobStore } from '../src/blob/fs.js';
 import { createPolicies, DEFAULT_POLICY, type Policy } from '../src/core/policy.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
-import { runRetention } from '../src/service/retention.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { runChild } from './children.js';
 
 const SESSIONS = 8;

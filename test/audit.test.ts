@@ -12,7 +12,7 @@ import { loadConfig } from '../src/core/config.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer } from '../src/node.js';
 import { recordAction } from '../src/service/audit.js';
-import { runRetention } from '../src/service/retention.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { TEST_POLICY } from './helpers/policy.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -171,7 +171,7 @@ async function openD1(
 }
 
 describe('D1 repository', () => {
-  it('D1 refuses more than 100 bound parameters (what touch, knownBlobs and forgetBlobs must avoid)', async () => {
+  it('D1 refuses more than 100 bound parameters (what touch, knownBlobs and dropOrUnmarkBlobs must avoid)', async () => {
     const { db } = await openD1();
     const ids = Array.from({ length: 101 }, (_, i) => i);
     await expect(
@@ -339,7 +339,7 @@ describe('D1 repository', () => {
     ]);
   });
 
-  it('knownBlobs and forgetBlobs take any number of sha256s; doomBlobs marks and deleteIdleBlobRow drops', async () => {
+  it('knownBlobs and dropOrUnmarkBlobs take any number of sha256s; markBlobsForCollection marks and deleteIdleBlobRow drops', async () => {
     const { db, repo } = await openD1();
     const shas = Array.from({ length: 150 }, (_, i) => i.toString(16).padStart(64, '0'));
     await db.batch(
@@ -350,16 +350,16 @@ describe('D1 repository', () => {
     expect(await repo.knownBlobs([])).toEqual(new Set());
 
     // A window of 100 rows, then the rest: the cursor says where the next one starts, null at the end.
-    const first = await repo.doomBlobs(T0 + 10, T0 + 1, T0 - 1000, '', 100);
+    const first = await repo.markBlobsForCollection(T0 + 10, T0 + 1, T0 - 1000, '', 100);
     expect(first.next).toBe(shas[99]);
-    const rest = await repo.doomBlobs(T0 + 10, T0 + 1, T0 - 1000, first.next!, 100);
+    const rest = await repo.markBlobsForCollection(T0 + 10, T0 + 1, T0 - 1000, first.next!, 100);
     expect(rest.next).toBeNull();
-    const doomed = [...first.marked, ...rest.marked];
-    expect(doomed.map((d) => d.sha256).sort()).toEqual(shas);
-    expect(doomed[0]!.sizeBytes).toBe(7);
-    await repo.forgetBlobs(shas.slice(0, 120), shas.slice(120), T0 + 999); // another run's mark: nothing happens
+    const marked = [...first.marked, ...rest.marked];
+    expect(marked.map((d) => d.sha256).sort()).toEqual(shas);
+    expect(marked[0]!.sizeBytes).toBe(7);
+    await repo.dropOrUnmarkBlobs(shas.slice(0, 120), shas.slice(120), T0 + 999); // another run's mark: nothing happens
     expect((await repo.storedTotals(T0)).blobs).toBe(150);
-    await repo.forgetBlobs(shas.slice(0, 120), shas.slice(120), T0 + 10);
+    await repo.dropOrUnmarkBlobs(shas.slice(0, 120), shas.slice(120), T0 + 10);
     expect(await rowsOf(db, 'SELECT count(*) AS n, count(doomed_at) AS marked FROM blobs')).toEqual([
       { n: 30, marked: 0 },
     ]);
@@ -374,9 +374,9 @@ describe('D1 repository', () => {
     const b = sha('b');
     expect(await repo.pinBlob(b, T0 + 1000, T0, T0 - 100)).toBe(1);
     expect(await repo.blobRows('', 10, T0)).toEqual([{ sha256: b, sizeBytes: 0, pinned: true, artifacts: 0 }]);
-    expect(await repo.doomBlobNow(b, T0 + 10)).toBe(false); // pinned
+    expect(await repo.markBlobForPurge(b, T0 + 10)).toBe(false); // pinned
     await repo.releasePin(1);
-    expect(await repo.doomBlobNow(b, T0 + 10)).toBe(true);
+    expect(await repo.markBlobForPurge(b, T0 + 10)).toBe(true);
     expect(await repo.pinBlob(b, T0 + 1000, T0 + 20, T0)).toBe('collecting');
     expect(await rowsOf(db, 'SELECT id FROM blob_pins')).toEqual([]);
     // A mark older than staleBefore is a dead collection: the pin clears it.

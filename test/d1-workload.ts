@@ -61,7 +61,7 @@ export function generateWorkload(seed: number, length: number): Op[] {
   let puts = 0;
   const pinned: string[] = [];
   let freshPin = false;
-  const doomTimes: number[] = [];
+  const markTimes: number[] = [];
   const uploads: string[] = [];
   const keys: string[] = [];
   const filters: ScopeFilter[] = [{}, { sessionId: 's1' }, { userId: 'u1', traceId: 'x1' }, { sessionId: '' }];
@@ -117,21 +117,21 @@ export function generateWorkload(seed: number, length: number): Op[] {
       freshPin = true;
       ops.push(['pinBlob', b.sha, now + pick([5, 500, 2000]), now, now - pick([20, 100, 1000])]);
     } else if (k < 0.66) {
-      doomTimes.push(now);
-      ops.push(['doomBlobNow', pick(blobs).sha, now]);
+      markTimes.push(now);
+      ops.push(['markBlobForPurge', pick(blobs).sha, now]);
     } else if (k < 0.69) {
-      doomTimes.push(now);
+      markTimes.push(now);
       ops.push([
-        'doomBlobs',
+        'markBlobsForCollection',
         now,
         now - pick([0, 100]),
         now - pick([50, 500]),
         pick(['', blobs[0]!.sha]),
         pick([2, 50]),
       ]);
-    } else if (k < 0.72 && doomTimes.length > 0) {
+    } else if (k < 0.72 && markTimes.length > 0) {
       const shas = blobs.map((b) => b.sha);
-      ops.push(['forgetBlobs', shas.filter(() => r() < 0.3), shas.filter(() => r() < 0.2), pick(doomTimes)]);
+      ops.push(['dropOrUnmarkBlobs', shas.filter(() => r() < 0.3), shas.filter(() => r() < 0.2), pick(markTimes)]);
     } else if (k < 0.75) {
       ops.push(['expireRefs', now, pick([1, 2, 50])]);
     } else if (k < 0.79) {

@@ -8,7 +8,7 @@ import { createHttpArtifactStore } from '../src/client/index.js';
 import { loadConfig, policiesOf } from '../src/core/config.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer, type RunningServer } from '../src/node.js';
-import { runRetention } from '../src/service/retention.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { issueApiKey } from '../src/service/api-keys.js';
 

@@ -15,7 +15,7 @@ import { createPolicies, DEFAULT_POLICY } from '../src/core/policy.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { fsck } from '../src/service/fsck.js';
-import { runRetention } from '../src/service/retention.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { startCliServer, type CliServer } from './helpers/cli-server.js';
 import { rng } from './d1-workload.js';
 

@@ -18,7 +18,7 @@ import { createS3BlobStore } from '../src/blob/s3.js';
 import { createPolicies, DEFAULT_POLICY } from '../src/core/policy.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { fsck } from '../src/service/fsck.js';
-import { runRetention } from '../src/service/retention.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { startCliServer, type CliServer } from './helpers/cli-server.js';
 import { createTestBucket, testS3Client } from './helpers/s3.js';
 import type { S3TargetInfo } from './helpers/s3-target.js';

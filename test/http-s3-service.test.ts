@@ -6,7 +6,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3BlobStore } from '../src/blob/s3.js';
 import { createS3Client } from '../src/blob/s3-client.js';
-import { runRetention } from '../src/service/retention.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { createHttpArtifactStore } from '../src/client/index.js';
 import { loadConfig, policiesOf } from '../src/core/config.js';
 import { createFileSpool, startServer, type RunningServer } from '../src/node.js';

@@ -11,7 +11,7 @@ import { createPolicies, type Policy, type TenantPolicies } from '../src/core/po
 import type { ArtifactScope } from '../src/core/schemas.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createArtifactService, type Access, type ArtifactService } from '../src/service/artifact-service.js';
-import { type RetentionReport, runRetention } from '../src/service/retention.js';
+import { type RetentionReport, runRetention } from '../src/service/retention/index.js';
 import { expectArtifactError } from './helpers/artifact-errors.js';
 import { TEST_POLICY } from './helpers/policy.js';
 

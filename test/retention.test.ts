@@ -18,7 +18,7 @@ import { UNFINISHED_BLOB_ROWS_SQL } from '../src/db/blob-sql.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer } from '../src/node.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
-import { BATCH_TARGET_MS, runRetention, type RetentionDeps } from '../src/service/retention.js';
+import { BATCH_TARGET_MS, runRetention, type RetentionDeps } from '../src/service/retention/index.js';
 import { fsck } from '../src/service/fsck.js';
 import { issueApiKey } from '../src/service/api-keys.js';
 import { ROOT } from './helpers/cli-server.js';

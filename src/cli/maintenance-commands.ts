@@ -6,7 +6,7 @@ import { retentionDepsOf } from '../compose/retention.js';
 import { policySettings } from '../compose/settings.js';
 import { openBlobStore, openNodeDrivers } from '../node/drivers.js';
 import { sqliteOptions } from '../node/sqlite-options.js';
-import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention.js';
+import { runRetention, type RetentionPhase, type RetentionReport } from '../service/retention/index.js';
 import { fsck, type FsckReport } from '../service/fsck.js';
 import { BACKUP_FILES, backup, type BackupReport } from '../service/backup.js';
 import { restore, RestoreError, type RestoreReport } from '../service/restore.js';

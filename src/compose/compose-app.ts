@@ -19,7 +19,7 @@ import { createArtifactService } from '../service/artifact-service.js';
 import { type AuditActor, recordPolicyChange } from '../service/audit.js';
 import { type FsckReport, fsck } from '../service/fsck.js';
 import { createServiceOperations, type ServiceOperations } from '../service/operations.js';
-import { type RetentionReport, runRetention } from '../service/retention.js';
+import { type RetentionReport, runRetention } from '../service/retention/index.js';
 import type { ArtifactService, ServiceLimits, ServiceObserver } from '../service/types.js';
 import type { ArtifactViews } from '../service/views/index.js';
 import type { ViewSandbox } from '../service/views/sandbox.js';
@@ -184,6 +184,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
   });
   const retentionDeps = retentionDepsOf(config, settings, drivers, {
     ...(runtime.now ? { now: runtime.now } : {}),
+    ...(runtime.logger ? { logger: runtime.logger } : {}),
     ...(runtime.retention?.batchSize ? { batchSize: runtime.retention.batchSize } : {}),
     ...(runtime.retention?.pause ? { pause: runtime.retention.pause } : {}),
     ...(runtime.retention?.batchTargetMs ? { batchTargetMs: runtime.retention.batchTargetMs } : {}),

@@ -2,7 +2,7 @@ import type { BlobStore } from '../blob/blob-store.js';
 import type { Config } from '../core/config.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { AuditActor } from '../service/audit.js';
-import { type RetentionDeps, type RetentionReport, runRetention } from '../service/retention.js';
+import { type RetentionDeps, type RetentionReport, runRetention } from '../service/retention/index.js';
 import type { ResolvedSettings } from './settings.js';
 
 /** What a retention run needs under this configuration. */

@@ -135,3 +135,11 @@ function isoNow(): string {
 }
 
 export const silentLogger: Logger = createJsonLogger('silent');
+
+/**
+ * How a log line names the error it reports: `<name>: <message>` of an Error (`TypeError: fetch
+ * failed`), anything else thrown as a string.
+ */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

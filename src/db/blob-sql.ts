@@ -18,7 +18,7 @@ export const BLOB_WINDOW_SQL = `SELECT count(*) AS n, max(sha256) AS last
  * Looking for @limit such blobs through the whole table instead read every blob row in one statement
  * when there were few, which is the usual case: most blobs are held.
  */
-export const DOOM_BLOB_WINDOW_SQL = `UPDATE blobs SET doomed_at = @now WHERE sha256 IN (
+export const MARK_BLOB_WINDOW_SQL = `UPDATE blobs SET doomed_at = @now WHERE sha256 IN (
   SELECT b.sha256 FROM (SELECT sha256 FROM blobs WHERE sha256 > @after ORDER BY sha256 LIMIT @limit) w
     JOIN blobs b ON b.sha256 = w.sha256
   WHERE ((b.doomed_at IS NULL AND ${UNPINNED} AND b.created_at < @createdBefore) OR b.doomed_at < @staleBefore)

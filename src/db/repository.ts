@@ -366,17 +366,24 @@ export interface BlobRepository {
    * `staleBefore` and never finished. Marked with `now`. `next`: where the following window starts,
    * or null when this one reached the last row.
    */
-  doomBlobs(
+  markBlobsForCollection(
     now: number,
     createdBefore: number,
     staleBefore: number,
     after: string,
     limit: number,
   ): Promise<{ marked: { sha256: string; sizeBytes: number }[]; next: string | null }>;
-  /** Removes the rows of collected blobs still marked with `doomedAt`; clears the mark of `failed` ones. */
-  forgetBlobs(collected: string[], failed: string[], doomedAt: number): Promise<void>;
-  /** Marks one blob for collection now, if no artifact holds it and no put has pinned it (purge). */
-  doomBlobNow(sha256: string, now: number): Promise<boolean>;
+  /**
+   * Ends a collection marked at `markedAt`, in one transaction: drops the rows of the `collected`
+   * blobs (their bytes are deleted) and clears the mark of the `failed` ones (their bytes are still
+   * there, for a later run). Rows no longer marked with `markedAt` are left as they are.
+   */
+  dropOrUnmarkBlobs(collected: string[], failed: string[], markedAt: number): Promise<void>;
+  /**
+   * Marks one blob for collection with `now`, if no artifact holds it, no put has pinned it and no
+   * collection has marked it already (purge); false when it did not.
+   */
+  markBlobForPurge(sha256: string, now: number): Promise<boolean>;
   // fsck
   /** Blob rows after `after` (by sha256), with how many artifacts hold each. */
   blobRows(after: string, limit: number, now: number): Promise<BlobRow[]>;

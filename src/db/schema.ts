@@ -12,8 +12,11 @@ export const blobs = sqliteTable(
     /** 0 until a put has stored the bytes (the row is written with the put's pin, before the bytes). */
     sizeBytes: integer('size_bytes').notNull(),
     createdAt: integer('created_at').notNull(),
-    /** Set by garbage collection while it deletes the bytes: a put waits for it to finish. */
-    doomedAt: integer('doomed_at'),
+    /**
+     * Set by garbage collection (or purge) while it deletes the bytes: a put waits for it to finish.
+     * The column keeps its first name, doomed_at.
+     */
+    markedAt: integer('doomed_at'),
   },
   // Rows whose put has not stored the bytes (yet): retention looks for unfinished ones among these
   // only, not through every blob row.

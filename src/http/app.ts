@@ -11,7 +11,7 @@ import type { ArtifactService } from '../service/artifact-service.js';
 import type { AuditActor } from '../service/audit.js';
 import type { FsckReport } from '../service/fsck.js';
 import type { ServiceOperations } from '../service/operations.js';
-import type { RetentionReport } from '../service/retention.js';
+import type { RetentionReport } from '../service/retention/index.js';
 import type { ArtifactViews } from '../service/views/index.js';
 import type { Authenticator } from './auth.js';
 import type { AppEnv } from './context.js';

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import type { ServiceObserver } from '../service/artifact-service.js';
 import type { ServiceOperations } from '../service/operations.js';
-import type { RetentionReport } from '../service/retention.js';
+import type { RetentionReport } from '../service/retention/index.js';
 
 /**
  * Prometheus metrics of one service process (prom-client). No label carries a tenant, session or

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { Logger } from '../core/logger.js';
-import type { RetentionReport } from '../service/retention.js';
+import type { RetentionReport } from '../service/retention/index.js';
 
 /** The lease whose holder runs the scheduled retention among processes sharing the database. */
 export const RETENTION_LEASE = 'retention';

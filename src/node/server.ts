@@ -17,7 +17,7 @@ import { rateLimitsOf } from '../core/limits.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { LOOPBACK_HOSTS, registerMcpOnDemand } from '../http/routes/mcp-on-demand.js';
 import { mintToken, type TokenClaims } from '../http/tokens.js';
-import type { RetentionReport } from '../service/retention.js';
+import type { RetentionReport } from '../service/retention/index.js';
 import type { ArtifactService, ServiceObserver } from '../service/types.js';
 import { nodeDocsAssets, nodeUiAssets } from './assets.js';
 import { openNodeDrivers } from './drivers.js';

@@ -8,7 +8,8 @@ import { errors } from '../core/errors.js';
 import { isArtifactId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { describeError } from './discard.js';
+import { errorText } from '../core/logger.js';
+import { removeMarkedBlobs } from './blob-removal.js';
 import type { Reads } from './reads.js';
 import type { Access } from './types.js';
 
@@ -52,15 +53,17 @@ export function createDeletes({ repo, blobs, now, logger, reads }: DeletesDeps):
       if (!found) throw errors.notFound(id);
       const refs = await repo.deleteRefs(tenantId, id, {}, now());
       reads.forget(found.sha256);
+      // Marked only when no other tenant's artifact holds the bytes and no put has pinned them; then
+      // removed as retention's collection removes blobs (blob-removal.ts).
       const markedAt = now();
-      if (!(await repo.doomBlobNow(found.sha256, markedAt))) return { refs, bytesDeleted: false };
-      try {
-        await blobs.delete(found.sha256);
-      } catch (err) {
-        await repo.forgetBlobs([], [found.sha256], markedAt);
-        throw err;
-      }
-      await repo.forgetBlobs([found.sha256], [], markedAt);
+      if (!(await repo.markBlobForPurge(found.sha256, markedAt))) return { refs, bytesDeleted: false };
+      const blob = { sha256: found.sha256, sizeBytes: found.sizeBytes };
+      const { failed } = await removeMarkedBlobs(
+        { repo, blobs, logger, logFields: { action: 'purge' } },
+        [blob],
+        markedAt,
+      );
+      if (failed[0]) throw failed[0].error;
       if (!blobs.cdn) return { refs, bytesDeleted: true };
       // The bytes are gone either way; a failed invalidation leaves cached copies until their TTL.
       const cdnInvalidated = await blobs.cdn.invalidate(found.sha256).then(
@@ -68,7 +71,7 @@ export function createDeletes({ repo, blobs, now, logger, reads }: DeletesDeps):
         (err: unknown) => {
           logger.warn('purge: CDN copies not invalidated; they stay until their TTL', {
             sha256: found.sha256,
-            error: describeError(err),
+            error: errorText(err),
           });
           return false;
         },

@@ -1,10 +1,5 @@
-/** Giving up a request's body the service will not read, and the failures that are only worth a log line. */
-import type { Logger } from '../core/logger.js';
-
-/** `error` as a log field: its name and message. */
-export function describeError(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-}
+/** Giving up a request's body the service will not read. */
+import { errorText, type Logger } from '../core/logger.js';
 
 /**
  * Cancels a body the service refused before reading it (a bad option, a scope it may not use). The
@@ -15,6 +10,6 @@ export async function discardBody(body: ReadableStream<Uint8Array>, reason: unkn
   try {
     await body.cancel(reason);
   } catch (err) {
-    logger.debug('request body not cancelled', { error: describeError(err) });
+    logger.debug('request body not cancelled', { error: errorText(err) });
   }
 }

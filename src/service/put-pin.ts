@@ -7,7 +7,7 @@ import type { BlobStore } from '../blob/blob-store.js';
 import { errors } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { describeError } from './discard.js';
+import { errorText } from '../core/logger.js';
 
 /** A collection marked longer ago than this died with its process: puts stop waiting for it. */
 export const STALE_COLLECTION_MS = 10 * 60_000;
@@ -70,7 +70,7 @@ export function createPutPin({ repo, blobs, now, graceMs, logger }: PutPinDeps):
       if (id === undefined) return;
       const sha256 = pinned!;
       const left = (what: string) => (err: unknown) =>
-        logger.warn(`put pin: ${what}`, { sha256, pinId: id, error: describeError(err) });
+        logger.warn(`put pin: ${what}`, { sha256, pinId: id, error: errorText(err) });
       await repo.releasePin(id).catch(left('pin not released; it runs out after the grace period'));
       const stored = await blobs.exists(sha256).catch((err: unknown) => {
         left('blob not checked; retention removes its row once the store answers')(err);

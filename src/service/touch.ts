@@ -1,5 +1,5 @@
 import type { Logger } from '../core/logger.js';
-import { describeError } from './discard.js';
+import { errorText } from '../core/logger.js';
 
 /**
  * Reads refresh last-accessed (for LRU) without one write per read: reference ids are collected and
@@ -30,7 +30,7 @@ export function createTouchBatcher(
         // Access times are advisory: a failed flush (database busy) is dropped, not retried forever.
         logger.warn('last-access times not written; LRU sees these reads as older', {
           refs: ids.length,
-          error: describeError(err),
+          error: errorText(err),
         });
       });
     return inFlight;

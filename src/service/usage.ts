@@ -1,7 +1,7 @@
 import { scopeLimitsOf } from '../core/limits.js';
 import type { Policy } from '../core/policy.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import type { RetentionReport, TenantRetention } from './retention.js';
+import type { RetentionReport, TenantRetention } from './retention/index.js';
 
 export interface UsageRow {
   tenantId: string;

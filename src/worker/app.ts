@@ -14,7 +14,7 @@ import { createJsonLogger, type Logger } from '../core/logger.js';
 import type { EventStreamSettings } from '../http/routes/events.js';
 import type { AuditActor } from '../service/audit.js';
 import type { ServiceOperations } from '../service/operations.js';
-import type { RetentionReport } from '../service/retention.js';
+import type { RetentionReport } from '../service/retention/index.js';
 import type { ArtifactService, ServiceLimits } from '../service/types.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import { WORKERS_BODY_LIMIT, type WorkerEnv, workerConfig } from './config.js';

@@ -9,7 +9,7 @@ import { createFsBlobStore } from '../../src/blob/fs.js';
 import { createPolicies, DEFAULT_POLICY } from '../../src/core/policy.js';
 import { createSqliteRepository } from '../../src/db/sqlite.js';
 import { createArtifactService } from '../../src/service/artifact-service.js';
-import { runRetention } from '../../src/service/retention.js';
+import { runRetention } from '../../src/service/retention/index.js';
 
 const [dataDir, action, point, input] = process.argv.slice(2);
 if (!dataDir || !action || !point) throw new Error('usage: fault-child.ts <dataDir> put|retention <point> [file]');

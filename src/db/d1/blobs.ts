@@ -5,7 +5,7 @@
  */
 import {
   BLOB_WINDOW_SQL,
-  DOOM_BLOB_WINDOW_SQL,
+  MARK_BLOB_WINDOW_SQL,
   UNFINISHED_BLOB_ROWS_SQL,
   UNHELD,
   UNPINNED,
@@ -16,7 +16,7 @@ import type { BlobRepository } from '../repository.js';
 import type { D1Context } from './binding.js';
 
 /**
- * pinBlob as one batch: clear a stale doom mark (or create the row) and add the pin, both only when
+ * pinBlob as one batch: clear a stale collection mark (or create the row) and add the pin, both only when
  * no collection of the blob is under way. No row back from the second statement means 'collecting'.
  * (An upsert's DO UPDATE would consume an AUTOINCREMENT value, but blobs has none.)
  */
@@ -46,31 +46,31 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
       return run('DELETE FROM blob_pins WHERE until < @now', { now });
     },
 
-    async doomBlobs(now, createdBefore, staleBefore, after, limit) {
+    async markBlobsForCollection(now, createdBefore, staleBefore, after, limit) {
       const params = { now, createdBefore, staleBefore, after, limit };
       const [window, marked] = (await batch([
         { sql: BLOB_WINDOW_SQL, params },
-        { sql: DOOM_BLOB_WINDOW_SQL, params },
+        { sql: MARK_BLOB_WINDOW_SQL, params },
       ])) as [{ n: number; last: string | null }[], { sha256: string; sizeBytes: number }[]];
       return { marked, next: windowNext(window[0]!, limit) };
     },
 
-    async forgetBlobs(collected, failed, doomedAt) {
+    async dropOrUnmarkBlobs(collected, failed, markedAt) {
       if (collected.length === 0 && failed.length === 0) return;
-      const params = { doomedAt, collected: JSON.stringify(collected), failed: JSON.stringify(failed) };
+      const params = { markedAt, collected: JSON.stringify(collected), failed: JSON.stringify(failed) };
       await batch([
         {
-          sql: 'DELETE FROM blobs WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@collected))',
+          sql: 'DELETE FROM blobs WHERE doomed_at = @markedAt AND sha256 IN (SELECT value FROM json_each(@collected))',
           params,
         },
         {
-          sql: 'UPDATE blobs SET doomed_at = NULL WHERE doomed_at = @doomedAt AND sha256 IN (SELECT value FROM json_each(@failed))',
+          sql: 'UPDATE blobs SET doomed_at = NULL WHERE doomed_at = @markedAt AND sha256 IN (SELECT value FROM json_each(@failed))',
           params,
         },
       ]);
     },
 
-    async doomBlobNow(sha256, now) {
+    async markBlobForPurge(sha256, now) {
       const sql = `UPDATE blobs AS b SET doomed_at = @now
         WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND ${UNHELD}`;
       return (await run(sql, { sha256, now })) > 0;

@@ -4,7 +4,7 @@
  * together).
  *
  * D1 has no interactive transactions, so each multi-statement write is one batch (one transaction):
- * commitPut, deleteRefs, expireRefs, enforceScope, pinBlob, forgetBlobs and recordAudit; endSession
+ * commitPut, deleteRefs, expireRefs, enforceScope, pinBlob, dropOrUnmarkBlobs and recordAudit; endSession
  * is a batch per bounded part of the session (plans/sessions.ts). See
  * plans/put.ts for how a put decides inside its batch. Lists of ids travel as one JSON parameter
  * (json_each), since D1 takes at most 100 bound parameters per statement. The schema comes from the

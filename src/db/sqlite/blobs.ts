@@ -6,7 +6,7 @@ import { eq, lt } from 'drizzle-orm';
 import type { BlobRepository } from '../repository.js';
 import {
   BLOB_WINDOW_SQL,
-  DOOM_BLOB_WINDOW_SQL,
+  MARK_BLOB_WINDOW_SQL,
   UNFINISHED_BLOB_ROWS_SQL,
   UNHELD,
   UNPINNED,
@@ -16,17 +16,17 @@ import { blobPins } from '../schema.js';
 import type { SqliteContext } from './connection.js';
 
 export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobRepository {
-  const selectBlob = sqlite.prepare('SELECT doomed_at AS doomedAt FROM blobs WHERE sha256 = @sha256');
+  const selectBlob = sqlite.prepare('SELECT doomed_at AS markedAt FROM blobs WHERE sha256 = @sha256');
   const upsertBlobRow = sqlite.prepare(`
     INSERT INTO blobs (sha256, size_bytes, created_at, doomed_at) VALUES (@sha256, 0, @now, NULL)
     ON CONFLICT (sha256) DO UPDATE SET doomed_at = NULL`);
   const insertPin = sqlite.prepare('INSERT INTO blob_pins (sha256, until) VALUES (@sha256, @until)');
   const blobWindow = sqlite.prepare(BLOB_WINDOW_SQL);
-  const doomWindow = sqlite.prepare(DOOM_BLOB_WINDOW_SQL);
+  const markWindow = sqlite.prepare(MARK_BLOB_WINDOW_SQL);
   const unfinishedRows = sqlite.prepare(UNFINISHED_BLOB_ROWS_SQL);
-  const forgetBlob = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @doomedAt');
-  const undoomBlob = sqlite.prepare(
-    'UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @doomedAt',
+  const dropBlobRow = sqlite.prepare('DELETE FROM blobs WHERE sha256 = @sha256 AND doomed_at = @markedAt');
+  const unmarkBlob = sqlite.prepare(
+    'UPDATE blobs SET doomed_at = NULL WHERE sha256 = @sha256 AND doomed_at = @markedAt',
   );
 
   return {
@@ -34,8 +34,8 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
       return writing(() =>
         sqlite
           .transaction((): number | 'collecting' => {
-            const row = selectBlob.get({ sha256 }) as { doomedAt: number | null } | undefined;
-            if (row?.doomedAt != null && row.doomedAt >= staleBefore) return 'collecting' as const;
+            const row = selectBlob.get({ sha256 }) as { markedAt: number | null } | undefined;
+            if (row?.markedAt != null && row.markedAt >= staleBefore) return 'collecting' as const;
             upsertBlobRow.run({ sha256, now });
             return Number(insertPin.run({ sha256, until }).lastInsertRowid);
           })
@@ -51,12 +51,12 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
       return writing(() => db.delete(blobPins).where(lt(blobPins.until, now)).run().changes);
     },
 
-    async doomBlobs(now, createdBefore, staleBefore, after, limit) {
+    async markBlobsForCollection(now, createdBefore, staleBefore, after, limit) {
       return writing(() =>
         sqlite
           .transaction(() => {
             const window = blobWindow.get({ after, limit }) as { n: number; last: string | null };
-            const marked = doomWindow.all({ now, createdBefore, staleBefore, after, limit }) as {
+            const marked = markWindow.all({ now, createdBefore, staleBefore, after, limit }) as {
               sha256: string;
               sizeBytes: number;
             }[];
@@ -66,21 +66,21 @@ export function sqliteBlobs({ sqlite, db, writing }: SqliteContext): BlobReposit
       );
     },
 
-    async forgetBlobs(collected, failed, doomedAt) {
+    async dropOrUnmarkBlobs(collected, failed, markedAt) {
       writing(() =>
         sqlite
           .transaction(() => {
-            for (const sha256 of collected) forgetBlob.run({ sha256, doomedAt });
-            for (const sha256 of failed) undoomBlob.run({ sha256, doomedAt });
+            for (const sha256 of collected) dropBlobRow.run({ sha256, markedAt });
+            for (const sha256 of failed) unmarkBlob.run({ sha256, markedAt });
           })
           .immediate(),
       );
     },
 
-    async doomBlobNow(sha256, now) {
-      const doom = sqlite.prepare(`UPDATE blobs AS b SET doomed_at = @now
+    async markBlobForPurge(sha256, now) {
+      const mark = sqlite.prepare(`UPDATE blobs AS b SET doomed_at = @now
         WHERE b.sha256 = @sha256 AND b.doomed_at IS NULL AND ${UNPINNED} AND ${UNHELD}`);
-      return writing(() => doom.run({ sha256, now }).changes > 0);
+      return writing(() => mark.run({ sha256, now }).changes > 0);
     },
 
     async blobRows(after, limit, now) {

@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { ArtifactError, errors, isArtifactError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { errorText, type Logger } from '../../core/logger.js';
 import type { AppEnv } from '../context.js';
 import type { ErrorAnswer } from './chain.js';
 
@@ -23,8 +23,8 @@ export function errorMapping({ logger }: ErrorMappingOptions): ErrorAnswer {
     if (artifactError.code === 'backend_unavailable') {
       logger.error('backend unavailable', {
         requestId: c.get('requestId'),
-        error: describe(err),
-        cause: describe((err as { cause?: unknown }).cause),
+        error: errorText(err),
+        cause: causeText((err as { cause?: unknown }).cause),
       });
     }
     const headers: Record<string, string> = {};
@@ -69,7 +69,4 @@ function isClientAbort(err: unknown): boolean {
   );
 }
 
-function describe(err: unknown): string | undefined {
-  if (err === undefined) return undefined;
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-}
+const causeText = (cause: unknown): string | undefined => (cause === undefined ? undefined : errorText(cause));

@@ -3,7 +3,7 @@ import { errors } from '../../core/errors.js';
 import type { AuditActor } from '../../service/audit.js';
 import type { AuditEntry, ServiceOperations } from '../../service/operations.js';
 import type { FsckReport } from '../../service/fsck.js';
-import type { RetentionReport } from '../../service/retention.js';
+import type { RetentionReport } from '../../service/retention/index.js';
 import { adminTenantOf, requireOperator, requirePerm, type Caller } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { ArtifactIdParam, errorResponses } from '../openapi-schemas.js';
