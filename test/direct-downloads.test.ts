@@ -1,7 +1,8 @@
 /**
- * GET and HEAD of one artifact take a direct route past the middleware chain (routeDownloadsDirectly
- * in src/http/app.ts). Here the same requests go to an app with it and one without, over one
- * service: each pair must answer alike (status, headers, bytes) and log and count alike.
+ * GET and HEAD of one artifact take a direct route past the router, running the app's request steps
+ * around the download handler (src/http/direct-route.ts). Here the same requests go to an app with it
+ * and one without, over one service: each pair must answer alike (status, headers, bytes) and log and
+ * count alike, and the direct route must run every step the app has.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../src/http/app.js';

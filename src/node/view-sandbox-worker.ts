@@ -177,14 +177,14 @@ const loadJsonQuery = () => {
 
 /** Parsed documents by key, least recently used first, and the source bytes they came from. */
 const docs = new Map<string, { doc: unknown; size: number }>();
-let heldBytes = 0;
+let cacheUsedBytes = 0;
 const held = () => [...docs.keys()];
 
 function forget(key: string): void {
   const entry = docs.get(key);
   if (!entry) return;
   docs.delete(key);
-  heldBytes -= entry.size;
+  cacheUsedBytes -= entry.size;
 }
 
 /** The document for `key`: kept, or parsed from `bytes` (and kept when it fits). */
@@ -199,13 +199,13 @@ function documentFor(key: string, bytes: Uint8Array | undefined, cacheBytes: num
   if (!bytes) return undefined;
   // Room first: the documents kept give way (oldest first) before this one is parsed beside them.
   for (const oldest of docs.keys()) {
-    if (heldBytes + bytes.byteLength <= cacheBytes) break;
+    if (cacheUsedBytes + bytes.byteLength <= cacheBytes) break;
     forget(oldest);
   }
   const doc = parseJsonDocument(new TextDecoder().decode(bytes));
   if (bytes.byteLength <= cacheBytes) {
     docs.set(key, { doc, size: bytes.byteLength });
-    heldBytes += bytes.byteLength;
+    cacheUsedBytes += bytes.byteLength;
   }
   return doc;
 }
