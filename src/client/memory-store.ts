@@ -14,8 +14,8 @@ import {
 } from '../core/schemas.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import type { ArtifactStore, ArtifactStoreCapabilities, GetStreamOptions } from './artifact-store.js';
-import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
-import { narrowFilter } from '../core/scope.js';
+import { readAccessOf, resolveByteRange } from '../core/store-scope.js';
+import { narrowFilter, narrowScope } from '../core/scope.js';
 import { sessionEndFilter, sessionToEnd, type SessionEndReport } from '../core/sessions.js';
 import { endSessionNames, memoryNames, type MemoryNames } from './memory-names.js';
 
@@ -164,7 +164,7 @@ function scopedView(state: MemoryState, settings: Settings, scope: ArtifactScope
 
   function checkPutOptions(raw: PutOptions) {
     const o = validatePutOptions(raw, settings);
-    return { ...o, scope: putScopeFor(scope, o.scope) };
+    return { ...o, scope: narrowScope(scope, o.scope) };
   }
 
   async function commit(bytes: Uint8Array, raw: PutOptions): Promise<ArtifactRef> {

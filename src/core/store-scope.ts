@@ -2,7 +2,7 @@
  * Scope and range rules shared by the stores that run in-process (the SDK's in-memory store and the
  * service's embedded store), so they answer exactly as the HTTP service does.
  */
-import { narrowScope, readFilterOf } from './scope.js';
+import { readFilterOf } from './scope.js';
 import type { ArtifactScope, ByteRange } from './schemas.js';
 import { parseRange } from './range.js';
 
@@ -11,10 +11,6 @@ export interface ReadAccess {
   tenantId: string;
   filter: { sessionId?: string; traceId?: string };
 }
-
-/** The scope of a put by an in-process store bound to `bound`: the same rule as over HTTP. */
-export const putScopeFor = (bound: ArtifactScope, asked: Partial<ArtifactScope> | undefined): ArtifactScope =>
-  narrowScope(bound, asked);
 
 /** What a store bound to `scope` may read: its tenant, narrowed to its session / trace (as over HTTP). */
 export function readAccessOf(scope: ArtifactScope): ReadAccess {

@@ -13,7 +13,8 @@ import { TEXT_MIME } from '../core/put-options.js';
 import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, ArtifactScope, ListPage, ListQuery, PutOptions } from '../core/schemas.js';
 import { sessionToEnd } from '../core/sessions.js';
-import { putScopeFor, readAccessOf, resolveByteRange } from '../core/store-scope.js';
+import { narrowScope } from '../core/scope.js';
+import { readAccessOf, resolveByteRange } from '../core/store-scope.js';
 import type { ArtifactService, PutResult } from './artifact-service.js';
 
 export interface EmbeddedArtifactStoreOptions {
@@ -55,7 +56,7 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     putOptions: PutOptions | undefined,
   ): Promise<ArtifactRef> {
     // Refuse a scope change before the service merges options.scope over ours.
-    putScopeFor(scope, putOptions?.scope);
+    narrowScope(scope, putOptions?.scope);
     return (await run(scope)).ref;
   }
 
@@ -75,7 +76,7 @@ export function createEmbeddedArtifactStore(options: EmbeddedArtifactStoreOption
     putBase64: (data: string, o?: PutOptions) => put((s) => service.putBase64(s, data, o), o),
     putStream: async (stream: ReadableStream<Uint8Array>, o?: PutOptions) => {
       try {
-        putScopeFor(scope, o?.scope);
+        narrowScope(scope, o?.scope);
       } catch (err) {
         await stream.cancel(err).catch(() => {});
         throw err;
