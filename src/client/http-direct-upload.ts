@@ -7,7 +7,7 @@ import { concatBytes } from '../core/bytes.js';
 import { errors, isArtifactError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
-import { readAnswer, REF_ANSWER, TICKET_ANSWER, type UploadTicket } from './http-answers.js';
+import { readAnswer, REF_ANSWER, TICKET_ANSWER, type UploadTicket } from './http-response-schemas.js';
 import { scopeHeadersOf } from './http-headers.js';
 import { backoffMs, describeError, isNetworkError, sleep } from './http-retry.js';
 import type { HttpTransport } from './http-transport.js';

@@ -6,7 +6,7 @@
 import { createParser } from 'eventsource-parser';
 import type { ArtifactEvent, EventsOptions } from '../core/artifact-store.js';
 import { isArtifactError } from '../core/errors.js';
-import { artifactEventOf } from './http-answers.js';
+import { artifactEventOf } from './http-response-schemas.js';
 import { errorFromResponse } from './http-errors.js';
 import type { ScopeNames } from './http-headers.js';
 import { backoffMs, isNetworkError, isRetryableStatus, sleep } from './http-retry.js';

@@ -6,7 +6,7 @@ import { decodeBase64 } from '../core/base64.js';
 import { ArtifactRefSchema, NameInfoSchema, type ArtifactRef, type NamePage } from '../core/schemas.js';
 import { rangeHeaderOf } from '../core/store-scope.js';
 import { z } from 'zod';
-import { LINK_ANSWER, readAnswer, REF_ANSWER, type Answer } from './http-answers.js';
+import { LINK_ANSWER, readAnswer, REF_ANSWER, type Answer } from './http-response-schemas.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { putHeaders, type ScopeNames } from './http-headers.js';
 import { emptyStream, sliceStream } from './http-streams.js';

@@ -2,7 +2,8 @@
  * The SDK over the HTTP API: fetch and Web Streams only, so it runs in Node, browsers and Workers.
  * This module composes the parts: the transport and its retries (http-transport, http-retry), the
  * put headers (http-headers), direct uploads (http-direct-upload), the event stream (http-events),
- * the service's errors (http-errors) and the checked JSON answers (http-answers).
+ * the service's errors (http-errors) and the schemas its JSON answers are checked against
+ * (http-response-schemas).
  */
 import { decodeBase64 } from '../core/base64.js';
 import { errors } from '../core/errors.js';
@@ -28,7 +29,7 @@ import {
   REF_ANSWER,
   SEARCH_ANSWER,
   SESSION_END_ANSWER,
-} from './http-answers.js';
+} from './http-response-schemas.js';
 import { createDirectUploads, putSpooled } from './http-direct-upload.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
