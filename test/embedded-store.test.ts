@@ -2,7 +2,8 @@
  * openArtifactStore (artifact-store/node): a data dir opened in-process as `serve` opens it, with no
  * HTTP listener. The ArtifactStore contract, serve's configuration and tenant policies, sharing the
  * data dir with a running service, close() releasing the SQLite file, the worker threads and the
- * retention timer, and the clear error for drivers handed to createEmbeddedArtifactStore.
+ * retention timer, and the clear error for drivers handed to createEmbeddedArtifactStore. The same
+ * with `memory: true`: the contract, the configured policies, nothing on disk, nothing left by close().
  */
 import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -193,8 +194,11 @@ describe('openArtifactStore', () => {
   it('close() releases the SQLite file, the worker threads and the retention timer', async () => {
     const dir = tempDir();
     const env = { ARTIFACT_STORE_RETENTION_INTERVAL_SECONDS: '60', ARTIFACT_STORE_GC_GRACE_SECONDS: '0' };
-    // A first open and close starts what stays for the process's life (libuv's thread pool).
-    await (await openStore(dir, undefined, env)).close();
+    // A first store that writes starts what stays for the process's life (libuv's thread pool, which
+    // its file writes start when this test runs first); it writes elsewhere, to leave `dir` empty.
+    const first = await openStore(tempDir(), undefined, env);
+    await first.putText('starts the thread pool');
+    await first.close();
     const threadsBefore = threadCount();
 
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
@@ -222,6 +226,119 @@ describe('openArtifactStore', () => {
     expect(listFiles(join(dir, 'blobs'))).toEqual([]);
     expect(openFilesIn(dir)).toEqual([]);
     expect(threadCount()).toBe(threadsBefore);
+  });
+});
+
+describeArtifactStoreContract(
+  'openArtifactStore({ memory: true }) (SQLite in memory + memory blobs, no HTTP)',
+  async () => {
+    const store = await openArtifactStore({
+      memory: true,
+      scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' },
+      env: {},
+    });
+    open.push(store);
+    return {
+      store,
+      otherSession: store.withScope({ tenantId: 'acme', userId: 'u-1', sessionId: 's-b' }),
+      cleanup: () => store.close(),
+    };
+  },
+);
+
+describe('openArtifactStore({ memory: true })', () => {
+  /** A store in memory, closed after the test. */
+  async function openMemory(
+    scope?: OpenArtifactStoreOptions['scope'],
+    env: Record<string, string> = {},
+  ): Promise<EmbeddedArtifactStore> {
+    const store = await openArtifactStore({ memory: true, ...(scope ? { scope } : {}), env });
+    open.push(store);
+    return store;
+  }
+
+  it("is the service in memory: the configuration's policies apply, withScope shares the memory, nothing reaches the disk", async () => {
+    const dataDir = join(tempDir(), 'data');
+    const env = {
+      ARTIFACT_STORE_DATA_DIR: dataDir,
+      ARTIFACT_STORE_TENANT_POLICIES: JSON.stringify({ acme: { maxTenantBytes: 3000 } }),
+    };
+    const acme = await openMemory({ tenantId: 'acme', sessionId: 's-1' }, env);
+    expect(acme.scope).toEqual({ tenantId: 'acme', sessionId: 's-1' });
+    expect(acme.capabilities).toEqual({
+      persistent: false,
+      ranges: true,
+      signedUrls: false,
+      events: false,
+      names: true,
+      views: true,
+    });
+    const kept = await acme.putBytes(new Uint8Array(2000).fill(1));
+    const refused = await expectArtifactError(acme.putBytes(new Uint8Array(2000).fill(2)), 'quota_exceeded');
+    expect(refused.details).toMatchObject({ scope: 'tenant', limit: 'maxTenantBytes', limitValue: 3000 });
+    // Another session of the same tenant, over the same memory: the tenant's quota counts both.
+    const s2 = acme.withScope({ tenantId: 'acme', sessionId: 's-2' });
+    expect(await s2.get(kept.id)).toBeNull();
+    await expectArtifactError(s2.putBytes(new Uint8Array(2000).fill(3)), 'quota_exceeded');
+    const tenantWide = acme.withScope({ tenantId: 'acme' });
+    expect((await tenantWide.list()).items.map((r) => r.id)).toEqual([kept.id]);
+    // Views and named versions run as on a data dir.
+    const log = await s2.putText('one\ntwo\nthree');
+    expect((await s2.search!(log.id, { pattern: 'two' })).lines).toContainEqual({ line: 2, text: 'two', match: true });
+    await s2.names!.saveVersion({ app: 'app', name: 'plan' }, 'v0');
+    expect((await s2.names!.saveVersion({ app: 'app', name: 'plan' }, 'v1')).version).toBe(1);
+    expect(await acme.endSession()).toMatchObject({ sessionId: 's-1', refs: 1, bytes: 2000, versions: 0 });
+    // A second memory store is a memory of its own.
+    const other = await openMemory({ tenantId: 'acme', sessionId: 's-2' }, env);
+    expect(await other.exists(log.id)).toBe(false);
+    expect(existsSync(dataDir)).toBe(false);
+
+    await acme.close();
+    await expect(s2.get(log.id)).rejects.toThrow(/closed.*what it held in memory went with it/);
+  });
+
+  it('refuses a dataDir, which it would not use', async () => {
+    await expect(openArtifactStore({ memory: true, dataDir: tempDir(), env: {} })).rejects.toThrow(
+      /`memory: true` keeps nothing on disk, so it takes no `dataDir`/,
+    );
+  });
+
+  it('close() leaves no worker thread, timer or handle', async () => {
+    const env = { ARTIFACT_STORE_RETENTION_INTERVAL_SECONDS: '60', ARTIFACT_STORE_GC_GRACE_SECONDS: '0' };
+    // A first open and close starts what stays for the process's life (libuv's thread pool).
+    await (await openMemory(undefined, env)).close();
+    const threadsBefore = threadCount();
+    const resourcesBefore = process.getActiveResourcesInfo();
+
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const store = await openMemory({ sessionId: 's-1' }, env);
+      const json = await store.putText(JSON.stringify([{ title: 'one' }, { title: 'two' }]), {
+        mimeType: 'application/json',
+      });
+      // A JSONPath query runs on the view sandbox's worker thread.
+      expect((await store.query!(json.id, { path: '$[1].title' })).matches).toEqual([
+        { path: "$[1]['title']", value: 'two' },
+      ]);
+      expect(threadCount()).toBeGreaterThan(threadsBefore);
+      expect(vi.getTimerCount()).toBeGreaterThan(0);
+      // The schedule's tick runs retention, and close() waits for the run.
+      expect(await store.delete(json.id)).toBe(true);
+      vi.advanceTimersByTime(60_000);
+      await store.close();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(threadCount()).toBe(threadsBefore);
+    // Nothing of the store's is left: no resource that was not there before it opened.
+    const left = [...resourcesBefore];
+    const added = process.getActiveResourcesInfo().filter((r) => {
+      const i = left.indexOf(r);
+      if (i >= 0) left.splice(i, 1);
+      return i < 0;
+    });
+    expect(added).toEqual([]);
   });
 });
 

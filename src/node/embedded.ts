@@ -1,7 +1,9 @@
 /**
  * The whole store in-process, in one call: `openArtifactStore()` opens a data dir as
  * `artifact-store serve` does (the same configuration, drivers, limits, tenant policies, view sandbox
- * and retention schedule), with no HTTP listener, and gives an ArtifactStore for one scope.
+ * and retention schedule), with no HTTP listener, and gives an ArtifactStore for one scope. With
+ * `memory: true` the same service runs over SQLite in memory and the memory blob store: nothing
+ * touches the disk and everything goes with close() (or the process).
  */
 import { enableLinearRegExps } from './regexps.js';
 import { createNodeViewSandbox } from './view-sandbox.js';
@@ -26,6 +28,12 @@ export interface OpenArtifactStoreOptions {
   /** Where the SQLite file and the blobs are: default ARTIFACT_STORE_DATA_DIR, else ./data (as `serve`). */
   dataDir?: string;
   /**
+   * Keep the metadata (SQLite) and the bytes (the memory blob driver) in this process's memory, not
+   * in a data dir: the same service and rules, nothing written to disk, and `capabilities.persistent`
+   * false. Not with `dataDir`.
+   */
+  memory?: boolean;
+  /**
    * Who the store acts for: puts land in this scope, reads see the tenant narrowed to its session /
    * trace. The tenant defaults to "dev" (what `serve`'s dev token and /ui see on the same data dir).
    */
@@ -37,13 +45,13 @@ export interface OpenArtifactStoreOptions {
 /** An ArtifactStore over an open data dir, plus stores for other scopes over the same one. */
 export interface EmbeddedArtifactStore extends ArtifactStore {
   readonly scope: ArtifactScope;
-  /** Another store over the same data dir, acting for `scope` (another tenant, user, session or trace). */
+  /** Another store over the same data dir (or memory), acting for `scope` (another tenant, user, session or trace). */
   withScope(scope: ArtifactScope): EmbeddedArtifactStore;
   endSession(sessionId?: string): Promise<SessionEndReport>;
   /**
    * Closes the data dir for this store and every store withScope made from it: the retention timer,
-   * the view sandbox's worker thread, the SQLite connection. Calls after it reject; a second close()
-   * does nothing.
+   * the view sandbox's worker thread, the SQLite connection (in memory: and everything stored).
+   * Calls after it reject; a second close() does nothing.
    */
   close(): Promise<void>;
 }
@@ -51,26 +59,44 @@ export interface EmbeddedArtifactStore extends ArtifactStore {
 /**
  * Opens a data dir in this process, as `artifact-store serve` would but with no HTTP listener. A
  * service running on the same data dir at the same time is fine (SQLite in WAL mode; retention runs
- * in one of them at a time).
+ * in one of them at a time). With `memory: true`, the same service over memory alone: the server's
+ * rules (quotas, views, version counters, session ends) for tests and throwaway processes.
  *
  * @example
  * const store = await openArtifactStore({ scope: { sessionId: 's-42' } });
  * const ref = await store.putText('hello', { filename: 'hello.txt' });
  * await store.close();
+ *
+ * @example
+ * const scratch = await openArtifactStore({ memory: true, scope: { tenantId: 'acme' } });
  */
 export async function openArtifactStore(options: OpenArtifactStoreOptions = {}): Promise<EmbeddedArtifactStore> {
-  const config = loadConfig(
-    options.env ?? process.env,
-    options.dataDir !== undefined ? { dataDir: options.dataDir } : {},
-  );
+  if (options.memory && options.dataDir !== undefined)
+    throw new TypeError(
+      'openArtifactStore: `memory: true` keeps nothing on disk, so it takes no `dataDir`: pass one or the other.',
+    );
+  const config = loadConfig(options.env ?? process.env, {
+    ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+    // The memory blob driver brings SQLite in memory with it (openNodeDrivers).
+    ...(options.memory ? { blobDriver: 'memory' as const } : {}),
+  });
   const { tenantId = DEFAULT_EMBEDDED_TENANT, ...parts } = options.scope ?? {};
   const scope = narrowScope({ tenantId }, parts);
+  const persistent = config.blobDriver !== 'memory';
+  const closedMessage = persistent
+    ? 'This artifact store is closed (close() was called): open the data dir again with openArtifactStore().'
+    : 'This artifact store is closed (close() was called), and what it held in memory went with it: ' +
+      'open a new one with openArtifactStore({ memory: true }).';
   const opened = await openService(config);
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= opened.close());
   const isClosed = () => closing !== undefined;
   const scoped = (s: ArtifactScope): EmbeddedArtifactStore => {
-    const store = refuseWhenClosed(createEmbeddedArtifactStore({ service: opened.service, scope: s }), isClosed);
+    const store = refuseWhenClosed(
+      createEmbeddedArtifactStore({ service: opened.service, scope: s, persistent }),
+      isClosed,
+      closedMessage,
+    );
     return {
       ...store,
       endSession: store.endSession!,
@@ -132,21 +158,15 @@ async function openService(config: Config) {
   };
 }
 
-/** The store's methods (and its names' methods), each rejecting with a clear error once closed. */
-function refuseWhenClosed<T extends object>(target: T, isClosed: () => boolean): T {
+/** The store's methods (and its names' methods), each rejecting with `message` once closed. */
+function refuseWhenClosed<T extends object>(target: T, isClosed: () => boolean, message: string): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(target)) {
     if (typeof value === 'function') {
       out[key] = (...args: unknown[]) =>
-        isClosed()
-          ? Promise.reject(
-              new Error(
-                'This artifact store is closed (close() was called): open the data dir again with openArtifactStore().',
-              ),
-            )
-          : (value as (...a: unknown[]) => unknown).apply(target, args);
+        isClosed() ? Promise.reject(new Error(message)) : (value as (...a: unknown[]) => unknown).apply(target, args);
     } else if (key === 'names' && value && typeof value === 'object') {
-      out[key] = refuseWhenClosed(value, isClosed);
+      out[key] = refuseWhenClosed(value, isClosed, message);
     } else out[key] = value;
   }
   return out as T;
