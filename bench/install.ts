@@ -3,12 +3,14 @@
  * round installs them into fresh `npm init -y` projects from npm's local cache (prefer-offline, as after
  * the repository's own `npm ci`): the SDK alone, and the server (both tarballs, better-sqlite3 compiled
  * from source when no prebuilt binary can be had). The SDK's package count is judged; its seconds are
- * shown against the server's install in the same round.
+ * shown against the server's install in the same round. The section ends with the browser bundle rows
+ * (browser-size.ts): what the SDK's in-memory store costs a page against the service's own rules.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { browserSizeRows } from './browser-size.js';
 import { REPO_ROOT } from './children.js';
 import { ceilingRow, infoRow, samples, type Row } from './report.js';
 
@@ -40,6 +42,16 @@ async function freshInstall(dir: string, tarballs: string[]): Promise<{ seconds:
 }
 
 export async function installRows(options: {
+  work: string;
+  runs: number;
+  progress: (msg: string) => void;
+}): Promise<{ rows: Row[]; problems: string[] }> {
+  const installs = await freshInstallRows(options);
+  const browser = await browserSizeRows(options);
+  return { rows: [...installs.rows, ...browser.rows], problems: [...installs.problems, ...browser.problems] };
+}
+
+async function freshInstallRows(options: {
   work: string;
   runs: number;
   progress: (msg: string) => void;
