@@ -5,8 +5,7 @@
  */
 import type { NamedArtifactStore } from '../core/artifact-store.js';
 import { streamOfBytes } from '../core/bytes.js';
-import { errors } from '../core/errors.js';
-import { checkNameKey, checkVersion, nameCursorOf, nameKeyFor, nameOfCursor } from '../core/names.js';
+import { checkNameKey, checkVersion, nameKeyFor, nameListLimit, nameOfCursor, namePageOf } from '../core/names.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import type { ArtifactScope, NameKey } from '../core/schemas.js';
 import { resolveByteRange } from '../core/store-scope.js';
@@ -28,20 +27,20 @@ export function memoryNames(context: MemoryStoreContext, scope: ArtifactScope): 
     version?: number,
     range?: { start: number; end: number },
   ) => {
-    const found = find(nameKeyFor(scope, ref), version);
-    if (!found) return null;
-    const { bytes } = found.artifact;
+    const row = find(nameKeyFor(scope, ref), version);
+    if (!row) return null;
+    const bytes = table.bytesOf(row);
     const r = resolveByteRange(range, bytes.byteLength);
     // The ref as it was before this read, as the service answers.
-    const versionRef = refOf(found);
-    table.touch(found.row, now());
+    const versionRef = refOf(row);
+    table.touch(row, now());
     return { ref: versionRef, bytes: r ? bytes.slice(r.start, r.end + 1) : bytes.slice() };
   };
 
   return {
     async versionRef(ref, version) {
-      const found = find(nameKeyFor(scope, ref), version);
-      return found ? refOf(found) : null;
+      const row = find(nameKeyFor(scope, ref), version);
+      return row ? refOf(row) : null;
     },
 
     async saveVersion(ref, data, o = {}) {
@@ -72,19 +71,9 @@ export function memoryNames(context: MemoryStoreContext, scope: ArtifactScope): 
     async listNames(where, query = {}) {
       const { name: _name, ...at } = nameKeyFor(scope, where);
       checkNameKey(at);
-      const limit = query.limit ?? 100;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw errors.badRequest('limit must be a whole number from 1 to 1000.');
+      const limit = nameListLimit(query.limit);
       const after = query.cursor ? nameOfCursor(query.cursor) : '';
-      const rows = table.listNames(at, after, limit + 1, now());
-      const items = rows.slice(0, limit).map((r) => ({
-        name: r.name,
-        scope: at.sessionId ? ('session' as const) : ('user' as const),
-        latestVersion: r.latestVersion,
-        versions: r.versions,
-        updatedAt: new Date(r.updatedAt).toISOString(),
-      }));
-      return rows.length > limit ? { items, nextCursor: nameCursorOf(items[items.length - 1]!.name) } : { items };
+      return namePageOf(at, table.listNames(at, after, limit + 1, now()), limit);
     },
 
     deleteName: async (ref) => table.deleteName(nameKeyFor(scope, ref)),

@@ -55,10 +55,13 @@ export async function commitPut(
   const stored = table.storedSha256(at.tenantId, id);
   if (stored !== undefined && stored !== sha256) throw errors.hashCollision(id);
   const t = now();
-  const found = table.commitPut(
+  const row = table.commitPut(
     {
       tenantId: at.tenantId,
       artifactId: id,
+      namespace,
+      sha256,
+      sizeBytes: bytes.byteLength,
       userId: at.userId ?? '',
       sessionId: at.sessionId ?? '',
       traceId: at.traceId ?? '',
@@ -68,15 +71,13 @@ export async function commitPut(
       source: o.source === undefined ? null : structuredClone(o.source),
       createdAt: t,
       expiresAt: expiryOf(t, o.ttl ?? (name ? 'never' : context.defaultTtlSeconds)),
-      namespace,
-      sha256,
       // A copy: the caller may reuse its buffer.
       bytes: new Uint8Array(bytes),
       ...(name ? { name } : {}),
     },
     t,
   );
-  return refOf(found);
+  return refOf(row);
 }
 
 /** Reads a stream into one buffer, refusing it as soon as it passes `maxBytes`. */

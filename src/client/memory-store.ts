@@ -6,11 +6,10 @@
  * rules in memory, the server package has `openArtifactStore({ memory: true })` (artifact-store/node).
  */
 import { decodeBase64 } from '../core/base64.js';
-import { decodeCursor, encodeCursor } from '../core/cursor.js';
-import { errors } from '../core/errors.js';
+import { listPageOf, readListQuery } from '../core/listing.js';
 import { isArtifactId } from '../core/ids.js';
 import { TEXT_MIME } from '../core/put-options.js';
-import { ListQuerySchema, type ArtifactScope, type ListQuery, type PutOptions } from '../core/schemas.js';
+import type { ArtifactScope, ListQuery, PutOptions } from '../core/schemas.js';
 import { narrowFilter, narrowScope } from '../core/scope.js';
 import { sessionEndFilter, sessionToEnd, type SessionEndReport } from '../core/sessions.js';
 import { readAccessOf, resolveByteRange } from '../core/store-scope.js';
@@ -44,9 +43,12 @@ export interface InMemoryArtifactStore extends ArtifactStore {
 }
 
 /**
- * The SDK's store in memory, for browsers, tests and demos: no server and nothing Node-only. Bytes
- * live as long as the store. A put first removes the references that have expired, as a retention
- * run of the service would.
+ * The SDK's own store, in memory: for browsers and for code that has only this package (tests,
+ * demos). What it has answers as the service does (ids, validation, scopes, TTLs, listings, named
+ * versions, session ends; a differential test holds it to the service); it has no quotas, eviction,
+ * views, events or links. For those in memory, `openArtifactStore({ memory: true })` from
+ * artifact-store/node runs the service itself. Bytes live as long as the store; a put first removes
+ * the references that have expired, as a retention run of the service would.
  *
  * @example
  * const store = createInMemoryArtifactStore({ scope: { tenantId: 'demo', sessionId: 's-1' } });
@@ -85,11 +87,11 @@ function scopedView(context: MemoryStoreContext, scope: ArtifactScope): InMemory
     isArtifactId(id) ? table.findRef(access.tenantId, id, access.filter, now()) : undefined;
 
   async function getStream(id: string, o: GetStreamOptions = {}): Promise<ReadableStream<Uint8Array> | null> {
-    const found = find(id);
-    if (!found) return null;
-    const { bytes } = found.artifact;
+    const row = find(id);
+    if (!row) return null;
+    const bytes = table.bytesOf(row);
     const range = resolveByteRange(o.range, bytes.byteLength);
-    table.touch(found.row, now());
+    table.touch(row, now());
     return streamOf(range ? bytes.slice(range.start, range.end + 1) : bytes.slice());
   }
 
@@ -132,8 +134,8 @@ function scopedView(context: MemoryStoreContext, scope: ArtifactScope): InMemory
     },
     getStream,
     getRef: async (id: string) => {
-      const found = find(id);
-      return found ? refOf(found) : null;
+      const row = find(id);
+      return row ? refOf(row) : null;
     },
     exists: async (id: string) => find(id) !== undefined,
     delete: async (id: string) => isArtifactId(id) && table.deleteRefs(access.tenantId, id, access.filter, now()) > 0,
@@ -144,23 +146,13 @@ function scopedView(context: MemoryStoreContext, scope: ArtifactScope): InMemory
       return { sessionId: session, ...table.endSession(access.tenantId, session, filter, now()) };
     },
 
-    async list(rawQuery: ListQuery = {}) {
-      const parsed = ListQuerySchema.safeParse(rawQuery);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw errors.badRequest(`Invalid list filter ${issue.path.join('.')}: ${issue.message}.`);
-      }
-      const q = parsed.data;
-      const filter = narrowFilter(access.filter, q);
-      const after = q.cursor ? decodeCursor(q.cursor) : undefined;
-      const createdAfter = q.createdAfter ? Date.parse(q.createdAfter) : undefined;
-      const createdBefore = q.createdBefore ? Date.parse(q.createdBefore) : undefined;
-      const limit = q.limit ?? 100;
+    async list(raw: ListQuery = {}) {
+      const { query: q, limit, createdAfter, createdBefore, after } = readListQuery(raw);
       const rows = table
-        .live(access.tenantId, filter, now())
+        .live(access.tenantId, narrowFilter(access.filter, q), now())
         .filter(
-          ({ row, artifact }) =>
-            (q.namespace === undefined || artifact.namespace === q.namespace) &&
+          (row) =>
+            (q.namespace === undefined || row.namespace === q.namespace) &&
             (q.mimePrefix === undefined || row.mimeType.startsWith(q.mimePrefix)) &&
             (createdAfter === undefined || row.createdAt >= createdAfter) &&
             (createdBefore === undefined || row.createdAt < createdBefore) &&
@@ -168,11 +160,7 @@ function scopedView(context: MemoryStoreContext, scope: ArtifactScope): InMemory
               row.createdAt < after.createdAt ||
               (row.createdAt === after.createdAt && row.refId < after.refId)),
         );
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return rows.length > limit && last
-        ? { items: page.map(refOf), nextCursor: encodeCursor(last.row) }
-        : { items: page.map(refOf) };
+      return listPageOf(rows, limit, refOf);
     },
   };
 }

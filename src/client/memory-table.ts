@@ -1,59 +1,25 @@
 /**
  * The in-memory store's data, laid out as the service's tables are (src/db/schema.ts) and read and
- * written as its repository's SQL does (src/db/plans/): one row per reference, named versions being
- * references with a name and a number; the artifacts they hold, by tenant and id; each name's
+ * written as its repository's SQL does (src/db/plans/): one row per reference, a named version being
+ * a reference with a name and a number; the bytes of each artifact, by tenant and id; each name's
  * counter. Reads see live references only. test/memory-store-differential.test.ts holds the two to
  * the same answers.
  */
-import { NEVER_EXPIRES_AT } from '../core/put-options.js';
+import { rowToRef, type StoredRef } from '../core/refs.js';
 import type { ArtifactRef, NameKey, NameScope } from '../core/schemas.js';
+import type { ReadFilter } from '../core/scope.js';
 
-/** One reference: a row of artifact_refs, with '' for an absent user, session, trace or name. */
-export interface RefRow {
+/** One reference (a row of artifact_refs joined with its artifact), '' for no name. */
+export interface RefRow extends StoredRef {
   refId: number;
-  tenantId: string;
-  artifactId: string;
-  userId: string;
-  sessionId: string;
-  traceId: string;
-  mimeType: string;
-  filename: string | null;
-  /** Each read gets its own copy (structuredClone, not JSON: a read parses no JSON). */
-  meta: Record<string, unknown> | null;
-  source: Record<string, unknown> | null;
-  createdAt: number;
-  lastAccessedAt: number;
-  expiresAt: number;
   name: string;
   /** The version under `name`, or -1. */
   version: number;
 }
 
-export interface Artifact {
-  namespace: string;
-  sha256: string;
-  bytes: Uint8Array;
-}
-
-/** A reference with the artifact it holds. */
-export interface Found {
-  row: RefRow;
-  artifact: Artifact;
-}
-
-/** The scope parts a read is narrowed to (the tenant aside). */
-export interface Filter {
-  userId?: string;
-  sessionId?: string;
-  traceId?: string;
-}
-
-/** What a put commits: the fields of its reference, and the bytes (kept when the artifact is new). */
+/** What a put commits: its reference's fields, the bytes (kept if the artifact is new), and a save's name. */
 export type PutRow = Omit<RefRow, 'refId' | 'lastAccessedAt' | 'name' | 'version'> & {
-  namespace: string;
-  sha256: string;
   bytes: Uint8Array;
-  /** The name a save makes the next version of. */
   name?: string;
 };
 
@@ -68,132 +34,95 @@ export function compareText(a: string, b: string): number {
   return x.length - y.length;
 }
 
-const matches = (row: RefRow, f: Filter) =>
+const matches = (row: RefRow, f: ReadFilter) =>
   (f.userId === undefined || row.userId === f.userId) &&
   (f.sessionId === undefined || row.sessionId === f.sessionId) &&
   (f.traceId === undefined || row.traceId === f.traceId);
 
-/** Newest first: created, then reference id (the service's listing order). */
-export const newestFirst = (a: RefRow, b: RefRow) => b.createdAt - a.createdAt || b.refId - a.refId;
+/** Newest first: created, then reference id (the service's order for lookups and listings). */
+const newestFirst = (a: RefRow, b: RefRow) => b.createdAt - a.createdAt || b.refId - a.refId;
 
-/** What callers see of a stored reference (the service's rowToRef). */
-export function refOf({ row, artifact }: Found): ArtifactRef {
-  const ref: ArtifactRef = {
-    id: row.artifactId,
-    mimeType: row.mimeType,
-    sizeBytes: artifact.bytes.byteLength,
-    sha256: artifact.sha256,
-    namespace: artifact.namespace,
-    scope: {
-      tenantId: row.tenantId,
-      ...(row.userId ? { userId: row.userId } : {}),
-      ...(row.sessionId ? { sessionId: row.sessionId } : {}),
-      ...(row.traceId ? { traceId: row.traceId } : {}),
-    },
-    createdAt: new Date(row.createdAt).toISOString(),
-    lastAccessedAt: new Date(row.lastAccessedAt).toISOString(),
-  };
-  if (row.expiresAt < NEVER_EXPIRES_AT) ref.expiresAt = new Date(row.expiresAt).toISOString();
-  if (row.filename) ref.filename = row.filename;
-  if (row.source) ref.source = structuredClone(row.source);
-  if (row.meta) ref.meta = structuredClone(row.meta);
-  if (row.name) {
-    ref.name = row.name;
-    ref.version = row.version;
-  }
-  return ref;
-}
+/** What callers see of a reference (core's rule), with meta and source of their own. */
+export const refOf = (row: RefRow): ArtifactRef =>
+  rowToRef({ ...row, meta: row.meta && structuredClone(row.meta), source: row.source && structuredClone(row.source) });
 
 export function createMemoryTable() {
-  const artifacts = new Map<string, Artifact>();
+  // Artifact ids have a fixed alphabet without spaces, so the id first makes the key unambiguous.
+  const artifactKey = (row: Pick<RefRow, 'tenantId' | 'artifactId'>) => `${row.artifactId} ${row.tenantId}`;
+  const artifacts = new Map<string, { sha256: string; bytes: Uint8Array }>();
   /** By reference id, so iterating goes in id order, as SQLite's rowid. */
   const refs = new Map<number, RefRow>();
-  /** The next version of each name (the names table). */
-  const names = new Map<string, number>();
+  /** The names table: each name's key and the next version it gives. */
+  const names = new Map<string, { key: NameKey; next: number }>();
+  const nameKey = (k: NameKey) => JSON.stringify([k.tenantId, k.app, k.userId, k.sessionId, k.name]);
   let lastRefId = 0;
 
-  // Artifact ids have a fixed alphabet without spaces, so the id first makes the key unambiguous.
-  const artifactKey = (tenantId: string, id: string) => `${id} ${tenantId}`;
-  const nameKey = (k: NameKey) => JSON.stringify([k.tenantId, k.app, k.userId, k.sessionId, k.name]);
-  const found = (row: RefRow): Found => ({ row, artifact: artifacts.get(artifactKey(row.tenantId, row.artifactId))! });
+  const rows = (where: (r: RefRow) => boolean) => [...refs.values()].filter(where);
 
   /** Removes references, and each artifact with its last reference. */
-  function remove(rows: RefRow[]): void {
-    for (const row of rows) refs.delete(row.refId);
-    const held = new Set<string>();
-    for (const row of refs.values()) held.add(artifactKey(row.tenantId, row.artifactId));
-    for (const row of rows) {
-      const key = artifactKey(row.tenantId, row.artifactId);
-      if (!held.has(key)) artifacts.delete(key);
-    }
+  function remove(gone: RefRow[]): void {
+    for (const row of gone) refs.delete(row.refId);
+    const held = new Set([...refs.values()].map(artifactKey));
+    for (const row of gone) if (!held.has(artifactKey(row))) artifacts.delete(artifactKey(row));
   }
 
-  /** The versions of a name (the references of its scope with its name, in its app), live or not. */
-  const versionsOf = (k: Omit<NameKey, 'name'> & { name?: string }) =>
-    [...refs.values()]
-      .filter(
-        (r) =>
-          r.tenantId === k.tenantId &&
-          r.userId === k.userId &&
-          r.sessionId === k.sessionId &&
-          r.traceId === '' &&
-          r.name !== '' &&
-          (k.name === undefined || r.name === k.name) &&
-          found(r).artifact.namespace === k.app,
-      )
-      .sort((a, b) => a.version - b.version);
-
-  const sizeOf = (row: RefRow) => found(row).artifact.bytes.byteLength;
+  /** The versions of a name (or of every name of a scope), live or not, by version. */
+  const versionsOf = (k: NameScope & { name?: string }) =>
+    rows(
+      (r) =>
+        r.tenantId === k.tenantId &&
+        r.userId === k.userId &&
+        r.sessionId === k.sessionId &&
+        r.traceId === '' &&
+        r.name !== '' &&
+        (k.name === undefined || r.name === k.name) &&
+        r.namespace === k.app,
+    ).sort((a, b) => a.version - b.version);
 
   return {
+    /** The bytes of a reference's artifact. */
+    bytesOf: (row: RefRow) => artifacts.get(artifactKey(row))!.bytes,
+
     /** The hash an artifact id already has in this tenant, if it is stored. */
-    storedSha256: (tenantId: string, id: string) => artifacts.get(artifactKey(tenantId, id))?.sha256,
+    storedSha256: (tenantId: string, artifactId: string) =>
+      artifacts.get(artifactKey({ tenantId, artifactId }))?.sha256,
 
     /**
      * A put: an unnamed reference is updated in place where its scope already holds one (its id kept,
      * its createdAt too while live), else inserted; a save inserts its name's next version.
      */
-    commitPut(put: PutRow, now: number): Found {
-      const key = artifactKey(put.tenantId, put.artifactId);
-      if (!artifacts.has(key)) artifacts.set(key, { namespace: put.namespace, sha256: put.sha256, bytes: put.bytes });
-      const { namespace: _n, sha256: _s, bytes: _b, name, ...fields } = put;
+    commitPut(put: PutRow, now: number): RefRow {
+      const { bytes, name, ...fields } = put;
+      if (!artifacts.has(artifactKey(put))) artifacts.set(artifactKey(put), { sha256: put.sha256, bytes });
+      let row: RefRow;
       if (name) {
-        const counter = nameKey({ ...put, app: put.namespace, name });
-        const version = names.get(counter) ?? 0;
-        names.set(counter, version + 1);
-        const row: RefRow = { ...fields, refId: ++lastRefId, traceId: '', lastAccessedAt: now, name, version };
-        refs.set(row.refId, row);
-        return found(row);
+        const key = { tenantId: put.tenantId, app: put.namespace, userId: put.userId, sessionId: put.sessionId, name };
+        const counter = names.get(nameKey(key)) ?? { key, next: 0 };
+        names.set(nameKey(key), counter);
+        const version = counter.next++;
+        row = { ...fields, refId: ++lastRefId, traceId: '', lastAccessedAt: now, name, version };
+      } else {
+        const same = rows(
+          (r) =>
+            r.tenantId === put.tenantId &&
+            r.artifactId === put.artifactId &&
+            r.userId === put.userId &&
+            r.sessionId === put.sessionId &&
+            r.traceId === put.traceId &&
+            r.name === '',
+        )[0];
+        const createdAt = same && same.expiresAt > now ? same.createdAt : now;
+        row = { ...fields, refId: same?.refId ?? ++lastRefId, createdAt, lastAccessedAt: now, name: '', version: -1 };
       }
-      const same = [...refs.values()].find(
-        (r) =>
-          r.tenantId === put.tenantId &&
-          r.artifactId === put.artifactId &&
-          r.userId === put.userId &&
-          r.sessionId === put.sessionId &&
-          r.traceId === put.traceId &&
-          r.name === '',
-      );
-      const row: RefRow = {
-        ...fields,
-        refId: same?.refId ?? ++lastRefId,
-        createdAt: same && same.expiresAt > now ? same.createdAt : now,
-        lastAccessedAt: now,
-        name: '',
-        version: -1,
-      };
       refs.set(row.refId, row);
-      return found(row);
+      return row;
     },
 
     /** The newest live reference to `id` the filter sees. */
-    findRef(tenantId: string, id: string, filter: Filter, now: number): Found | undefined {
-      let best: RefRow | undefined;
-      for (const r of refs.values())
-        if (r.tenantId === tenantId && r.artifactId === id && r.expiresAt > now && matches(r, filter))
-          if (!best || newestFirst(r, best) < 0) best = r;
-      return best && found(best);
-    },
+    findRef: (tenantId: string, id: string, filter: ReadFilter, now: number): RefRow | undefined =>
+      rows((r) => r.tenantId === tenantId && r.artifactId === id && r.expiresAt > now && matches(r, filter)).sort(
+        newestFirst,
+      )[0],
 
     /** A read refreshes last-accessed (never backwards). */
     touch(row: RefRow, at: number): void {
@@ -201,16 +130,12 @@ export function createMemoryTable() {
     },
 
     /** Live references the filter sees, newest first, for a listing to narrow further. */
-    live(tenantId: string, filter: Filter, now: number): Found[] {
-      return [...refs.values()]
-        .filter((r) => r.tenantId === tenantId && r.expiresAt > now && matches(r, filter))
-        .sort(newestFirst)
-        .map(found);
-    },
+    live: (tenantId: string, filter: ReadFilter, now: number): RefRow[] =>
+      rows((r) => r.tenantId === tenantId && r.expiresAt > now && matches(r, filter)).sort(newestFirst),
 
     /** Removes the live references to `id` the filter sees; how many went. */
-    deleteRefs(tenantId: string, id: string, filter: Filter, now: number): number {
-      const gone = [...refs.values()].filter(
+    deleteRefs(tenantId: string, id: string, filter: ReadFilter, now: number): number {
+      const gone = rows(
         (r) => r.tenantId === tenantId && r.artifactId === id && r.expiresAt > now && matches(r, filter),
       );
       remove(gone);
@@ -219,51 +144,42 @@ export function createMemoryTable() {
 
     /** Removes every expired reference, as a retention run does. */
     expireRefs(now: number): void {
-      remove([...refs.values()].filter((r) => r.expiresAt <= now));
+      remove(rows((r) => r.expiresAt <= now));
     },
 
     /**
      * Ends a session for a filter (user and / or trace): its named versions live or not, its other
      * references while live; then, without a trace, the session's names no version holds any more.
      */
-    endSession(tenantId: string, sessionId: string, filter: Filter, now: number) {
-      const gone = [...refs.values()].filter(
+    endSession(tenantId: string, sessionId: string, filter: ReadFilter, now: number) {
+      const gone = rows(
         (r) =>
           r.tenantId === tenantId &&
           r.sessionId === sessionId &&
           (r.expiresAt > now || r.name !== '') &&
           matches(r, { userId: filter.userId, traceId: filter.traceId }),
       );
-      const tally = {
-        refs: gone.length,
-        bytes: gone.reduce((n, r) => n + sizeOf(r), 0),
-        versions: gone.filter((r) => r.name !== '').length,
-      };
       remove(gone);
       if (filter.traceId === undefined)
-        for (const key of names.keys()) {
-          const [tenant, app, userId, session, name] = JSON.parse(key) as string[];
-          if (tenant !== tenantId || session !== sessionId) continue;
-          if (filter.userId !== undefined && userId !== filter.userId) continue;
-          const k = { tenantId: tenant, app: app!, userId: userId!, sessionId: sessionId, name: name! };
-          if (versionsOf(k).length === 0) names.delete(key);
-        }
-      return tally;
+        for (const [id, { key }] of names)
+          if (key.tenantId === tenantId && key.sessionId === sessionId)
+            if ((filter.userId === undefined || key.userId === filter.userId) && versionsOf(key).length === 0)
+              names.delete(id);
+      return {
+        refs: gone.length,
+        bytes: gone.reduce((n, r) => n + r.sizeBytes, 0),
+        versions: gone.filter((r) => r.name !== '').length,
+      };
     },
 
     /** The live version asked for, or the latest live one. */
-    findVersion(key: NameKey, version: number | undefined, now: number): Found | undefined {
-      const live = versionsOf(key).filter((r) => r.expiresAt > now && (version === undefined || r.version === version));
-      const row = live[live.length - 1];
-      return row && found(row);
-    },
+    findVersion: (key: NameKey, version: number | undefined, now: number): RefRow | undefined =>
+      versionsOf(key)
+        .filter((r) => r.expiresAt > now && (version === undefined || r.version === version))
+        .pop(),
 
     /** Every live version of a name, oldest first. */
-    listVersions(key: NameKey, now: number): Found[] {
-      return versionsOf(key)
-        .filter((r) => r.expiresAt > now)
-        .map(found);
-    },
+    listVersions: (key: NameKey, now: number): RefRow[] => versionsOf(key).filter((r) => r.expiresAt > now),
 
     /** Names with a live version in a scope, by name, after `after`: the latest, how many, when. */
     listNames(scope: NameScope, after: string, limit: number, now: number) {
@@ -273,11 +189,11 @@ export function createMemoryTable() {
       return [...byName.entries()]
         .sort(([a], [b]) => compareText(a, b))
         .slice(0, limit)
-        .map(([name, rows]) => ({
+        .map(([name, versions]) => ({
           name,
-          latestVersion: rows[rows.length - 1]!.version,
-          versions: rows.length,
-          updatedAt: Math.max(...rows.map((r) => r.createdAt)),
+          latestVersion: versions[versions.length - 1]!.version,
+          versions: versions.length,
+          updatedAt: Math.max(...versions.map((r) => r.createdAt)),
         }));
     },
 

@@ -7,7 +7,7 @@ import { decodeBase64, encodeBase64 } from './base64.js';
 import { errors } from './errors.js';
 import { NAMESPACE_PATTERN } from './ids.js';
 import { narrowFilter } from './scope.js';
-import type { ArtifactScope, NameKey, NameScope } from './schemas.js';
+import type { ArtifactScope, NameKey, NamePage, NameScope } from './schemas.js';
 
 const NAME_MAX = 512;
 const SCOPE_PART_MAX = 256;
@@ -78,4 +78,32 @@ export function nameOfCursor(cursor: string): string {
   } catch {
     throw errors.badRequest('Invalid cursor: pass back nextCursor exactly as it came, or start without one.');
   }
+}
+
+/** How many names a listing gives: 100 unless asked; bad_request outside 1-1000. */
+export function nameListLimit(limit: number | undefined): number {
+  const n = limit ?? 100;
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw errors.badRequest('limit must be a whole number from 1 to 1000.');
+  return n;
+}
+
+/** A name as a listing reads it: its latest version, how many are live, when the latest was saved. */
+export interface NameRow {
+  name: string;
+  latestVersion: number;
+  versions: number;
+  updatedAt: number;
+}
+
+/** One page of names of `scope` from rows read by name, one past `limit`: a cursor after the last when there are more. */
+export function namePageOf(scope: NameScope, rows: NameRow[], limit: number): NamePage {
+  const items = rows.slice(0, limit).map((r) => ({
+    name: r.name,
+    scope: scope.sessionId ? ('session' as const) : ('user' as const),
+    latestVersion: r.latestVersion,
+    versions: r.versions,
+    updatedAt: new Date(r.updatedAt).toISOString(),
+  }));
+  return rows.length > limit ? { items, nextCursor: nameCursorOf(items[items.length - 1]!.name) } : { items };
 }

@@ -4,8 +4,8 @@
  * name's counter inside the put's own transaction (plans/put.ts), so concurrent saves never share
  * or skip one; reads, listings and deletes are plans/names.ts.
  */
-import { ArtifactError, errors } from '../core/errors.js';
-import { checkNameKey, checkVersion, nameCursorOf, nameOfCursor } from '../core/names.js';
+import { ArtifactError } from '../core/errors.js';
+import { checkNameKey, checkVersion, nameListLimit, nameOfCursor, namePageOf } from '../core/names.js';
 import type { Logger } from '../core/logger.js';
 import type { ArtifactRef, NamePage, PutOptions } from '../core/schemas.js';
 import type { ArtifactRepository, NameKey, NameScope, RefRow } from '../db/repository.js';
@@ -108,21 +108,9 @@ export function createNamedVersions(deps: NamedVersionDeps) {
     /** Names with a live version in a scope, by name, a page at a time. */
     async listNames(scope: NameScope, query: { cursor?: string; limit?: number } = {}): Promise<NamePage> {
       checkNameKey(scope);
-      const limit = query.limit ?? 100;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw errors.badRequest('limit must be a whole number from 1 to 1000.');
+      const limit = nameListLimit(query.limit);
       const after = query.cursor ? nameOfCursor(query.cursor) : '';
-      const rows = await repo.listNames(scope, after, limit + 1, now());
-      const page = rows.slice(0, limit).map((r) => ({
-        name: r.name,
-        scope: scope.sessionId ? ('session' as const) : ('user' as const),
-        latestVersion: r.latestVersion,
-        versions: r.versions,
-        updatedAt: new Date(r.updatedAt).toISOString(),
-      }));
-      return rows.length > limit
-        ? { items: page, nextCursor: nameCursorOf(page[page.length - 1]!.name) }
-        : { items: page };
+      return namePageOf(scope, await repo.listNames(scope, after, limit + 1, now()), limit);
     },
 
     /** Deletes a name and every version; a later save starts again at 0. False when there was none. */
