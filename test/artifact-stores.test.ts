@@ -168,6 +168,17 @@ describe('in-memory store specifics', () => {
     expect(await other.exists(theirs.id)).toBe(true);
   });
 
+  it('a named version is a reference, as in the service: it lists, reads by its id and deletes like any other', async () => {
+    const store = createInMemoryArtifactStore({ scope: { tenantId: 't', userId: 'u', sessionId: 's-1' } });
+    const v0 = await store.names!.saveVersion({ app: 'app', name: 'plan.md' }, '# Plan');
+    expect((await store.list()).items).toEqual([v0]);
+    expect(new TextDecoder().decode((await store.get(v0.id))!)).toBe('# Plan');
+    expect(await store.delete(v0.id)).toBe(true);
+    expect(await store.names!.loadVersion({ app: 'app', name: 'plan.md' })).toBeNull();
+    // The name's counter stays: the next save is version 1.
+    expect((await store.names!.saveVersion({ app: 'app', name: 'plan.md' }, '# Plan, again')).version).toBe(1);
+  });
+
   it('does not share buffers with the caller', async () => {
     const store = createInMemoryArtifactStore();
     const data = new Uint8Array([1, 2, 3]);

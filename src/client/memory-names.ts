@@ -5,13 +5,14 @@
  */
 import type { NamedArtifactStore } from '../core/artifact-store.js';
 import { streamOfBytes } from '../core/bytes.js';
-import { checkNameKey, checkVersion, nameKeyFor, nameListLimit, nameOfCursor, namePageOf } from '../core/names.js';
+import { checkVersion, nameKeyFor, nameListLimit, nameOfCursor, namePageOf } from '../core/names.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import type { ArtifactScope, NameKey } from '../core/schemas.js';
 import { resolveByteRange } from '../core/store-scope.js';
 import { commitPut, type MemoryStoreContext } from './memory-put.js';
 import { refOf } from './memory-table.js';
 
+/** The named versions of an in-memory store acting for `scope`, over the tables its views share. */
 export function memoryNames(context: MemoryStoreContext, scope: ArtifactScope): NamedArtifactStore {
   const { table, now } = context;
 
@@ -70,7 +71,6 @@ export function memoryNames(context: MemoryStoreContext, scope: ArtifactScope): 
 
     async listNames(where, query = {}) {
       const { name: _name, ...at } = nameKeyFor(scope, where);
-      checkNameKey(at);
       const limit = nameListLimit(query.limit);
       const after = query.cursor ? nameOfCursor(query.cursor) : '';
       return namePageOf(at, table.listNames(at, after, limit + 1, now()), limit);

@@ -21,7 +21,7 @@ export interface MemoryStoreContext {
   now: () => number;
 }
 
-/** What a put commits once its options are read: where, and the options as validated. */
+/** A put's options once validated (type trimmed, filename made safe). */
 type CheckedPut = ReturnType<typeof validatePutOptions>;
 
 /**

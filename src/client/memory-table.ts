@@ -24,7 +24,7 @@ export type PutRow = Omit<RefRow, 'refId' | 'lastAccessedAt' | 'name' | 'version
 };
 
 /** SQLite's order of text (UTF-8 bytes, which is code point order), not JavaScript's UTF-16 one. */
-export function compareText(a: string, b: string): number {
+function compareText(a: string, b: string): number {
   const x = [...a];
   const y = [...b];
   for (let i = 0; i < x.length && i < y.length; i++) {
