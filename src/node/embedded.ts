@@ -114,7 +114,12 @@ async function openService(config: Config) {
   const drivers = await openNodeDrivers(config);
   const viewSandbox = createNodeViewSandbox();
   const settings = policySettings(config);
-  const service = composeService(config, drivers, { policies: settings.policies, viewSandbox });
+  // What the service and retention work around is logged (warnings and errors unless the level is
+  // debug) to stderr, never into the host's stdout.
+  const logger = createJsonLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, (line) =>
+    process.stderr.write(`${line}\n`),
+  );
+  const service = composeService(config, drivers, { policies: settings.policies, viewSandbox, logger });
   const closeAll = async () => {
     await service.close();
     await viewSandbox.close();
@@ -131,16 +136,12 @@ async function openService(config: Config) {
     await closeAll();
     throw err;
   }
-  // Retention on serve's schedule, so TTLs and quotas' cleanup hold without a server; the log lines
-  // (warnings and errors unless the level is debug) go to stderr, never into the host's stdout.
-  const logger = createJsonLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, (line) =>
-    process.stderr.write(`${line}\n`),
-  );
   const run = createRetentionRunner(
     retentionDepsOf(config, settings, drivers, {
       pause: 1,
       batchTargetMs: 25,
       busy: () => service.putsInFlight() > 0,
+      logger,
     }),
   );
   const schedule = scheduleRetention({

@@ -23,7 +23,7 @@ import { createNamedVersions } from './names.js';
 import { createPutPolicies } from './put-policy.js';
 import { createPuts } from './puts.js';
 import { createReads } from './reads.js';
-import { rowToRef } from './refs.js';
+import { rowToRef } from '../core/refs.js';
 import { createSessionEnding } from './sessions.js';
 import type { ArtifactService, LinkSettings, PutFaultPoint, ServiceLimits, ServiceObserver } from './types.js';
 import { type ArtifactViews, type ArtifactViewsDeps, createArtifactViews } from './views/index.js';

@@ -3,7 +3,7 @@ import { listPageOf, readListQuery } from '../core/listing.js';
 import type { ListPage, ListQuery } from '../core/schemas.js';
 import { narrowFilter } from '../core/scope.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { rowToRef } from './refs.js';
+import { rowToRef } from '../core/refs.js';
 import type { Access } from './types.js';
 
 export interface ListingDeps {

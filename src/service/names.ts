@@ -13,7 +13,7 @@ import { discardBody } from './discard.js';
 import type { Links } from './links.js';
 import type { Puts } from './puts.js';
 import type { Reads } from './reads.js';
-import { rowToRef } from './refs.js';
+import { rowToRef } from '../core/refs.js';
 import type { DownloadEntity, DownloadUrl, DownloadUrlOptions, PutResult, RangeResolver } from './types.js';
 
 const notFound = (key: NameKey, version?: number) =>

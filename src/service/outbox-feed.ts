@@ -1,6 +1,6 @@
 import type { ArtifactEvent } from '../core/events.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { rowToRef } from './refs.js';
+import { rowToRef } from '../core/refs.js';
 
 export interface OutboxFeedOptions {
   /** How often the outbox is read when it has nothing new (default 250 ms). */

@@ -15,7 +15,7 @@ import type { ArtifactRepository } from '../db/repository.js';
 import { discardBody } from './discard.js';
 import type { CheckedPutOptions, PutPolicies } from './put-policy.js';
 import { createPutPin, type PutPin } from './put-pin.js';
-import { rowToRef } from './refs.js';
+import { rowToRef } from '../core/refs.js';
 import type { PutFaultPoint, PutResult, ServiceObserver } from './types.js';
 
 export interface PutsDeps {

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { errors } from '../../core/errors.js';
 import type { OutboxEvent, ServiceOperations } from '../../service/operations.js';
-import { rowToRef } from '../../service/refs.js';
+import { rowToRef } from '../../core/refs.js';
 import { accessOf, adminTenantOf, isTenantAdmin, requirePerm } from '../auth.js';
 import type { AppEnv } from '../context.js';
 import { header } from '../fast-header.js';
