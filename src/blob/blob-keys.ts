@@ -1,12 +1,11 @@
 /**
  * Where blobs live in a bucket, and how to walk one: the key layout the S3 and R2 drivers and the S3
  * backup target share (a blob's key by its sha256, the staging keys, and the inverse), and the
- * pagers that list every key under a prefix. No driver builds or parses a key by itself.
+ * pager every listing is read through. No driver builds or parses a key by itself.
  *
- * Web standards only (R2 runs it in a Worker); the AWS SDK's ListObjectsV2 is imported for
- * `listAll`, which a bundle that does not call it leaves out.
+ * Web standards only: R2 runs it in a Worker, so it imports no SDK (S3's ListObjectsV2 pager is
+ * `s3-listing.ts`).
  */
-import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { SHA256_PATTERN } from '../core/ids.js';
 
 /**
@@ -88,55 +87,4 @@ export async function* paginate<T, Token>(
     yield* page.items;
     token = page.next;
   } while (token !== undefined);
-}
-
-/** An object of a listing. */
-export interface ListedObject {
-  key: string;
-  sizeBytes: number;
-  /** Last modified, ms since the epoch; absent when the backend did not say (S3 always does). */
-  modifiedAt?: number;
-}
-
-export interface ListAllOptions {
-  bucket: string;
-  prefix: string;
-  /** Keys per ListObjectsV2 request (default and S3's maximum: 1000). */
-  pageSize?: number;
-  /** What a failed request throws instead of the SDK's error (which it should keep as its cause). */
-  fail: (err: unknown) => unknown;
-}
-
-/**
- * Every object under a prefix of an S3 bucket, in key order: ListObjectsV2, page after page by
- * continuation token. Objects may be deleted while it runs (the next page starts after the last key
- * listed).
- */
-export function listAll(client: S3Client, options: ListAllOptions): AsyncGenerator<ListedObject, void, undefined> {
-  const { bucket, prefix, pageSize, fail } = options;
-  return paginate<ListedObject, string>(async (token) => {
-    let page;
-    try {
-      page = await client.send(
-        new ListObjectsV2Command({
-          Bucket: bucket,
-          Prefix: prefix,
-          ContinuationToken: token,
-          ...(pageSize ? { MaxKeys: pageSize } : {}),
-        }),
-      );
-    } catch (err) {
-      throw fail(err);
-    }
-    const items: ListedObject[] = [];
-    for (const o of page.Contents ?? []) {
-      if (!o.Key) continue;
-      items.push({
-        key: o.Key,
-        sizeBytes: o.Size ?? 0,
-        ...(o.LastModified ? { modifiedAt: o.LastModified.getTime() } : {}),
-      });
-    }
-    return { items, next: page.IsTruncated ? page.NextContinuationToken || undefined : undefined };
-  });
 }

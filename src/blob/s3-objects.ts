@@ -13,7 +13,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { ByteRange } from '../core/schemas.js';
-import { type BlobKeyLayout, type ListedObject, listAll } from './blob-keys.js';
+import type { BlobKeyLayout } from './blob-keys.js';
+import { type ListedObject, listAll } from './s3-listing.js';
 import { isNotFound, isPayloadMismatch, s3Failure } from './s3-client.js';
 import { withPayloadHash } from './s3-presign.js';
 
