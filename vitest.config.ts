@@ -43,6 +43,45 @@ const ALONE = [
 ];
 
 /**
+ * What `npm run test:quick` (`vitest run --mode quick`) leaves out, for the inner loop: the slowest
+ * process-level files. `npm test` and CI run everything.
+ */
+const SLOW = [
+  // npm: packs both packages and installs them three ways.
+  'test/package.test.ts',
+  // Every step a CLI process, against `serve` processes.
+  'test/cli-client.test.ts',
+  'test/cli-choice.test.ts',
+  'test/docs-troubleshooting.test.ts',
+  // `serve` and the backup and restore commands as processes, against S3.
+  'test/backup.test.ts',
+  // Each example as a process.
+  'test/examples.test.ts',
+  // The gateway as a process in front of real MCP servers; the conformance suite; the inspector CLI.
+  'test/gateway-stdio.test.ts',
+  'test/mcp-conformance.test.ts',
+  'test/mcp-inspector.test.ts',
+  // The Python client's pytest suite against a `serve` process.
+  'test/python-client.test.ts',
+  // Chromium.
+  'test/ui-browser.test.ts',
+  'test/ui-names.test.ts',
+  'test/ui-resources.test.ts',
+  'test/ui-screenshot.test.ts',
+  'test/gateway-playwright.test.ts',
+  'test/gateway-readback.test.ts',
+  // Service processes killed at each phase boundary or at random moments; a private Ceph RGW killed
+  // and restarted.
+  'test/crash.test.ts',
+  'test/fault-kill.test.ts',
+  'test/fault-s3.test.ts',
+  // A 1 GiB log written, uploaded and searched.
+  'test/views-large.test.ts',
+  // `wrangler dev`.
+  'test/dev-worker.test.ts',
+];
+
+/**
  * Files run at once on Node. Many spend most of their time waiting on child processes, servers,
  * sockets, timers, Chromium or pytest, so a two-core machine runs more files than it has cores.
  */
@@ -50,7 +89,8 @@ const NODE_WORKERS = availableParallelism() + 1;
 
 const TIMEOUTS = { testTimeout: 60_000, hookTimeout: 60_000 };
 
-export default defineConfig(() => {
+export default defineConfig(({ mode }) => {
+  const skipped = mode === 'quick' ? SLOW : [];
   const nodeProject = {
     environment: 'node',
     // Whatever a test file started and did not stop is stopped after the file.
@@ -70,7 +110,7 @@ export default defineConfig(() => {
             ...nodeProject,
             name: 'node',
             include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-            exclude: ['test/workerd/**', ...ALONE],
+            exclude: ['test/workerd/**', ...ALONE, ...skipped],
             maxWorkers: NODE_WORKERS,
             sequence: { groupOrder: 0 },
           },
@@ -79,7 +119,7 @@ export default defineConfig(() => {
           test: {
             ...nodeProject,
             name: 'node-alone',
-            include: ALONE,
+            include: ALONE.filter((file) => !skipped.includes(file)),
             maxWorkers: 1,
             sequence: { groupOrder: 2 },
           },
