@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
@@ -21,54 +22,145 @@ const SHARED_HTTP_SUITE = [
   'test/http-views.test.ts',
 ];
 
-export default defineConfig({
-  test: {
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    projects: [
-      {
-        extends: true,
-        test: {
-          name: 'node',
-          environment: 'node',
-          include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-          exclude: ['test/workerd/**'],
-          // A real S3 (env, MinIO or Ceph RGW) for the S3 driver's tests, started once per run. The
-          // process check comes first so its teardown runs last, after S3 is stopped: it fails the
-          // run if a test left a process behind.
-          globalSetup: ['test/global-setup-processes.ts', 'test/global-setup-s3.ts'],
-          // Whatever a test file started and did not stop is stopped after the file.
-          setupFiles: ['test/setup-processes.ts'],
+/**
+ * Node files that must have the machine to themselves: project `node-alone` runs them one at a time,
+ * after the others. Every other Node file shares nothing with the files beside it (its own ports,
+ * temp folders, S3 buckets and XDG_STATE_HOME, in a process of its own) and runs in parallel.
+ */
+const ALONE = [
+  // `npm run pack` empties and rebuilds dist/ and packages/sdk/dist/ in the checkout, then three npm
+  // installs run side by side.
+  'test/package.test.ts',
+  // 'with pause' holds the event loop 15 ms per batch and expects every batch to take under
+  // batchTargetMs (25 ms): on a busy core the process is preempted mid-batch, and the batch halves.
+  'test/retention.test.ts',
+  // Compares timings inside one service: 20 small reads must all answer before a PDF that takes
+  // seconds, and reads must keep answering while a hostile search runs.
+  'test/views-hostile.test.ts',
+  // Compares the event loop's longest stall with a job's time, and a large document's job must
+  // finish within the sandbox's 20 s limit.
+  'test/view-sandbox.test.ts',
+  // Real-clock token buckets of 5 requests a second: the SDK's first call must find the bucket still
+  // empty, so a step slower than 200 ms (a busy core) refills it and the call goes through.
+  'test/rate-limit.test.ts',
+];
+
+/**
+ * What `npm run test:quick` (`vitest run --mode quick`) leaves out, for the inner loop: the slowest
+ * process-level files. `npm test` and CI run everything.
+ */
+const SLOW = [
+  // npm: packs both packages and installs them three ways.
+  'test/package.test.ts',
+  // Every step a CLI process, against `serve` processes.
+  'test/cli-client.test.ts',
+  'test/cli-choice.test.ts',
+  'test/docs-troubleshooting.test.ts',
+  // `serve` and the backup and restore commands as processes, against S3.
+  'test/backup.test.ts',
+  // Each example as a process.
+  'test/examples.test.ts',
+  // The gateway as a process in front of real MCP servers; the conformance suite; the inspector CLI.
+  'test/gateway-stdio.test.ts',
+  'test/mcp-conformance.test.ts',
+  'test/mcp-inspector.test.ts',
+  // The Python client's pytest suite against a `serve` process.
+  'test/python-client.test.ts',
+  // Chromium.
+  'test/ui-browser.test.ts',
+  'test/ui-names.test.ts',
+  'test/ui-resources.test.ts',
+  'test/ui-screenshot.test.ts',
+  'test/gateway-playwright.test.ts',
+  'test/gateway-readback.test.ts',
+  // Service processes killed at each phase boundary or at random moments; a private Ceph RGW killed
+  // and restarted.
+  'test/crash.test.ts',
+  'test/fault-kill.test.ts',
+  'test/fault-s3.test.ts',
+  // A 1 GiB log written, uploaded and searched.
+  'test/views-large.test.ts',
+  // `wrangler dev`.
+  'test/dev-worker.test.ts',
+];
+
+/**
+ * Files run at once on Node. Many spend most of their time waiting on child processes, servers,
+ * sockets, timers, Chromium or pytest, so a two-core machine runs more files than it has cores.
+ */
+const NODE_WORKERS = availableParallelism() + 1;
+
+const TIMEOUTS = { testTimeout: 60_000, hookTimeout: 60_000 };
+
+export default defineConfig(({ mode }) => {
+  const skipped = mode === 'quick' ? SLOW : [];
+  const nodeProject = {
+    environment: 'node',
+    // Whatever a test file started and did not stop is stopped after the file.
+    setupFiles: ['test/setup-processes.ts'],
+    ...TIMEOUTS,
+  };
+  return {
+    test: {
+      // Once for the whole run, whatever projects it runs (the projects below do not extend this
+      // config, or each would run them again): a real S3 (env, MinIO or Ceph RGW) for the S3 driver's
+      // tests, which the tests of every project can inject; and the process check, first so that its
+      // teardown runs last, after S3 is stopped: it fails the run if a test left a process behind.
+      globalSetup: ['test/global-setup-processes.ts', 'test/global-setup-s3.ts'],
+      projects: [
+        {
+          test: {
+            ...nodeProject,
+            name: 'node',
+            include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+            exclude: ['test/workerd/**', ...ALONE, ...skipped],
+            maxWorkers: NODE_WORKERS,
+            sequence: { groupOrder: 0 },
+          },
         },
-      },
-      {
-        extends: true,
-        plugins: [
-          cloudflareTest(async () => ({
-            wrangler: { configPath: here('./wrangler.toml') },
-            miniflare: {
-              bindings: {
-                TEST_MIGRATIONS: await readD1Migrations(here('./migrations')),
-                // What `wrangler secret put` sets in production.
-                ARTIFACT_STORE_JWT_SECRETS: 'k1:k1-secret-for-tests-0123456789abcdef',
-                ARTIFACT_STORE_LOG_LEVEL: 'warn',
+        {
+          test: {
+            ...nodeProject,
+            name: 'node-alone',
+            include: ALONE.filter((file) => !skipped.includes(file)),
+            maxWorkers: 1,
+            sequence: { groupOrder: 2 },
+          },
+        },
+        {
+          plugins: [
+            cloudflareTest(async () => ({
+              wrangler: { configPath: here('./wrangler.toml') },
+              miniflare: {
+                bindings: {
+                  TEST_MIGRATIONS: await readD1Migrations(here('./migrations')),
+                  // What `wrangler secret put` sets in production.
+                  ARTIFACT_STORE_JWT_SECRETS: 'k1:k1-secret-for-tests-0123456789abcdef',
+                  ARTIFACT_STORE_LOG_LEVEL: 'warn',
+                },
+                // A small limit for test/workerd/rate-limit.test.ts, which binds it in place of wrangler.toml's.
+                ratelimits: { TEST_RATE_LIMITER: { simple: { limit: 3, period: 10 } } },
               },
-              // A small limit for test/workerd/rate-limit.test.ts, which binds it in place of wrangler.toml's.
-              ratelimits: { TEST_RATE_LIMITER: { simple: { limit: 3, period: 10 } } },
-            },
-          })),
-        ],
-        resolve: {
-          alias: [{ find: /^\.\/drivers\.js$/, replacement: here('./test/helpers/drivers.workerd.ts') }],
+            })),
+          ],
+          resolve: {
+            alias: [{ find: /^\.\/drivers\.js$/, replacement: here('./test/helpers/drivers.workerd.ts') }],
+          },
+          test: {
+            ...TIMEOUTS,
+            name: 'workerd',
+            include: [...SHARED_HTTP_SUITE, 'test/workerd/**/*.test.ts'],
+            setupFiles: ['test/workerd/apply-migrations.ts'],
+            // One D1 database for the project: files take turns (each test app empties it and keeps
+            // its blobs under a prefix of its own), in a group of their own after the parallel Node
+            // files. In one Miniflare for them all: started anew for each file, it and the migrations
+            // took four times as long as the tests.
+            fileParallelism: false,
+            isolate: false,
+            sequence: { groupOrder: 1 },
+          },
         },
-        test: {
-          name: 'workerd',
-          include: [...SHARED_HTTP_SUITE, 'test/workerd/**/*.test.ts'],
-          setupFiles: ['test/workerd/apply-migrations.ts'],
-          // One D1 database for the project: files take turns (each test app empties it).
-          fileParallelism: false,
-        },
-      },
-    ],
-  },
+      ],
+    },
+  };
 });

@@ -3,7 +3,8 @@
  * in its environment (children inherit it); processes that drop the environment (MCP stdio peers
  * get a minimal one) are recognised by running from this checkout and having lost their parent.
  * At the end, any such process still alive outside this run's own process tree is listed, killed,
- * and the run fails.
+ * and the run fails. Files run several at a time, each in a worker that is a child of the run: what
+ * a finished file left behind has lost its parent (and is found) while the other workers still run.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';

@@ -9,8 +9,18 @@ declare module 'vitest' {
   }
 }
 
-/** One real S3 server for the whole run (test/helpers/s3-target.ts picks it), stopped at the end. */
+/**
+ * One real S3 server for the whole run (test/helpers/s3-target.ts picks it), stopped at the end.
+ * vitest.config.ts runs this once, for every project (`project` is the root one, whose provided
+ * values every project sees).
+ */
 export default async function setup(project: TestProject) {
+  // The S3 tests are all on Node: a run of the workerd project alone needs no server.
+  if (project.vitest.projects.every((p) => p.name === 'workerd')) {
+    project.provide('s3', null);
+    project.provide('s3Unavailable', 'this run has no Node project');
+    return;
+  }
   const started = performance.now();
   const target = await startS3Target();
   if ('unavailable' in target) {

@@ -1,21 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createFsBlobStore } from '../src/blob/fs.js';
-import { nodeSha256 } from '../src/blob/node-hash.js';
+import { describe, expect, it } from 'vitest';
 import { loadConfig, policiesOf } from '../src/core/config.js';
 import { createPolicies, type Policy, type TenantPolicies } from '../src/core/policy.js';
 import type { ArtifactScope } from '../src/core/schemas.js';
-import { createSqliteRepository } from '../src/db/sqlite.js';
-import { createArtifactService, type Access, type ArtifactService } from '../src/service/artifact-service.js';
-import { type RetentionReport, runRetention } from '../src/service/retention/index.js';
+import type { Access, ArtifactService } from '../src/service/artifact-service.js';
+import type { RetentionReport } from '../src/service/retention/index.js';
 import { expectArtifactError } from './helpers/artifact-errors.js';
 import { TEST_POLICY } from './helpers/policy.js';
+import { createServiceHarness } from './helpers/service-harness.js';
 
-const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const KiB = 1024;
 
 const BASE = TEST_POLICY;
@@ -31,43 +24,25 @@ interface Harness {
   retention(): Promise<RetentionReport>;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
-
+/** A service with these quotas over a temp folder (test/helpers/service-harness.ts), closed when the test ends. */
 async function harness(policy: Partial<Policy> = {}, overrides: TenantPolicies = {}): Promise<Harness> {
-  const dir = await mkdtemp(join(tmpdir(), 'artifact-quotas-'));
-  const dbPath = join(dir, 'artifacts.db');
-  const clock = { t: T0 };
-  const repo = createSqliteRepository({ path: dbPath });
-  const blobs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
-  const policies = createPolicies({ ...BASE, ...policy }, overrides);
-  const service = createArtifactService({
-    repo,
-    blobs,
+  const h = await createServiceHarness({
+    prefix: 'artifact-quotas-',
     limits: { ...BASE, touchFlushMs: 0 },
-    policies,
-    now: () => clock.t,
-  });
-  const reader = new Database(dbPath, { readonly: true });
-  cleanups.push(async () => {
-    reader.close();
-    await service.close();
-    await repo.close();
-    await rm(dir, { recursive: true, force: true });
+    policies: createPolicies({ ...BASE, ...policy }, overrides),
+    db: 'readonly',
   });
   return {
-    service,
-    clock,
-    dbPath,
+    service: h.service,
+    clock: h.clock,
+    dbPath: h.dbPath,
     tick: () => {
-      clock.t += 1000;
+      h.clock.t += 1000;
     },
-    retention: () => runRetention({ repo, blobs, policies, now: () => clock.t, graceMs: 1000 }, 'test'),
+    retention: () => h.retention({ graceMs: 1000 }),
     events: (type) =>
       (
-        reader.prepare('SELECT type, artifact_id AS artifactId, scope FROM outbox ORDER BY seq').all() as {
+        h.db.prepare('SELECT type, artifact_id AS artifactId, scope FROM outbox ORDER BY seq').all() as {
           type: string;
           artifactId: string;
           scope: string;

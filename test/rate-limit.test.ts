@@ -340,8 +340,10 @@ describe('over HTTP', () => {
   });
 
   it('limits /mcp and signed download links too, and a forged link spends nothing', { timeout: 30_000 }, async () => {
+    // A burst of three that refills one request every 100 s: however slowly the steps below run (a
+    // busy machine), no request is refilled before the refusals they expect.
     const server = await serve({
-      ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '1',
+      ARTIFACT_STORE_TENANT_REQUESTS_PER_SECOND: '0.01',
       ARTIFACT_STORE_TENANT_REQUEST_BURST: '3',
     });
     const token = await server.mintToken({ tenant: 'acme', perms: ['read', 'write'] });

@@ -4,7 +4,6 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BlobPutOptions } from '../src/blob/blob-store.js';
 import { createFsBlobStore } from '../src/blob/fs.js';
@@ -23,6 +22,7 @@ import { fsck } from '../src/service/fsck.js';
 import { issueApiKey } from '../src/service/api-keys.js';
 import { ROOT } from './helpers/cli-server.js';
 import { TEST_POLICY } from './helpers/policy.js';
+import { createServiceHarness } from './helpers/service-harness.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const KiB = 1024;
@@ -55,43 +55,26 @@ function gate() {
   };
 }
 
+/** A service over a temp folder (test/helpers/service-harness.ts), closed when the test ends. */
 async function harness(faults?: Parameters<typeof createArtifactService>[0]['faults']) {
-  const dir = await tempDir();
-  const dbPath = join(dir, 'artifacts.db');
-  const clock = { t: T0 };
-  const repo = createSqliteRepository({ path: dbPath });
-  const blobs = createFsBlobStore({ root: join(dir, 'blobs'), hash: nodeSha256, fsync: false });
-  const service = createArtifactService({
-    repo,
-    blobs,
+  const h = await createServiceHarness({
+    prefix: 'artifact-retention-',
     limits: { ...BASE, touchFlushMs: 0, gcGraceMs: 60_000 },
     policies: createPolicies(BASE),
-    now: () => clock.t,
     faults,
+    db: 'readwrite',
   });
-  const db = new Database(dbPath);
-  cleanups.push(async () => {
-    db.close();
-    await service.close();
-    await repo.close();
-  });
+  const { dir, db } = h;
   const retention = (
     policy: Partial<Policy> = {},
     overrides: TenantPolicies = {},
     extra: Partial<RetentionDeps> = {},
   ) =>
-    runRetention(
-      {
-        repo,
-        blobs,
-        policies: createPolicies({ ...BASE, ...policy }, overrides),
-        overriddenTenants: Object.keys(overrides),
-        now: () => clock.t,
-        graceMs: 0,
-        ...extra,
-      },
-      'test',
-    );
+    h.retention({
+      policies: createPolicies({ ...BASE, ...policy }, overrides),
+      overriddenTenants: Object.keys(overrides),
+      ...extra,
+    });
   const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   const events = (type: string) =>
     (db.prepare('SELECT artifact_id AS id FROM outbox WHERE type = ? ORDER BY seq').all(type) as { id: string }[]).map(
@@ -101,7 +84,7 @@ async function harness(faults?: Parameters<typeof createArtifactService>[0]['fau
     (await readdir(join(dir, 'blobs', 'sha256'), { recursive: true, withFileTypes: true }).catch(() => [])).filter(
       (e) => e.isFile(),
     ).length;
-  return { dir, dbPath, clock, repo, blobs, service, db, retention, count, events, blobFiles };
+  return { ...h, retention, count, events, blobFiles };
 }
 
 async function putMany(

@@ -6,14 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createFsBlobStore } from '../src/blob/fs.js';
-import { nodeSha256 } from '../src/blob/node-hash.js';
 import { ArtifactError } from '../src/core/errors.js';
 import { artifactId } from '../src/core/ids.js';
 import { parseRange } from '../src/core/range.js';
 import type { ArtifactRef, ArtifactScope } from '../src/core/schemas.js';
-import type { ArtifactRepository } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { createCheckpointer, type CheckpointResult } from '../src/db/sqlite/checkpointer.js';
 import { openSqlite } from '../src/db/sqlite/connection.js';
@@ -26,9 +24,10 @@ import {
   type ServiceLimits,
 } from '../src/service/artifact-service.js';
 import { expectArtifactError } from './helpers/artifact-errors.js';
+import { createServiceHarness, HARNESS_T0, type ServiceHarness } from './helpers/service-harness.js';
 import { bytesStream, failingStream, readAll, sha256Of } from './helpers/streams.js';
 
-const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const T0 = HARNESS_T0;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const LIMITS: ServiceLimits = {
@@ -38,35 +37,11 @@ const LIMITS: ServiceLimits = {
   touchFlushMs: 0,
 };
 
-interface Harness {
-  dir: string;
-  dbPath: string;
-  blobRoot: string;
-  repo: ArtifactRepository;
-  service: ArtifactService;
-  clock: { t: number };
-}
+type Harness = ServiceHarness;
 
-const opened: { dir: string; closers: (() => Promise<void>)[] }[] = [];
-
-async function createHarness(limits: Partial<ServiceLimits> = {}): Promise<Harness> {
-  const dir = await mkdtemp(join(tmpdir(), 'artifact-service-'));
-  const dbPath = join(dir, 'artifacts.db');
-  const blobRoot = join(dir, 'blobs');
-  const clock = { t: T0 };
-  const repo = createSqliteRepository({ path: dbPath });
-  const blobs = createFsBlobStore({ root: blobRoot, hash: nodeSha256, fsync: false });
-  const service = createArtifactService({ repo, blobs, limits: { ...LIMITS, ...limits }, now: () => clock.t });
-  opened.push({ dir, closers: [() => service.close(), () => repo.close()] });
-  return { dir, dbPath, blobRoot, repo, service, clock };
-}
-
-afterEach(async () => {
-  for (const o of opened.splice(0)) {
-    for (const close of o.closers) await close();
-    await rm(o.dir, { recursive: true, force: true });
-  }
-});
+/** A service over a temp folder at T0 (test/helpers/service-harness.ts), closed when the test ends. */
+const createHarness = (limits: Partial<ServiceLimits> = {}): Promise<Harness> =>
+  createServiceHarness({ limits: { ...LIMITS, ...limits } });
 
 const tenant = (tenantId: string): Access => ({ tenantId, filter: {} });
 const sessionAccess = (tenantId: string, sessionId: string): Access => ({ tenantId, filter: { sessionId } });
@@ -714,7 +689,10 @@ describe('ArtifactService: two instances on one SQLite file', () => {
     const repo2 = createSqliteRepository({ path: h1.dbPath });
     const blobs2 = createFsBlobStore({ root: h1.blobRoot, fsync: false });
     const service2 = createArtifactService({ repo: repo2, blobs: blobs2, limits: LIMITS, now: () => h1.clock.t });
-    opened.push({ dir: h1.dir, closers: [() => service2.close(), () => repo2.close()] });
+    h1.onClose(async () => {
+      await service2.close();
+      await repo2.close();
+    });
 
     const shared = randomBytes(64 * 1024);
     const jobs: Promise<{ created: boolean; ref: ArtifactRef }>[] = [];
@@ -754,7 +732,10 @@ describe('ArtifactService: reference lookups stay current across instances', () 
       limits: LIMITS,
       now: () => h1.clock.t,
     });
-    opened.push({ dir: h1.dir, closers: [() => service2.close(), () => repo2.close()] });
+    h1.onClose(async () => {
+      await service2.close();
+      await repo2.close();
+    });
 
     const { ref } = await h1.service.putText({ tenantId: 'acme', sessionId: 's1' }, 'shared view');
     // Looked up twice through instance 2: the second answer comes from its cache of recent lookups.
