@@ -4,6 +4,10 @@
  */
 const layer = (name) => `^src/${name}/`;
 const outside = (...allowed) => `^src/(?!(${allowed.join('|')})/)[^/]+/`;
+/** The files of the folders that are one module each, but their fronts (index.ts). */
+const MODULE_INTERNALS = '^src/(service/retention|service/views|db/sqlite|db/d1|mcp/transform)/(?!index\\.ts$)[^/]+$';
+/** What a runtime implements the views' sandbox with: the seam, and the parsers its Node worker runs. */
+const VIEWS_SANDBOX_SEAM = '^src/service/views/(sandbox|inline-sandbox|json-query)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -44,6 +48,38 @@ module.exports = {
       severity: 'error',
       from: { path: layer('service') },
       to: { path: outside('core', 'db', 'blob', 'service') },
+    },
+    {
+      name: 'service-not-http',
+      comment: 'The service answers every transport alike: it never imports the HTTP layer.',
+      severity: 'error',
+      from: { path: layer('service') },
+      to: { path: layer('http') },
+    },
+    {
+      name: 'module-fronts-only',
+      comment:
+        "A folder that is one module is imported through its front (index.ts); its other files are the module's private helpers. The views' sandbox seam (sandbox.ts, and the parsers its Node worker runs) is the runtimes' to implement.",
+      severity: 'error',
+      from: { path: '^src/(.+)/[^/]+$' },
+      to: {
+        path: MODULE_INTERNALS,
+        pathNot: ['^src/$1/', VIEWS_SANDBOX_SEAM],
+      },
+    },
+    {
+      name: 'module-fronts-only',
+      comment: 'The same, for the entry files at the top of src/ (index.ts, node.ts, blob.ts, worker.ts).',
+      severity: 'error',
+      from: { path: '^src/[^/]+$' },
+      to: { path: MODULE_INTERNALS, pathNot: VIEWS_SANDBOX_SEAM },
+    },
+    {
+      name: 'db-plans-are-db-private',
+      comment: 'The SQL both repositories run (db/plans/) is theirs: the rest of the code asks a repository.',
+      severity: 'error',
+      from: { pathNot: '^src/db/' },
+      to: { path: '^src/db/plans/' },
     },
     {
       name: 'client-imports-core-only',

@@ -107,6 +107,44 @@ describe('layer rules', () => {
         { 'src/mcp/store.ts': "import Database from 'better-sqlite3';\nexport const x = Database;\n" },
       ],
       [
+        'service-not-http',
+        {
+          'src/http/status.ts': 'export const s = 1;\n',
+          'src/service/s.ts': "import { s } from '../http/status.js';\nexport const x = s;\n",
+        },
+      ],
+      [
+        'module-fronts-only',
+        {
+          'src/service/retention/index.ts': "export { phase } from './phase.js';\n",
+          'src/service/retention/phase.ts': 'export const phase = 1;\n',
+          'src/compose/c.ts': "import { phase } from '../service/retention/phase.js';\nexport const x = phase;\n",
+        },
+      ],
+      [
+        'module-fronts-only',
+        {
+          'src/mcp/transform/index.ts': "export { p } from './previews.js';\n",
+          'src/mcp/transform/previews.ts': 'export const p = 1;\n',
+          'src/index.ts': "import { p } from './mcp/transform/previews.js';\nexport const x = p;\n",
+        },
+      ],
+      [
+        'module-fronts-only',
+        {
+          'src/db/sqlite/index.ts': "export { r } from './rows.js';\n",
+          'src/db/sqlite/rows.ts': 'export const r = 1;\n',
+          'src/db/d1/references.ts': "import { r } from '../sqlite/rows.js';\nexport const x = r;\n",
+        },
+      ],
+      [
+        'db-plans-are-db-private',
+        {
+          'src/db/plans/put.ts': 'export const plan = 1;\n',
+          'src/service/puts.ts': "import { plan } from '../db/plans/put.js';\nexport const x = plan;\n",
+        },
+      ],
+      [
         'no-circular',
         {
           'src/mcp/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
@@ -115,7 +153,7 @@ describe('layer rules', () => {
       ],
     ];
     for (const [rule, files] of cases) {
-      it(rule, async () => {
+      it(`${rule}: ${Object.keys(files).at(-1)}`, async () => {
         rmSync(join(dir, 'src'), { recursive: true, force: true });
         for (const [path, text] of Object.entries(files)) write(path, text);
         const r = await cruise(dir);

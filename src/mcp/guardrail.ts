@@ -7,7 +7,7 @@ import { count, maxDepthSchema, parseConfig } from './config.js';
 import { BinaryValue, toJsonSafe, type JsonValue, type WorkValue } from './json.js';
 import { isPlainObject } from './paths.js';
 import { countLines, formatCount, modelRef, viewClause } from './summary.js';
-import { hideBase64Deep } from './transform/previews.js';
+import { hideBase64Deep } from './transform/index.js';
 import { measureChars, truncateToFit } from './truncate.js';
 
 export const GuardrailConfigSchema = z.strictObject({

@@ -7,7 +7,7 @@ import { SHA256_PATTERN } from '../core/ids.js';
 import { narrowScope } from '../core/scope.js';
 import type { ArtifactScope, PutOptions } from '../core/schemas.js';
 import type { BlobStore } from '../blob/blob-store.js';
-import { refusalBeforeBytes } from '../db/plans/put.js';
+import { refusalBeforeBytes } from '../db/put-limits.js';
 import type { ArtifactRepository } from '../db/repository.js';
 import type { PutPolicies } from './put-policy.js';
 import type { Puts } from './puts.js';

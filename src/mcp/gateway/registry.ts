@@ -6,8 +6,7 @@
 import type { Implementation, Prompt, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { resolveTransformConfig, type TransformConfig, type TransformConfigInput } from '../config.js';
 import { ResourceBridgeError } from '../resources.js';
-import { imagePolicyFor } from '../transform/images.js';
-import { toolSpecsFor } from '../transform/per-tool-fields.js';
+import { imagePolicyFor, toolSpecsFor } from '../transform/index.js';
 import { presetFor, tenantMayUse, type GatewayConfig } from './config.js';
 import type { GatewayLog } from './log.js';
 import { hostName, nameTable, type NamedEntry } from './names.js';

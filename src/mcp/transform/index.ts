@@ -31,6 +31,9 @@ import { TransformRun, type TransformStats } from './run.js';
 import { applySizeNet } from './size-net.js';
 import { blocksFor, processEmbeddedResource, processMediaBlock, textBlock, type Block } from './typed-blocks.js';
 
+export { imagePolicyFor } from './images.js';
+export { toolSpecsFor } from './per-tool-fields.js';
+export { hideBase64Deep } from './previews.js';
 export type { TransformStats } from './run.js';
 export { artifactUri } from './typed-blocks.js';
 
