@@ -162,6 +162,17 @@ module.exports = {
       to: { path: '^src/(node|http|service|db|blob|compose|worker)/' },
     },
     {
+      name: 'cli-main-loads-commands-when-run',
+      comment:
+        "The CLI's entry loads a command's modules when that command runs (import()): `put` or `--help` do not load SQLite, the blob drivers or the server.",
+      severity: 'error',
+      from: { path: '^src/cli/main\\.ts$' },
+      to: {
+        path: '^src/(node|http|service|db|blob|compose|worker|client|mcp)/|^src/cli/(admin|maintenance|remote|token|gateway)-commands?\\.ts$|^src/cli/data-dir\\.ts$',
+        dynamic: false,
+      },
+    },
+    {
       name: 'ui-is-static',
       comment: 'The browser page is served as static files; it imports nothing from the TypeScript source.',
       severity: 'error',

@@ -20,12 +20,16 @@ beforeAll(() => createSqliteRepository({ path: join(dir, 'data', 'artifacts.db')
 const RECORDER = pathToFileURL(join(ROOT, 'test', 'helpers', 'record-imports.mjs')).href;
 
 /** Runs the CLI with `args` against `dir`'s data; returns its exit code, stderr and the modules it resolved. */
-function loads(args: string[], name: string): Promise<{ code: number; stderr: string; modules: string[] }> {
+function loads(
+  args: string[],
+  name: string,
+  dataDir: boolean = true,
+): Promise<{ code: number; stderr: string; modules: string[] }> {
   const record = join(dir, `${name}.modules`);
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', RECORDER, ...CLI_ARGS, ...args, '--data-dir', join(dir, 'data')],
+      ['--import', RECORDER, ...CLI_ARGS, ...args, ...(dataDir ? ['--data-dir', join(dir, 'data')] : [])],
       {
         cwd: dir,
         env: {
@@ -60,5 +64,22 @@ describe('the ops commands load no server modules', () => {
     // The recorder saw the command's own modules, so an absence below means something.
     expect(run.modules.some((m) => ownModule.test(m))).toBe(true);
     expect(run.modules.filter((m) => SERVER_MODULES.test(m))).toEqual([]);
+  });
+});
+
+/** SQLite, the repositories, the blob drivers (the AWS SDK among them), the service and the server. */
+const STORAGE_MODULES =
+  /\/src\/(db|blob|service|node|http|compose)\/|\/node_modules\/(better-sqlite3|drizzle-orm|@aws-sdk|hono|@hono)\//;
+
+describe('--help and the commands that talk to a service load no storage, drivers or server', () => {
+  it.each([
+    ['--help', ['--help'], /\/src\/cli\/help\.ts$/],
+    ['put --help', ['put', '--help'], /\/src\/cli\/remote-commands\.ts$/],
+    // No service answers there and no token is set: the command fails, after loading what it needs.
+    ['ls', ['ls', '--url', 'http://127.0.0.1:9'], /\/src\/cli\/remote-commands\.ts$/],
+  ])('%s', async (name, args, ownModule) => {
+    const run = await loads(args, `remote-${name.replace(/\W/g, '-')}`, false);
+    expect(run.modules.some((m) => ownModule.test(m))).toBe(true);
+    expect(run.modules.filter((m) => STORAGE_MODULES.test(m))).toEqual([]);
   });
 });

@@ -85,6 +85,13 @@ describe('layer rules', () => {
         },
       ],
       [
+        'cli-main-loads-commands-when-run',
+        {
+          'src/cli/maintenance-commands.ts': 'export const fsck = 1;\n',
+          'src/cli/main.ts': "import { fsck } from './maintenance-commands.js';\nexport const x = fsck;\n",
+        },
+      ],
+      [
         'worker-runtime-not-node',
         {
           'src/db/sqlite.ts': 'export const db = 1;\n',

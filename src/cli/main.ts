@@ -9,12 +9,9 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type ConfigInput } from '../core/config.js';
 import { resolve, join } from 'node:path';
 import { CliError, EXIT, REMOTE_COMMANDS, type RemoteCommand } from './cli-error.js';
-import { auditCommand, keys, usage } from './admin-commands.js';
 import { closest, COMMAND_NAMES, type CommandName, HELP, USAGE } from './help.js';
 import { packageOf, staleBuildNote } from './package-info.js';
-import { chooseUrl } from './services.js';
-import { backupCommand, fsckCommand, restoreCommand, retention } from './maintenance-commands.js';
-import { recordServe, runningServes } from './data-dir.js';
+import { chooseUrl, recordServe, runningServes } from './services.js';
 
 const UI_LINK_TTL_SECONDS = 3600;
 
@@ -166,16 +163,25 @@ async function main() {
 const isCommand = (name: string | undefined): name is CommandName =>
   (COMMAND_NAMES as readonly (string | undefined)[]).includes(name);
 
-/** The commands main.ts runs itself; the table's type makes every command of help.ts run somewhere. */
+/** The admin commands (keys, usage, audit), loaded when one runs. */
+const admin = () => import('./admin-commands.js');
+/** The maintenance commands (retention, fsck, backup, restore), loaded when one runs. */
+const maintenance = () => import('./maintenance-commands.js');
+
+/**
+ * The commands main.ts runs itself; the table's type makes every command of help.ts run somewhere.
+ * Each loads its modules when it runs: the ops commands open SQLite and the blob drivers (the AWS SDK
+ * among them), which `put`, `ls` or `--help` never need.
+ */
 const OPS: Record<Exclude<CommandName, 'token' | 'gateway' | RemoteCommand>, (argv: string[]) => Promise<void>> = {
   serve,
-  keys,
-  retention,
-  usage,
-  fsck: fsckCommand,
-  backup: backupCommand,
-  restore: restoreCommand,
-  audit: auditCommand,
+  keys: async (argv) => (await admin()).keys(argv),
+  retention: async (argv) => (await maintenance()).retention(argv),
+  usage: async (argv) => (await admin()).usage(argv),
+  fsck: async (argv) => (await maintenance()).fsckCommand(argv),
+  backup: async (argv) => (await maintenance()).backupCommand(argv),
+  restore: async (argv) => (await maintenance()).restoreCommand(argv),
+  audit: async (argv) => (await admin()).auditCommand(argv),
   mcp,
 };
 
