@@ -13,10 +13,13 @@ const operator: Caller = { kind: 'api_key', role: 'operator', actorId: 'k1', ten
 
 /** Knows two tokens; anything else is refused as the real authenticator refuses. */
 const auth: Authenticator = {
-  async authenticate(authorization) {
-    if (authorization === 'Bearer tenant') return tenant;
-    if (authorization === 'Bearer operator') return operator;
-    throw errors.unauthorized('Unknown token.');
+  authenticate(authorization) {
+    // As the real one answers a token verified moments ago: the caller itself, no promise.
+    if (authorization === 'Bearer tenant-cached') return tenant;
+    if (authorization === 'Bearer operator-cached') return operator;
+    if (authorization === 'Bearer tenant') return Promise.resolve(tenant);
+    if (authorization === 'Bearer operator') return Promise.resolve(operator);
+    return Promise.reject(errors.unauthorized('Unknown token.'));
   },
 };
 
@@ -30,6 +33,15 @@ function app() {
 }
 
 describe('authentication', () => {
+  it('admits a caller that comes back without a promise the same way, operator check included', async () => {
+    const res = await app().request('/v1/artifacts/x', { headers: { Authorization: 'Bearer tenant-cached' } });
+    expect(await res.json()).toEqual({ caller: 'u1' });
+    const op = await app().request('/v1/artifacts/x', { headers: { Authorization: 'Bearer operator-cached' } });
+    expect(op.status).toBe(403);
+    const usage = await app().request('/v1/usage', { headers: { Authorization: 'Bearer operator-cached' } });
+    expect(await usage.json()).toEqual({ caller: 'k1' });
+  });
+
   it('sets the caller from the bearer token', async () => {
     const res = await app().request('/v1/artifacts/x', { headers: { Authorization: 'Bearer tenant' } });
     expect(await res.json()).toEqual({ caller: 'u1' });

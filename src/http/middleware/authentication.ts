@@ -4,8 +4,10 @@
  * operator runs (usage, events, admin): it holds no artifacts.
  */
 import { errors } from '../../core/errors.js';
-import type { Authenticator } from '../auth.js';
+import type { Authenticator, Caller } from '../auth.js';
 import { header } from '../fast-header.js';
+import type { Context } from 'hono';
+import type { AppEnv } from '../context.js';
 import type { RequestStep } from './chain.js';
 
 /** What an operator key may call: the service-wide views and actions. */
@@ -22,15 +24,21 @@ export interface AuthenticationOptions {
 export function authentication({ auth }: AuthenticationOptions): RequestStep {
   return {
     name: 'authentication',
-    async enter(c) {
+    enter(c) {
       if (c.req.path.startsWith(SIGNED_LINKS)) return;
-      const caller = await auth.authenticate(header(c, 'authorization'));
-      c.set('caller', caller);
-      if (caller.role === 'operator' && !OPERATOR_PATHS.test(c.req.path)) {
-        throw errors.forbidden(
-          'An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.',
-        );
-      }
+      const found = auth.authenticate(header(c, 'authorization'));
+      // A token verified moments ago comes back without a promise: no await on the hot path.
+      if (found instanceof Promise) return found.then((caller) => admit(c, caller));
+      admit(c, found);
     },
   };
+}
+
+function admit(c: Context<AppEnv>, caller: Caller): void {
+  c.set('caller', caller);
+  if (caller.role === 'operator' && !OPERATOR_PATHS.test(c.req.path)) {
+    throw errors.forbidden(
+      'An operator key runs the service and holds no artifacts: use it for /v1/usage, /v1/events and /v1/admin/*. Store and read artifacts with a tenant token.',
+    );
+  }
 }
