@@ -1,27 +1,10 @@
 import type { QuotaLimits } from '../core/limits.js';
+import type { StoredRef } from '../core/refs.js';
 import type { ArtifactScope } from '../core/schemas.js';
 
-/** A reference joined with its artifact: everything needed to build an ArtifactRef. */
-export interface RefRow {
+/** A reference joined with its artifact: everything needed to build an ArtifactRef, and its row id. */
+export interface RefRow extends StoredRef {
   refId: number;
-  tenantId: string;
-  artifactId: string;
-  namespace: string;
-  sha256: string;
-  sizeBytes: number;
-  userId: string;
-  sessionId: string;
-  traceId: string;
-  mimeType: string;
-  filename: string | null;
-  meta: Record<string, unknown> | null;
-  source: Record<string, unknown> | null;
-  createdAt: number;
-  lastAccessedAt: number;
-  expiresAt: number;
-  /** The name this reference is a version of ('' or absent: none), and its version number. */
-  name?: string;
-  version?: number;
 }
 
 /**

@@ -11,12 +11,12 @@
  * uris, the least recently used evicted past maxIdleScopes), and one host session per host connection
  * (host-session.ts), told when a server it may use changes.
  */
-import type { Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Resource } from '@modelcontextprotocol/sdk/types.js';
 import type { ResourceRead } from '../resources.js';
 import { type GatewayConfig, tenantMayUse } from './config.js';
 import { createHostSession, type HostSession } from './host-session.js';
 import type { GatewayLog } from './log.js';
-import { createUpstreamRegistry, type GatewayServerInfo } from './registry.js';
+import { createUpstreamRegistry, type UpstreamRegistry } from './registry.js';
 import { createScopeView, type GatewayScope, type ScopeView } from './scope-view.js';
 import type { BackoffSettings, ConnectUpstream, Upstream, UpstreamChange } from './upstream.js';
 
@@ -43,10 +43,9 @@ export interface GatewayOptions {
   maxIdleScopes?: number;
 }
 
-/** The gateway as the CLI, the service's routes and the tests use it. */
-export interface McpGateway {
-  /** Every configured server by its config key, in config order. */
-  readonly upstreams: ReadonlyMap<string, Upstream>;
+/** The gateway as the CLI, the service's routes and the tests use it: its registry's views, and host sessions. */
+export interface McpGateway
+  extends Pick<UpstreamRegistry, 'upstreams' | 'serversFor' | 'serverFor' | 'describe' | 'toolsFor'> {
   /**
    * Connects every upstream. One that will not start is left failed and retried with backoff; a name
    * collision between two servers' tools or prompts rejects (after closing everything).
@@ -54,14 +53,6 @@ export interface McpGateway {
   start(): Promise<void>;
   /** Closes every host session, scope view and upstream. */
   close(): Promise<void>;
-  /** The servers a tenant may use (all of them without a tenant), in config order. */
-  serversFor(tenantId: string | undefined): Upstream[];
-  /** One server a tenant may use, or undefined (a server it may not use reads as missing). */
-  serverFor(name: string, tenantId: string | undefined): Upstream | undefined;
-  /** One server as GET /v1/mcp/servers shows it. */
-  describe(upstream: Upstream): GatewayServerInfo;
-  /** The upstream tools a tenant sees now, with their host names (the gateway's own are ARTIFACT_TOOLS). */
-  toolsFor(tenantId: string | undefined): Tool[];
   /** An MCP server for one host connection; connect it to any transport. */
   session(scope: GatewayScope): HostSession;
   /** One page of a server's resources, as the server pages them. */
