@@ -10,6 +10,23 @@
  * the ring copies it to the head, so entries that keep being read stay (close to least recently used).
  * Reads return a copy: the arena is rewritten while a response may still be writing.
  */
+
+interface CopyingBufferClass {
+  /** Node's Buffer.from(view): a copy, into memory it need not zero first. */
+  from(view: Uint8Array): Uint8Array;
+}
+
+const NativeBuffer = (globalThis as { Buffer?: CopyingBufferClass }).Buffer;
+
+/**
+ * A copy of `view`. Where the runtime has Node's Buffer it makes the copy: a 4 KiB slice() of a
+ * Uint8Array costs 3-5 µs (new memory is zeroed, then written), Buffer.from about 1 µs, which on a
+ * small GET is a tenth of the service's own work.
+ */
+const copyOf: (view: Uint8Array) => Uint8Array = NativeBuffer
+  ? (view) => NativeBuffer.from(view)
+  : (view) => view.slice();
+
 export function createSmallBlobCache(maxBytes: number) {
   /** Map order is ring order from the write head: the first entry is the next one overwritten. */
   const entries = new Map<string, { offset: number; length: number }>();
@@ -57,7 +74,7 @@ export function createSmallBlobCache(maxBytes: number) {
       const e = entries.get(sha256);
       if (!e || !arena) return undefined;
       const last = Math.min(end ?? e.length - 1, e.length - 1);
-      const copy = arena.slice(e.offset + start, e.offset + last + 1);
+      const copy = copyOf(arena.subarray(e.offset + start, e.offset + last + 1));
       const age = e.offset >= head ? e.offset - head : e.offset + maxBytes - head;
       if (age < maxBytes / 2) {
         drop(sha256, e.length);
