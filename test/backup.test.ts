@@ -78,13 +78,20 @@ async function read(url: string, token: string, id: string): Promise<Uint8Array 
   return new Uint8Array(await res.arrayBuffer());
 }
 
-/** Puts random artifacts until stop() (two loops at once), recording each acknowledgement. */
+/**
+ * Puts random artifacts until stop() (two loops at once, each a put every WRITER_PAUSE_MS at most),
+ * recording each acknowledgement. Paced: unpaced, a backup slowed by a busy machine met thousands of
+ * puts, and every one of them was then copied, restored and read back by the test.
+ */
+const WRITER_PAUSE_MS = 20;
 function writer(server: CliServer) {
   const stored: Stored[] = [];
   let running = true;
   const loop = async () => {
-    while (running)
+    while (running) {
       stored.push(await put(server.url, server.token, randomBytes(1024 + Math.floor(Math.random() * 16384))));
+      await new Promise((r) => setTimeout(r, WRITER_PAUSE_MS));
+    }
   };
   const loops = [loop(), loop()];
   return {

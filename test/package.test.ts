@@ -37,7 +37,7 @@ import {
 } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE } from '../src/cli/help.js';
@@ -202,6 +202,27 @@ const inScratch = (value: string) =>
     .map((part) => (part === WORKDIR || part.startsWith(`${WORKDIR}/`) ? app + part.slice(WORKDIR.length) : part))
     .join(':');
 
+/**
+ * The checkout's files (tracked and new, not ignored: what a commit of it would hold) copied into
+ * `dir`, with its node_modules linked: `npm run pack` there builds and packs what the checkout holds
+ * without touching the checkout's own dist/ and packages/sdk/dist/.
+ */
+function copyOfCheckout(dir: string): string {
+  const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (listed.status !== 0) throw new Error(`git ls-files failed in ${ROOT}: ${listed.stderr}`);
+  for (const file of listed.stdout.split('\0')) {
+    // A file deleted from the work tree and not yet from the index: not part of the package either.
+    if (!file || !existsSync(join(ROOT, file))) continue;
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    copyFileSync(join(ROOT, file), join(dir, file));
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
 async function npmInitProject(dir: string, tarballs: string[]): Promise<void> {
   mkdirSync(dir);
   const init = await run('npm', ['init', '-y'], { cwd: dir, env: npmEnv });
@@ -227,8 +248,9 @@ beforeAll(async () => {
   mkdirSync(app);
   mkdirSync(packDir);
   // As the docs say: `npm run pack` builds both packages, then packs them (stdout ends with the JSON).
+  // In a copy of the checkout, whose dist/ folders the build may empty while other files run.
   const pack = await run('npm', ['run', '--silent', 'pack', '--', '--json', '--pack-destination', packDir], {
-    cwd: ROOT,
+    cwd: copyOfCheckout(join(tmp, 'checkout')),
     env: npmEnv,
     timeout: 300_000,
   });
