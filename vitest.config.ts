@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
+import { longestFirstSequencer } from './test/sequencer.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -82,6 +83,29 @@ const SLOW = [
 ];
 
 /**
+ * The Node files that take longest, longest first (a run of the suite on an idle two-core machine,
+ * 2026-12-02): they start before the others (test/sequencer.ts), so that none of them is left
+ * running alone at the end.
+ */
+const LONGEST_FIRST = [
+  'backup.test.ts',
+  'docs.test.ts',
+  'cli-client.test.ts',
+  'cli-choice.test.ts',
+  'tenant-isolation.test.ts',
+  'package.test.ts',
+  'd1-repository.test.ts',
+  'gateway-stdio.test.ts',
+  'python-client.test.ts',
+  'docs-troubleshooting.test.ts',
+  'examples.test.ts',
+  'adk-differential.test.ts',
+  'layers.test.ts',
+  'blob-store-r2.test.ts',
+  'ui-browser.test.ts',
+];
+
+/**
  * Files run at once on Node. Many spend most of their time waiting on child processes, servers,
  * sockets, timers, Chromium or pytest, so a two-core machine runs more files than it has cores.
  */
@@ -104,6 +128,7 @@ export default defineConfig(({ mode }) => {
       // tests, which the tests of every project can inject; and the process check, first so that its
       // teardown runs last, after S3 is stopped: it fails the run if a test left a process behind.
       globalSetup: ['test/global-setup-processes.ts', 'test/global-setup-s3.ts'],
+      sequence: { sequencer: longestFirstSequencer(LONGEST_FIRST) },
       projects: [
         {
           test: {
@@ -154,8 +179,9 @@ export default defineConfig(({ mode }) => {
             setupFiles: ['test/workerd/apply-migrations.ts'],
             // One D1 database for the project: files take turns (each test app empties it and keeps
             // its blobs under a prefix of its own), in a group of their own after the parallel Node
-            // files. In one Miniflare for them all: started anew for each file, it and the migrations
-            // took four times as long as the tests.
+            // files (vitest runs projects side by side only when they run as many files at once). In
+            // one Miniflare for them all: started anew for each file, it and the migrations took four
+            // times as long as the tests.
             fileParallelism: false,
             isolate: false,
             sequence: { groupOrder: 1 },
