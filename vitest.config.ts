@@ -117,8 +117,9 @@ export default defineConfig(({ mode }) => {
   const skipped = mode === 'quick' ? SLOW : [];
   const nodeProject = {
     environment: 'node',
-    // Whatever a test file started and did not stop is stopped after the file.
-    setupFiles: ['test/setup-processes.ts'],
+    // Whatever a test file started and did not stop is stopped after the file; byte arrays compare
+    // in one call.
+    setupFiles: ['test/setup-processes.ts', 'test/setup-bytes.ts'],
     ...TIMEOUTS,
   };
   return {
