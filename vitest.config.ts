@@ -117,9 +117,8 @@ export default defineConfig(({ mode }) => {
   const skipped = mode === 'quick' ? SLOW : [];
   const nodeProject = {
     environment: 'node',
-    // Whatever a test file started and did not stop is stopped after the file; byte arrays compare
-    // in one call.
-    setupFiles: ['test/setup-processes.ts', 'test/setup-bytes.ts'],
+    // Whatever a test file started and did not stop is stopped after the file.
+    setupFiles: ['test/setup-processes.ts'],
     ...TIMEOUTS,
   };
   return {
