@@ -100,6 +100,10 @@ describe('kills during concurrent uploads', () => {
         while (next < MAX_UPLOADS_PER_ROUND && (await uploadOnce(next++)));
       });
       await new Promise((r) => setTimeout(r, 30 + Math.floor(killRand() * 400)));
+      // On a busy machine no upload of the run may have been answered yet: the kill then waits for the
+      // first acknowledgement (up to 10 s), so that the run has something whose survival it checks.
+      for (const until = performance.now() + 10_000; acknowledged.size === 0 && performance.now() < until; )
+        await new Promise((r) => setTimeout(r, 10));
       killedAt = performance.now();
       server.kill();
       await Promise.all(uploaders);
