@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { readSettings } from './settings.js';
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = join(BENCH_DIR, '..');
@@ -16,14 +17,18 @@ export function startNodeFlags(): string[] {
 
 let built: Promise<void> | undefined;
 
-/** Compiles src/ to dist/ once per bench (what `npm run build` runs), for rows that measure the built code. */
+/**
+ * Builds both packages' dist/ once per bench with `npm run build` (scripts/build.mjs), for rows that
+ * measure the built code: what the image, the package's bin and a systemd unit run.
+ */
 export function buildDist(): Promise<void> {
   built ??= new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: REPO_ROOT, timeout: 300_000 },
-      (err, stdout) => (err ? reject(new Error(`npm run build failed: ${stdout.slice(-2000)}`)) : resolve()),
+      [join(REPO_ROOT, 'scripts', 'build.mjs')],
+      { cwd: REPO_ROOT, timeout: 600_000 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`npm run build failed: ${`${stdout}${stderr}`.slice(-2000)}`)) : resolve(),
     );
   });
   return built;
@@ -56,17 +61,24 @@ export function killAllChildren(): void {
  * waits for its first stdout line, a JSON object with at least `url`. The child's stdin stays open:
  * servers exit when it closes, so they go with the bench even if it is killed outright.
  */
-export function startServerChild<Info extends { url: string }>(
+export async function startServerChild<Info extends { url: string }>(
   name: string,
   script: string,
   args: string[],
   timeoutMs = 30_000,
+  /** Variables the child gets beside this process's (BENCH_SERVICE_CODE for one service child). */
+  extraEnv: Record<string, string> = {},
 ): Promise<ServerChild<Info>> {
+  const isService = script === 'service-server.ts';
+  const env = { ...process.env, ...extraEnv };
+  // service-server.ts loads the built service unless BENCH_SERVICE_CODE=source (bench/settings.ts).
+  if (isService && readSettings(env).serviceCode === 'dist') await buildDist();
   // The service runs with the V8 flags of `npm start` (and of the image), as users run it; the
   // baselines on Node's defaults.
-  const flags = script === 'service-server.ts' ? startNodeFlags() : [];
+  const flags = isService ? startNodeFlags() : [];
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(BENCH_DIR, script), ...args], {
     cwd: REPO_ROOT,
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   live.add(child);

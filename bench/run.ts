@@ -9,7 +9,9 @@
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
  * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,views,limits,footprint,install (sections to run;
  * default all),
- * BENCH_SOAK_SECONDS (60: the footprint section's soak).
+ * BENCH_SOAK_SECONDS (60: the footprint section's soak),
+ * BENCH_SERVICE_CODE=dist|source (dist: the service's processes run the built code, built once per bench, as the
+ * image and the package's bin run it; source: src/ under tsx, as `npm start` runs it).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -195,6 +197,8 @@ interface SmallGetVariant {
   config: Record<string, unknown>;
   cacheBytes: string;
   figures: SmallGetFigures;
+  /** The code it runs when not the bench's BENCH_SERVICE_CODE. */
+  code?: 'source';
 }
 
 /** A server of one round of small GETs, started for that round: where to GET, and how to stop it. */
@@ -261,13 +265,13 @@ async function smallGets(variants: SmallGetVariant[], ceiling: SmallGetFigures) 
           measure(
             v.name,
             async () => {
-              const child: Service = await startServerChild(v.name, 'service-server.ts', [
-                join(work, `service-data-small-${run}-${i}`),
-                String(MiB),
-                v.cacheBytes,
-                '',
-                JSON.stringify(v.config),
-              ]);
+              const child: Service = await startServerChild(
+                v.name,
+                'service-server.ts',
+                [join(work, `service-data-small-${run}-${i}`), String(MiB), v.cacheBytes, '', JSON.stringify(v.config)],
+                undefined,
+                v.code ? { BENCH_SERVICE_CODE: v.code } : {},
+              );
               try {
                 return { url: await storeSmallArtifact(child), headers: authOf(child), stop: () => child.stop() };
               } catch (err) {
@@ -315,6 +319,7 @@ async function main() {
   const infoGets = smallGetFigures();
   const warnGets = smallGetFigures();
   const ceilingGets = smallGetFigures();
+  const sourceGets = smallGetFigures();
   if (settings.only.has('transfers')) await bigTransfers(up, upRss, down, downRss);
   if (settings.only.has('small'))
     await smallGets(
@@ -323,6 +328,17 @@ async function main() {
         { name: 'service, logs off', config: {}, cacheBytes: '', figures: gets },
         { name: 'service, logs at warn', config: { logLevel: 'warn' }, cacheBytes: '', figures: warnGets },
         { name: 'service, small-blob cache off', config: {}, cacheBytes: '0', figures: uncachedGets },
+        ...(settings.serviceCode === 'source'
+          ? []
+          : [
+              {
+                name: 'service, logs off, src/ under tsx',
+                config: {},
+                cacheBytes: '',
+                figures: sourceGets,
+                code: 'source' as const,
+              },
+            ]),
       ],
       ceilingGets,
     );
@@ -436,7 +452,7 @@ async function main() {
     upRss,
     down,
     downRss,
-    ...[gets, uncachedGets, infoGets, warnGets].flatMap((f) => Object.values(f)),
+    ...[gets, uncachedGets, infoGets, warnGets, sourceGets].flatMap((f) => Object.values(f)),
   ]) {
     if (s.service && s.service.length < s.baseline.length) s.service = null;
   }
@@ -468,11 +484,21 @@ async function main() {
         0.9,
       ),
       infoRow('Small GETs: Hono answering the same 4 KiB and download headers from memory (req/s)', ceilingGets.rps, 0),
-      infoRow(
-        'Small GETs: the service, logs off ÷ that Hono server (req/s)',
+      ratioRow(
+        "Small GETs: the service, logs off ÷ that Hono server (req/s; the service's own work)",
         { service: gets.rps.service, baseline: ceilingGets.rps.service ?? [] },
         0,
+        0.9,
       ),
+      ...(settings.serviceCode === 'source'
+        ? []
+        : [
+            infoRow(
+              'Small GETs: the service from src/ under tsx (npm start), logs off ÷ that Hono server (req/s)',
+              { service: sourceGets.rps.service, baseline: ceilingGets.rps.service ?? [] },
+              0,
+            ),
+          ]),
       infoRow('Small GETs p50 latency (ms)', gets.p50, 2),
       infoRow('Small GETs p99 latency (ms)', gets.p99, 2),
       infoRow('Small GETs, small-blob cache off (req/s)', uncachedGets.rps, 0),
@@ -499,6 +525,7 @@ async function main() {
     `- date: ${date}`,
     `- machine: ${machine}`,
     `- settings: ${mib} MiB artifact, ${settings.runs} alternating rounds per figure, small GETs ${settings.connections} connections × ${settings.durationS} s (wrk, 1 thread)`,
+    `- the service's processes run ${settings.serviceCode === 'dist' ? 'the built dist/ (npm run build), as the image and the package bin do' : 'src/ under tsx, as npm start does (BENCH_SERVICE_CODE=source)'}, with the V8 flags of npm start`,
     "- cells: median (min–max) over the rounds; a ratio is the median of the rounds' own ratios (each round ran service and baseline back to back), and that median is judged",
     '',
     markdownTable(rows),

@@ -6,11 +6,20 @@
  * {"endpoint","region","accessKeyId","secretAccessKey","bucket"} instead of fs blobs, '' for none;
  * configJson: more settings by their config key, e.g. {"tenantRequestsPerSecond": 1e7}).
  */
-import { loadConfig } from '../src/core/config.js';
-import { createServiceLogger, startServer } from '../src/node.js';
 import { announceAndWait } from './server-lifecycle.js';
+import { readSettings } from './settings.js';
+
+/**
+ * The service's Node entry: dist/node.js, built by the bench before this process starts (what the
+ * image and the package's bin run), or src/node.ts under this process's tsx with BENCH_SERVICE_CODE=source
+ * (what `npm start` runs: tsx compiles with esbuild's keepNames, which wraps each closure the code makes
+ * in a call that names it, per request on the request path).
+ */
+type NodeEntry = typeof import('../src/node.js');
+const ENTRY = readSettings().serviceCode === 'source' ? '../src/node.js' : '../dist/node.js';
 
 async function main() {
+  const { createServiceLogger, loadConfig, startServer } = (await import(ENTRY)) as NodeEntry;
   const [dataDir, maxBytes, smallBlobCacheBytes, s3Json, configJson] = process.argv.slice(2);
   const s3 = s3Json
     ? (JSON.parse(s3Json) as {

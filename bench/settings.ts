@@ -19,6 +19,11 @@ export interface Settings {
   strict: boolean;
   /** Sections to run (BENCH_ONLY=transfers,small,s3,retention,mcp; default all). */
   only: Set<(typeof SECTIONS)[number]>;
+  /**
+   * Which code the service's processes run (BENCH_SERVICE_CODE): 'dist', the build that the image and
+   * the package's bin run (default), or 'source', src/ under tsx as `npm start` runs it.
+   */
+  serviceCode: 'dist' | 'source';
 }
 
 const SECTIONS = [
@@ -53,6 +58,12 @@ function sections(raw: string | undefined): Settings['only'] {
   return new Set(picked as (typeof SECTIONS)[number][]);
 }
 
+function serviceCode(raw: string | undefined): Settings['serviceCode'] {
+  if (raw === undefined || raw === '' || raw === 'dist') return 'dist';
+  if (raw === 'source') return 'source';
+  throw new Error(`BENCH_SERVICE_CODE must be dist or source, got ${JSON.stringify(raw)}`);
+}
+
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     sizeMiB: positiveInt(env, 'BENCH_SIZE_MIB', 256),
@@ -63,6 +74,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     timeoutS: positiveInt(env, 'BENCH_TIMEOUT', 1800),
     strict: env.BENCH_STRICT === '1',
     only: sections(env.BENCH_ONLY),
+    serviceCode: serviceCode(env.BENCH_SERVICE_CODE),
   };
 }
 
