@@ -125,9 +125,11 @@ export default defineConfig(({ mode }) => {
     test: {
       // Once for the whole run, whatever projects it runs (the projects below do not extend this
       // config, or each would run them again): a real S3 (env, MinIO or Ceph RGW) for the S3 driver's
-      // tests, which the tests of every project can inject; and the process check, first so that its
-      // teardown runs last, after S3 is stopped: it fails the run if a test left a process behind.
-      globalSetup: ['test/global-setup-processes.ts', 'test/global-setup-s3.ts'],
+      // tests, which the tests of every project can inject; src/ compiled for the CLI, `serve` and
+      // gateway processes that tests start (test/helpers/compiled-src.ts: no tsx loader in each); and
+      // the process check, first so that its teardown runs last, after S3 is stopped: it fails the run
+      // if a test left a process behind.
+      globalSetup: ['test/global-setup-processes.ts', 'test/global-setup-compile.ts', 'test/global-setup-s3.ts'],
       sequence: { sequencer: longestFirstSequencer(LONGEST_FIRST) },
       projects: [
         {

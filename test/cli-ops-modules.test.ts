@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteRepository } from '../src/db/sqlite.js';
-import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
+import { ROOT, SOURCE_CLI_ARGS } from './helpers/cli-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'artifact-store-cli-ops-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,7 +29,7 @@ function loads(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', RECORDER, ...CLI_ARGS, ...args, ...(dataDir ? ['--data-dir', join(dir, 'data')] : [])],
+      ['--import', RECORDER, ...SOURCE_CLI_ARGS, ...args, ...(dataDir ? ['--data-dir', join(dir, 'data')] : [])],
       {
         cwd: dir,
         env: {

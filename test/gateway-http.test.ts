@@ -15,7 +15,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type TokenClaims } from '../src/http/tokens.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { connectOrExplain, peerEntry } from './helpers/mcp-peers.js';
 
 const SECRET = { kid: 'gw', secret: randomBytes(32).toString('base64url') };
@@ -248,7 +248,7 @@ describe('artifact-store gateway on stdio as a client of this service', () => {
     let stderr = '';
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'gateway', '--config', join(dir, 'mcp.json')],
+      args: [...CLI_ARGS, 'gateway', '--config', join(dir, 'mcp.json')],
       cwd: ROOT,
       env: {
         ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),

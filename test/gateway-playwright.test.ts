@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_PATH, noChromium } from './helpers/chromium.js';
-import { ROOT } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
 import { connectOrExplain } from './helpers/mcp-peers.js';
 
 const require = createRequire(import.meta.url);
@@ -62,9 +62,7 @@ beforeAll(async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [
-      '--import',
-      'tsx',
-      join(ROOT, 'src/cli/main.ts'),
+      ...CLI_ARGS,
       'gateway',
       '--config',
       join(dir, 'mcp.json'),

@@ -23,7 +23,7 @@ import { mintToken } from '../src/http/tokens.js';
 import { ARTIFACT_TOOLS } from '../src/mcp/artifact-tools.js';
 import { GuardrailConfigSchema } from '../src/mcp/guardrail.js';
 import { CHROMIUM_PATH, noChromium } from './helpers/chromium.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { connectOrExplain, peerEntry } from './helpers/mcp-peers.js';
 
 const require = createRequire(import.meta.url);
@@ -331,9 +331,7 @@ describe.skipIf(noChromium)(`the gateway on stdio${noChromium ? ` (skipped: ${no
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli/main.ts'),
+        ...CLI_ARGS,
         'gateway',
         '--config',
         join(dir, 'stdio.json'),

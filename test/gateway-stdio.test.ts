@@ -19,7 +19,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { connectOrExplain, peerEntry, plainClient, stdioPeer } from './helpers/mcp-peers.js';
 import * as payloads from './helpers/payloads.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
@@ -39,9 +39,7 @@ let stderr = '';
 
 /** The gateway's launch, as a host's config would give it. */
 const gatewayArgs = (config: string, data: string) => [
-  '--import',
-  'tsx',
-  join(ROOT, 'src/cli/main.ts'),
+  ...CLI_ARGS,
   'gateway',
   '--config',
   config,
@@ -438,15 +436,11 @@ describe('the gateway refuses a bad start', () => {
   it('serve refuses a bad ARTIFACT_STORE_GATEWAY_CONFIG the same way, before it listens', async () => {
     const path = join(dir, 'bad-serve.json');
     await writeFile(path, JSON.stringify({ mcpServers: { a: { command: 'x', artifacts: { tenants: 'everyone' } } } }));
-    const result = await run(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0'],
-      {
-        cwd: ROOT,
-        env: { ...env(), ARTIFACT_STORE_GATEWAY_CONFIG: path, ARTIFACT_STORE_DATA_DIR: join(dir, 'data-serve') },
-        timeout: 60_000,
-      },
-    ).then(
+    const result = await run(process.execPath, [...CLI_ARGS, 'serve', '--port', '0'], {
+      cwd: ROOT,
+      env: { ...env(), ARTIFACT_STORE_GATEWAY_CONFIG: path, ARTIFACT_STORE_DATA_DIR: join(dir, 'data-serve') },
+      timeout: 60_000,
+    }).then(
       () => ({ code: 0, stderr: '' }),
       (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
     );

@@ -13,6 +13,7 @@ import { mintToken } from '../src/http/tokens.js';
 import { loadConfig, startServer, type RunningServer } from '../src/node.js';
 import { bytesOf } from './helpers/app.js';
 import { listFiles } from './helpers/drivers.js';
+import { CLI_ARGS } from './helpers/cli-server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 1024 * 1024;
@@ -372,7 +373,7 @@ describe('CLI serve: SIGTERM drains in-flight downloads', () => {
     const dataDir = tempDir();
     const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir],
+      [...CLI_ARGS, 'serve', '--port', '0', '--data-dir', dataDir],
       {
         cwd: ROOT,
         env: {

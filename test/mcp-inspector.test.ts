@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpArtifactStore } from '../src/client/http-store.js';
 import type { ArtifactRef } from '../src/core/schemas.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import * as payloads from './helpers/payloads.js';
 
 const run = promisify(execFile);
@@ -59,8 +59,8 @@ const targets: Record<string, () => string[]> = {
     `Authorization: Bearer ${srv.token}`,
   ],
   'stdio (artifact-store mcp)': () => [
-    join(ROOT, 'node_modules/.bin/tsx'),
-    join(ROOT, 'src/cli/main.ts'),
+    process.execPath,
+    ...CLI_ARGS,
     'mcp',
     '--session',
     'insp',

@@ -23,7 +23,7 @@ import { createArtifactService, type ArtifactService } from '../src/service/arti
 import { tailOutbox } from '../src/service/outbox-feed.js';
 import { TEST_POLICY } from './helpers/policy.js';
 import { URL_KEYS } from './helpers/app.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import * as payloads from './helpers/payloads.js';
 
 async function connect(store: ArtifactStore, options: Parameters<typeof createArtifactMcpServer>[1] = {}) {
@@ -310,8 +310,8 @@ describe('artifact-store mcp (stdio), as a host runs it', () => {
     );
 
     const transport = new StdioClientTransport({
-      command: join(ROOT, 'node_modules/.bin/tsx'),
-      args: ['src/cli/main.ts', 'mcp', '--session', 'stdio-1'],
+      command: process.execPath,
+      args: [...CLI_ARGS, 'mcp', '--session', 'stdio-1'],
       cwd: ROOT,
       env: env({ ARTIFACT_STORE_URL: srv.url, ARTIFACT_STORE_TOKEN: srv.token }),
       stderr: 'pipe',
@@ -341,7 +341,7 @@ describe('artifact-store mcp (stdio), as a host runs it', () => {
 
   it('says what to set when there is no token, and exits 1', async () => {
     const { spawnSync } = await import('node:child_process');
-    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'mcp'], {
+    const r = spawnSync(process.execPath, [...CLI_ARGS, 'mcp'], {
       cwd: ROOT,
       env: env({}),
       encoding: 'utf8',

@@ -20,7 +20,7 @@ import { createArtifactService, type ArtifactService } from '../src/service/arti
 import { BATCH_TARGET_MS, runRetention, type RetentionDeps } from '../src/service/retention/index.js';
 import { fsck } from '../src/service/fsck.js';
 import { issueApiKey } from '../src/service/api-keys.js';
-import { ROOT } from './helpers/cli-server.js';
+import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
 import { TEST_POLICY } from './helpers/policy.js';
 import { createServiceHarness } from './helpers/service-harness.js';
 
@@ -756,13 +756,12 @@ describe('retention triggers', () => {
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
     };
     const run = promisify(execFile);
-    const tsx = join(ROOT, 'node_modules/.bin/tsx');
-    const json = await run(tsx, ['src/cli/main.ts', 'retention', 'run', '--data-dir', dataDir, '--json'], {
+    const json = await run(process.execPath, [...CLI_ARGS, 'retention', 'run', '--data-dir', dataDir, '--json'], {
       cwd: ROOT,
       env,
     });
     expect((JSON.parse(json.stdout) as { expired: { refs: number } }).expired.refs).toBe(3);
-    const text = await run(tsx, ['src/cli/main.ts', 'retention', 'run', '--data-dir', dataDir], { cwd: ROOT, env });
+    const text = await run(process.execPath, [...CLI_ARGS, 'retention', 'run', '--data-dir', dataDir], { cwd: ROOT, env });
     expect(text.stdout).toMatch(/expired references\s+0 \(0 bytes\)/);
     expect(text.stdout).toMatch(/retention run \d{4}-/);
   });
@@ -855,8 +854,8 @@ describe('usage', () => {
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
     };
     const { stdout } = await promisify(execFile)(
-      join(ROOT, 'node_modules/.bin/tsx'),
-      ['src/cli/main.ts', 'usage', '--data-dir', dataDir],
+      process.execPath,
+      [...CLI_ARGS, 'usage', '--data-dir', dataDir],
       { cwd: ROOT, env },
     );
     expect(stdout).toMatch(/acme\s+512 KiB\s+1\s+—/);

@@ -3,22 +3,30 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { COMPILED_SRC } from './compiled-src.js';
 import { spawnProcess, stopProcess } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * Node's arguments for the CLI as tests run it, from any folder: tsx's loader (resolved here) and
- * src/cli/main.ts. Not bin/artifact-store.js, which runs the compiled dist/ and could be older than the
- * source; test/package.test.ts runs the bin of the packed package.
+ * Node's arguments for the CLI as tests run it, from any folder: src/ as compiled for this run
+ * (test/helpers/compiled-src.ts), without tsx's loader. Not bin/artifact-store.js, which runs the
+ * compiled dist/ and could be older than the source; test/package.test.ts runs the bin of the packed
+ * package.
  */
-export const CLI_ARGS: readonly string[] = [
+export const CLI_ARGS: readonly string[] = [join(COMPILED_SRC, 'cli', 'main.js')];
+
+/**
+ * The CLI from its TypeScript source under tsx's loader (resolved here), as `npm start` runs it: for
+ * tests about which source modules a command loads.
+ */
+export const SOURCE_CLI_ARGS: readonly string[] = [
   '--import',
   pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
   join(ROOT, 'src', 'cli', 'main.ts'),
 ];
 
-/** `artifact-store serve` in its own process, as `npm start` runs it. */
+/** `artifact-store serve` in its own process, as `npm start` runs it (from src/ as compiled for this run). */
 export interface CliServer {
   url: string;
   /** The dev token it printed (tenant "dev", read/write/admin). */
@@ -42,11 +50,9 @@ export async function startCliServer(
   env: Record<string, string> = {},
   timeoutMs = 60_000,
 ): Promise<CliServer> {
-  // Node itself with tsx's loader, not the tsx binary: that one runs the server as its own child,
-  // which a kill of the parent would leave running.
   const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir],
+    [...CLI_ARGS, 'serve', '--port', '0', '--data-dir', dataDir],
     {
       cwd: ROOT,
       env: {
