@@ -31,7 +31,8 @@ const SHARED_HTTP_SUITE = [
 const ALONE = [
   // 'with pause' holds the event loop 15 ms per batch and expects every batch to take under
   // batchTargetMs (25 ms): on a busy core the process is preempted mid-batch, and the batch halves.
-  'test/retention.test.ts',
+  // (The rest of retention's tests, in retention.test.ts, run with the others.)
+  'test/retention-pacing.test.ts',
   // Compares timings inside one service: 20 small reads must all answer before a PDF that takes
   // seconds, and reads must keep answering while a hostile search runs.
   'test/views-hostile.test.ts',

@@ -11,19 +11,21 @@ import { nodeSha256 } from '../src/blob/node-hash.js';
 import { loadConfig } from '../src/core/config.js';
 import { createJsonLogger } from '../src/core/logger.js';
 import { errors } from '../src/core/errors.js';
-import { createPolicies, type Policy, type TenantPolicies } from '../src/core/policy.js';
+import { createPolicies } from '../src/core/policy.js';
 import type { ArtifactScope } from '../src/core/schemas.js';
 import { UNFINISHED_BLOB_ROWS_SQL } from '../src/db/blob-sql.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { startServer } from '../src/node.js';
 import { createArtifactService, type ArtifactService } from '../src/service/artifact-service.js';
-import { BATCH_TARGET_MS, runRetention, type RetentionDeps } from '../src/service/retention/index.js';
+import { runRetention } from '../src/service/retention/index.js';
 import { fsck } from '../src/service/fsck.js';
 import { issueApiKey } from '../src/service/api-keys.js';
 import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
 import { TEST_POLICY } from './helpers/policy.js';
-import { createServiceHarness } from './helpers/service-harness.js';
+import { gate, retentionHarness } from './helpers/retention-harness.js';
 
+// How a run paces itself (batch sizes, pause, busy) is timed, so those tests are apart in
+// retention-pacing.test.ts, which runs with the machine to itself.
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const KiB = 1024;
 const BASE = TEST_POLICY;
@@ -37,54 +39,6 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'artifact-retention-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** Resolves `reached` when code gets to the point, and holds it there until `release()`. */
-function gate() {
-  let release!: () => void;
-  let arrived!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  const reached = new Promise<void>((r) => (arrived = r));
-  return {
-    reached,
-    release,
-    hold: async () => {
-      arrived();
-      await released;
-    },
-  };
-}
-
-/** A service over a temp folder (test/helpers/service-harness.ts), closed when the test ends. */
-async function harness(faults?: Parameters<typeof createArtifactService>[0]['faults']) {
-  const h = await createServiceHarness({
-    prefix: 'artifact-retention-',
-    limits: { ...BASE, touchFlushMs: 0, gcGraceMs: 60_000 },
-    policies: createPolicies(BASE),
-    faults,
-    db: 'readwrite',
-  });
-  const { dir, db } = h;
-  const retention = (
-    policy: Partial<Policy> = {},
-    overrides: TenantPolicies = {},
-    extra: Partial<RetentionDeps> = {},
-  ) =>
-    h.retention({
-      policies: createPolicies({ ...BASE, ...policy }, overrides),
-      overriddenTenants: Object.keys(overrides),
-      ...extra,
-    });
-  const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  const events = (type: string) =>
-    (db.prepare('SELECT artifact_id AS id FROM outbox WHERE type = ? ORDER BY seq').all(type) as { id: string }[]).map(
-      (e) => e.id,
-    );
-  const blobFiles = async () =>
-    (await readdir(join(dir, 'blobs', 'sha256'), { recursive: true, withFileTypes: true }).catch(() => [])).filter(
-      (e) => e.isFile(),
-    ).length;
-  return { ...h, retention, count, events, blobFiles };
 }
 
 async function putMany(
@@ -104,7 +58,7 @@ async function putMany(
 
 describe('retention run', () => {
   it('expires references past their TTL, with artifact.expired, in batches, and is idempotent', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     const short = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 7, 5);
     const kept = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 2);
     h.clock.t += 60_000;
@@ -128,7 +82,7 @@ describe('retention run', () => {
   });
 
   it('an artifact another scope still holds stays when one scope expires', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     const bytes = randomBytes(KiB);
     h.clock.t += 1000;
     const { ref } = await h.service.putBytes({ tenantId: 'acme', sessionId: 'brief' }, bytes, { ttl: 5 });
@@ -140,7 +94,7 @@ describe('retention run', () => {
   });
 
   it('brings sessions and traces over lowered limits back within them: lru evicts, reject keeps and reports', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     const s1 = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 5);
     const t1 = await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's2', traceId: 't1' }, 4);
     // Read the oldest of s1: under lru it is then among the most recently used.
@@ -185,7 +139,7 @@ describe('retention run', () => {
   });
 
   it("applies each tenant's own limits", async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     await putMany(h.service, h.clock, { tenantId: 'tight', sessionId: 's' }, 3);
     await putMany(h.service, h.clock, { tenantId: 'roomy', sessionId: 's' }, 3);
     const report = await h.retention({}, { tight: { maxArtifactsPerSession: 1 } });
@@ -194,7 +148,7 @@ describe('retention run', () => {
   });
 
   it('drops artifacts that no reference holds', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     h.db
       .prepare(
         "INSERT INTO artifacts (tenant_id, id, namespace, sha256, size_bytes, created_at) VALUES ('acme', 'art_000000000000000000000000', 'art', ?, 1, 0)",
@@ -207,7 +161,7 @@ describe('retention run', () => {
 
 describe('blob garbage collection', () => {
   it('collects the bytes no artifact holds once the grace period is over, and keeps shared ones', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     const shared = randomBytes(KiB);
     h.clock.t += 1000;
     const gone = await h.service.putBytes({ tenantId: 'acme', sessionId: 's1' }, randomBytes(3 * KiB));
@@ -231,7 +185,7 @@ describe('blob garbage collection', () => {
 
   it('a put paused between its blob commit and its DB commit keeps its bytes while GC runs', async () => {
     let pause: ReturnType<typeof gate> | undefined;
-    const h = await harness(async (point) => {
+    const h = await retentionHarness(async (point) => {
       if (point === 'put:after-blob-commit' && pause) await pause.hold();
     });
     const bytes = randomBytes(2 * KiB);
@@ -253,7 +207,7 @@ describe('blob garbage collection', () => {
   });
 
   it('a put of bytes GC is collecting waits for it to finish, then stores its own copy', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     const bytes = randomBytes(2 * KiB);
     h.clock.t += 1000;
     const first = await h.service.putBytes({ tenantId: 'acme', sessionId: 's1' }, bytes);
@@ -281,7 +235,7 @@ describe('blob garbage collection', () => {
   });
 
   it('sweeps staging leftovers older than the grace period, not a put in progress', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     const tmp = join(h.dir, 'blobs', 'tmp');
     await mkdir(tmp, { recursive: true });
     await writeFile(join(tmp, 'dead.part'), randomBytes(500));
@@ -385,39 +339,9 @@ describe('a blob store outage', () => {
   });
 });
 
-describe('retention batch sizes', () => {
-  it('unset, they double while transactions are quick, halve after a slow one, and stay within 100-10,000; set, they stay', async () => {
-    const dataDir = await tempDir();
-    const repo = createSqliteRepository({ path: join(dataDir, 'artifacts.db') });
-    cleanups.push(() => repo.close());
-    const blobs = createFsBlobStore({ root: join(dataDir, 'blobs'), hash: nodeSha256, fsync: false });
-    const run = async (batchSize: number | undefined, slowCalls: Set<number>) => {
-      const limits: number[] = [];
-      const scripted = Object.create(repo) as typeof repo;
-      // Full batches until 40 calls have gone by; the calls in slowCalls take longer than the target.
-      scripted.expireRefs = async (_now, limit) => {
-        limits.push(limit);
-        if (slowCalls.has(limits.length)) await new Promise((r) => setTimeout(r, BATCH_TARGET_MS + 30));
-        const refs = limits.length < 40 ? limit : 0;
-        return { refs, bytes: 0, byTenant: {} };
-      };
-      const policies = createPolicies(TEST_POLICY);
-      await runRetention({ repo: scripted, blobs, policies, graceMs: 0, ...(batchSize ? { batchSize } : {}) }, 'test');
-      return limits;
-    };
-    const adaptive = await run(undefined, new Set([7, 8]));
-    expect(adaptive.slice(0, 7)).toEqual([500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
-    expect(adaptive.slice(7, 10)).toEqual([5000, 2500, 5000]);
-    expect(Math.max(...adaptive)).toBe(10_000);
-    const shrinking = await run(undefined, new Set(Array.from({ length: 40 }, (_, i) => i + 1)));
-    expect(shrinking.slice(0, 5)).toEqual([500, 250, 125, 100, 100]);
-    expect(new Set(await run(300, new Set([2])))).toEqual(new Set([300]));
-  }, 30_000);
-});
-
 describe('retention and the event loop', () => {
   it('gives the event loop a turn after every transaction (repository calls on SQLite finish synchronously)', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 12, 5);
     h.clock.t += 60_000;
     let turns = 0;
@@ -446,7 +370,7 @@ describe('retention and the event loop', () => {
   });
 
   it('deletes a batch of blobs several at a time, at most 16, and still counts each failure', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 40, 5);
     h.clock.t += 60_000;
     let inFlight = 0;
@@ -473,103 +397,8 @@ describe('retention and the event loop', () => {
     expect(await h.blobFiles()).toBe(4);
   });
 
-  it('with pause, waits as long as each transaction held the loop, and batchTargetMs bounds the batches', async () => {
-    const h = await harness();
-    const calls: { limit: number; began: number; ended: number }[] = [];
-    const scripted = Object.create(h.repo) as typeof h.repo;
-    scripted.expireRefs = async (_now, limit) => {
-      const began = performance.now();
-      // Holds the loop 15 ms, as a transaction would.
-      while (performance.now() - began < 15) {}
-      calls.push({ limit, began, ended: performance.now() });
-      return { refs: calls.length < 5 ? limit : 0, bytes: 0, byTenant: {} };
-    };
-    await runRetention(
-      {
-        repo: scripted,
-        blobs: h.blobs,
-        policies: createPolicies(BASE),
-        graceMs: 0,
-        pause: 1,
-        batchTargetMs: 25,
-      },
-      'test',
-    );
-    expect(calls).toHaveLength(5);
-    for (let i = 1; i < calls.length; i++) {
-      const held = calls[i - 1]!.ended - calls[i - 1]!.began;
-      // setTimeout rounds to whole milliseconds.
-      expect(calls[i]!.began - calls[i - 1]!.ended).toBeGreaterThanOrEqual(held - 1);
-    }
-    // 15 ms is over half of 25: no batch grew.
-    expect(calls.map((c) => c.limit)).toEqual([500, 500, 500, 500, 500]);
-  });
-
-  it('with busy, makes way for puts in flight: the next transaction waits until the put is answered', async () => {
-    let held: ReturnType<typeof gate> | undefined;
-    const h = await harness(async (point) => {
-      if (point === 'put:after-blob-commit' && held) await held.hold();
-    });
-    const calls: { began: number; ended: number }[] = [];
-    let answeredAt = Number.NaN;
-    const scripted = Object.create(h.repo) as typeof h.repo;
-    scripted.expireRefs = async (_now, limit) => {
-      const began = performance.now();
-      if (calls.length === 0) {
-        // A put begins while the first transaction holds the loop; it stops before its DB commit.
-        held = gate();
-        void h.service
-          .putBytes({ tenantId: 'acme', sessionId: 's1' }, new TextEncoder().encode('during the run'))
-          .then(() => {
-            answeredAt = performance.now();
-          });
-      }
-      while (performance.now() - began < 15) {}
-      calls.push({ began, ended: performance.now() });
-      return { refs: calls.length < 3 ? limit : 0, bytes: 0, byTenant: {} };
-    };
-    let asked = 0;
-    const busy = () => {
-      const inFlight = h.service.putsInFlight() > 0;
-      // The run has waited on the put twice: let it finish.
-      if (inFlight && ++asked === 2) held!.release();
-      return inFlight;
-    };
-    await runRetention(
-      { repo: scripted, blobs: h.blobs, policies: createPolicies(BASE), graceMs: 0, pause: 1, busy },
-      'test',
-    );
-    expect(asked).toBeGreaterThanOrEqual(2);
-    expect(calls).toHaveLength(3);
-    expect(answeredAt).toBeLessThan(calls[1]!.began);
-    expect(h.service.putsInFlight()).toBe(0);
-  });
-
-  it('with busy saying true throughout, each wait ends at its limit and the run goes on', async () => {
-    const h = await harness();
-    const calls: { began: number; ended: number }[] = [];
-    const scripted = Object.create(h.repo) as typeof h.repo;
-    scripted.expireRefs = async (_now, limit) => {
-      const began = performance.now();
-      while (performance.now() - began < 15) {}
-      calls.push({ began, ended: performance.now() });
-      return { refs: calls.length < 4 ? limit : 0, bytes: 0, byTenant: {} };
-    };
-    const report = await runRetention(
-      { repo: scripted, blobs: h.blobs, policies: createPolicies(BASE), graceMs: 0, pause: 1, busy: () => true },
-      'test',
-    );
-    expect(report.finishedAt).not.toBe('');
-    expect(calls).toHaveLength(4);
-    for (let i = 1; i < calls.length; i++) {
-      const held = calls[i - 1]!.ended - calls[i - 1]!.began;
-      // The pause (as long as the transaction) and then up to 3 times as long again for the puts.
-      expect(calls[i]!.began - calls[i - 1]!.ended).toBeGreaterThanOrEqual(held + 3 * held - 2);
-    }
-  });
-
   it('finds unfinished blob rows through an index of those rows alone, and trims events and audit from the front', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     // Every stored put's row leaves the partial index; the statement searches it, never the table.
     await putMany(h.service, h.clock, { tenantId: 'acme', sessionId: 's1' }, 3);
     const plan = (
@@ -761,7 +590,10 @@ describe('retention triggers', () => {
       env,
     });
     expect((JSON.parse(json.stdout) as { expired: { refs: number } }).expired.refs).toBe(3);
-    const text = await run(process.execPath, [...CLI_ARGS, 'retention', 'run', '--data-dir', dataDir], { cwd: ROOT, env });
+    const text = await run(process.execPath, [...CLI_ARGS, 'retention', 'run', '--data-dir', dataDir], {
+      cwd: ROOT,
+      env,
+    });
     expect(text.stdout).toMatch(/expired references\s+0 \(0 bytes\)/);
     expect(text.stdout).toMatch(/retention run \d{4}-/);
   });
@@ -853,11 +685,10 @@ describe('usage', () => {
     const env = {
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
     };
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [...CLI_ARGS, 'usage', '--data-dir', dataDir],
-      { cwd: ROOT, env },
-    );
+    const { stdout } = await promisify(execFile)(process.execPath, [...CLI_ARGS, 'usage', '--data-dir', dataDir], {
+      cwd: ROOT,
+      env,
+    });
     expect(stdout).toMatch(/acme\s+512 KiB\s+1\s+—/);
     expect(stdout).toMatch(/acme \/ s1\s+512 KiB\s+0%\s+1\s+0%/);
   });
@@ -867,7 +698,7 @@ type RunningServerLike = Awaited<ReturnType<typeof startServer>>;
 
 describe('fsck', () => {
   it('finds missing, corrupt, orphan and mismatched bytes; --repair fixes only what nothing needs', async () => {
-    const h = await harness();
+    const h = await retentionHarness();
     const blobPath = (sha: string) => join(h.dir, 'blobs', 'sha256', sha.slice(0, 2), sha.slice(2, 4), sha);
     h.clock.t = Date.now();
     const fine = await h.service.putBytes({ tenantId: 'acme' }, randomBytes(KiB));
