@@ -185,7 +185,7 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
     });
 
-    describe('ranges', () => {
+    describe('ranges (where ranges is declared)', () => {
       it('getStream returns the asked byte range (inclusive ends), clamped to the size', async (ctx) => {
         if (!store.capabilities.ranges) return ctx.skip('this store declares no ranges capability');
         const data = bytesOf(11, 10_000);
@@ -392,7 +392,7 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
       });
     });
 
-    describe('session isolation', () => {
+    describe('session isolation (where the store has a second session)', () => {
       it('another session cannot see, read, list or delete this session’s artifact', async (ctx) => {
         const other = subject.otherSession;
         if (!other) return ctx.skip('this store has no second session to compare with (one store, one scope)');
