@@ -5,7 +5,8 @@
 const layer = (name) => `^src/${name}/`;
 const outside = (...allowed) => `^src/(?!(${allowed.join('|')})/)[^/]+/`;
 /** The files of the folders that are one module each, but their fronts (index.ts). */
-const MODULE_INTERNALS = '^src/(service/retention|service/views|db/sqlite|db/d1|mcp/transform)/(?!index\\.ts$)[^/]+$';
+const MODULE_INTERNALS =
+  '^src/(service/retention|service/views|db/sqlite|db/d1|db/postgres|mcp/transform)/(?!index\\.ts$)[^/]+$';
 /** What a runtime implements the views' sandbox with: the seam, and the parsers its Node worker runs. */
 const VIEWS_SANDBOX_SEAM = '^src/service/views/(sandbox|inline-sandbox|json-query)\\.ts$';
 
@@ -147,11 +148,11 @@ module.exports = {
     },
     {
       name: 'worker-runtime-not-node',
-      comment: 'The Worker bundle carries no Node drivers (better-sqlite3, fs) and no Node startup code.',
+      comment: 'The Worker bundle carries no Node drivers (better-sqlite3, postgres.js, fs) and no Node startup code.',
       severity: 'error',
       from: { path: '^src/worker/|^src/worker\\.ts$' },
       to: {
-        path: '^src/(node|cli)/|^src/node\\.ts$|^src/db/sqlite|^src/blob/(fs|node-hash|s3(?!-presign)[^/]*)\\.ts$',
+        path: '^src/(node|cli)/|^src/node\\.ts$|^src/db/(sqlite|postgres)|^src/blob/(fs|node-hash|s3(?!-presign)[^/]*)\\.ts$',
       },
     },
     {

@@ -130,7 +130,12 @@ export default defineConfig(({ mode }) => {
       // gateway processes that tests start (test/helpers/compiled-src.ts: no tsx loader in each); and
       // the process check, first so that its teardown runs last, after S3 is stopped: it fails the run
       // if a test left a process behind.
-      globalSetup: ['test/global-setup-processes.ts', 'test/global-setup-compile.ts', 'test/global-setup-s3.ts'],
+      globalSetup: [
+        'test/global-setup-processes.ts',
+        'test/global-setup-compile.ts',
+        'test/global-setup-s3.ts',
+        'test/global-setup-postgres.ts',
+      ],
       sequence: { sequencer: longestFirstSequencer(LONGEST_FIRST) },
       projects: [
         {

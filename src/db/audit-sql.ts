@@ -27,7 +27,7 @@ export const INSERT_EVENT_SQL = `INSERT INTO outbox (tenant_id, type, artifact_i
  * once those before it have gone.
  */
 export const TRIM_EVENTS_SQL = `DELETE FROM outbox WHERE seq IN (
-  SELECT seq FROM (SELECT seq, created_at FROM outbox ORDER BY seq LIMIT @limit) WHERE created_at < @before)`;
+  SELECT seq FROM (SELECT seq, created_at FROM outbox ORDER BY seq LIMIT @limit) AS oldest WHERE created_at < @before)`;
 
 /** The parameters of INSERT_EVENT_SQL. */
 export function eventParams(e: NewOutboxEvent): Record<string, string | number> {
@@ -47,7 +47,7 @@ export function eventParams(e: NewOutboxEvent): Record<string, string | number> 
 
 /** Drops old entries from the front of the trail, reading at most `@limit` rows, as TRIM_EVENTS_SQL. */
 export const TRIM_AUDIT_SQL = `DELETE FROM audit_log WHERE seq IN (
-  SELECT seq FROM (SELECT seq, at FROM audit_log ORDER BY seq LIMIT @limit) WHERE at < @before)`;
+  SELECT seq FROM (SELECT seq, at FROM audit_log ORDER BY seq LIMIT @limit) AS oldest WHERE at < @before)`;
 
 const AUDIT_COLUMNS = `seq, at, tenant_id AS tenantId, action, role, actor_kind AS actorKind, actor_id AS actorId, target, details, request_id AS requestId`;
 

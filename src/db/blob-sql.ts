@@ -10,7 +10,7 @@ export const UNHELD = 'NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = @s
  * A collection walks the blobs a window per statement, whatever part of it is collectable.
  */
 export const BLOB_WINDOW_SQL = `SELECT count(*) AS n, max(sha256) AS last
-  FROM (SELECT sha256 FROM blobs WHERE sha256 > @after ORDER BY sha256 LIMIT @limit)`;
+  FROM (SELECT sha256 FROM blobs WHERE sha256 > @after ORDER BY sha256 LIMIT @limit) AS w`;
 
 /**
  * Marks for collection the blobs of that window that no artifact holds, no put has pinned (created
@@ -43,7 +43,7 @@ export function windowNext<K>(window: { n: number; last: K | null }, limit: numb
 
 /** The next window of artifact rows by rowid, after @after, @limit of them: how many and the last one. */
 export const ARTIFACT_WINDOW_SQL = `SELECT count(*) AS n, max(rowid) AS last
-  FROM (SELECT rowid FROM artifacts WHERE rowid > @after ORDER BY rowid LIMIT @limit)`;
+  FROM (SELECT rowid FROM artifacts WHERE rowid > @after ORDER BY rowid LIMIT @limit) AS w`;
 
 /** Drops the artifacts of that window that no reference holds. */
 export const DROP_UNREFERENCED_WINDOW_SQL = `DELETE FROM artifacts WHERE rowid IN (

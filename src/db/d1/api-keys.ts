@@ -1,12 +1,12 @@
 /** API keys on D1: stored with their secret's hash. */
 import type { ApiKeyRecord, ApiKeyRepository } from '../repository.js';
-import type { D1Context } from './binding.js';
+import type { StatementContext } from './binding.js';
 
 type RawApiKey = Omit<ApiKeyRecord, 'perms'> & { perms: string };
 const API_KEY_COLUMNS = `id, tenant_id AS tenantId, operator, perms, label, created_at AS createdAt,
   revoked_at AS revokedAt`;
 
-export function d1ApiKeys({ all, run }: D1Context): ApiKeyRepository {
+export function d1ApiKeys({ all, run }: StatementContext): ApiKeyRepository {
   return {
     async createApiKey(k) {
       const sql = `INSERT INTO api_keys (id, tenant_id, operator, secret_hash, perms, label, created_at, revoked_at)

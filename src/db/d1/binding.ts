@@ -52,9 +52,11 @@ export interface D1RepositoryOptions {
   clock?: 'database' | 'caller';
 }
 
-export interface D1Context {
-  /** The binding, or the read-replication session every query of this repository goes through. */
-  conn: D1QueryableLike;
+/**
+ * What the statement repository (index.ts) runs its SQL through: D1 here, Postgres in ../postgres/
+ * (which rewrites the text into its dialect). Statements use `@name` placeholders.
+ */
+export interface StatementContext {
   /** A put with a clock takes its time from the database (the `clock` option). */
   sqlClock: boolean;
   /** The rows of one statement. */
@@ -63,6 +65,11 @@ export interface D1Context {
   run(sql: string, params?: Params): Promise<number>;
   /** Statements as one batch (one transaction): each one's rows. */
   batch(stmts: Stmt[]): Promise<unknown[][]>;
+}
+
+export interface D1Context extends StatementContext {
+  /** The binding, or the read-replication session every query of this repository goes through. */
+  conn: D1QueryableLike;
 }
 
 /** `@name` placeholders as D1's `?NNN`, numbered by first appearance (compiled once per SQL text). */

@@ -13,7 +13,7 @@ import {
 } from '../blob-sql.js';
 import type { Stmt } from '../plans/sql.js';
 import type { BlobRepository } from '../repository.js';
-import type { D1Context } from './binding.js';
+import type { StatementContext } from './binding.js';
 
 /**
  * pinBlob as one batch: clear a stale collection mark (or create the row) and add the pin, both only when
@@ -30,7 +30,7 @@ export function pinPlan(sha256: string, until: number, now: number, staleBefore:
   ].map((sql) => ({ sql, params }));
 }
 
-export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
+export function d1Blobs({ all, run, batch }: StatementContext): BlobRepository {
   return {
     async pinBlob(sha256, until, now, staleBefore) {
       const [, pinned] = await batch(pinPlan(sha256, until, now, staleBefore));
@@ -77,13 +77,13 @@ export function d1Blobs({ all, run, batch }: D1Context): BlobRepository {
     },
 
     async blobRows(after, limit, now) {
-      const rows = await all<{ sha256: string; sizeBytes: number; pinned: number; artifacts: number }>(
+      const rows = await all<{ sha256: string; sizeBytes: number; pinned: number | boolean; artifacts: number }>(
         `SELECT b.sha256, b.size_bytes AS sizeBytes, NOT ${UNPINNED} AS pinned,
                 (SELECT count(*) FROM artifacts a WHERE a.sha256 = b.sha256) AS artifacts
          FROM blobs b WHERE b.sha256 > @after ORDER BY b.sha256 LIMIT @limit`,
         { after, limit, now },
       );
-      return rows.map((r) => ({ ...r, pinned: r.pinned === 1 }));
+      return rows.map((r) => ({ ...r, pinned: Boolean(r.pinned) }));
     },
 
     async knownBlobs(sha256s) {

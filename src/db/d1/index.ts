@@ -13,7 +13,7 @@
  */
 import type { ArtifactRepository } from '../repository.js';
 import { d1ApiKeys } from './api-keys.js';
-import { openD1, type D1RepositoryOptions } from './binding.js';
+import { openD1, type D1RepositoryOptions, type StatementContext } from './binding.js';
 import { d1Blobs } from './blobs.js';
 import { d1Names } from './names.js';
 import { d1Outbox } from './outbox.js';
@@ -29,8 +29,13 @@ export type {
   D1ResultLike,
 } from './binding.js';
 
-export function createD1Repository(options: D1RepositoryOptions): ArtifactRepository {
-  const ctx = openD1(options);
+export type { StatementContext } from './binding.js';
+
+/**
+ * Every method but ping and close, as statements and batches run through `ctx`: D1's binding here;
+ * the Postgres repository (../postgres/) runs the same ones through its pool, rewritten into its dialect.
+ */
+export function createStatementRepository(ctx: StatementContext): Omit<ArtifactRepository, 'ping' | 'close'> {
   return {
     ...d1References(ctx),
     ...d1Names(ctx),
@@ -39,6 +44,13 @@ export function createD1Repository(options: D1RepositoryOptions): ArtifactReposi
     ...d1Retention(ctx),
     ...d1Blobs(ctx),
     ...d1Outbox(ctx),
+  };
+}
+
+export function createD1Repository(options: D1RepositoryOptions): ArtifactRepository {
+  const ctx = openD1(options);
+  return {
+    ...createStatementRepository(ctx),
 
     async ping() {
       await ctx.conn.prepare('SELECT 1').first();

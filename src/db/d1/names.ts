@@ -1,10 +1,10 @@
 /** Named versions on D1: the shared statements of plans/names.ts; a delete is one batch. */
 import { deleteNamePlan, findVersionSql, listNamesSql, listVersionsSql } from '../plans/names.js';
 import type { EvictedRef, NameRepository, NameSummary } from '../repository.js';
-import type { D1Context } from './binding.js';
+import type { StatementContext } from './binding.js';
 import { toRefRow, type RawRefRow } from './rows.js';
 
-export function d1Names({ all, batch }: D1Context): NameRepository {
+export function d1Names({ all, batch }: StatementContext): NameRepository {
   return {
     async findVersion(key, version, now) {
       const { sql, params } = findVersionSql(key, version, now);

@@ -12,7 +12,7 @@ import {
   type RawAuditRow,
 } from '../audit-sql.js';
 import type { OutboxEvent, OutboxRepository, RefRow } from '../repository.js';
-import type { D1Context } from './binding.js';
+import type { StatementContext } from './binding.js';
 import { parseJson } from './rows.js';
 
 type RawEvent = Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & {
@@ -21,7 +21,7 @@ type RawEvent = Omit<OutboxEvent, 'scope' | 'ref' | 'data'> & {
   data: string | null;
 };
 
-export function d1Outbox({ all, run, batch }: D1Context): OutboxRepository {
+export function d1Outbox({ all, run, batch }: StatementContext): OutboxRepository {
   return {
     async readEvents(tenantId, afterSeq, limit) {
       const rows = await all<RawEvent>(

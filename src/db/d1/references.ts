@@ -8,10 +8,10 @@ import { endSessionInBatches } from '../plans/sessions.js';
 import { REF_COLUMNS, REF_JOIN, scopeWhere } from '../plans/sql.js';
 import type { EvictedRef, ReferenceRepository, ScopeUsage } from '../repository.js';
 import { usageSql } from '../usage-sql.js';
-import type { D1Context } from './binding.js';
+import type { StatementContext } from './binding.js';
 import { toRefRow, type RawRefRow } from './rows.js';
 
-export function d1References({ all, run, batch, sqlClock }: D1Context): ReferenceRepository {
+export function d1References({ all, run, batch, sqlClock }: StatementContext): ReferenceRepository {
   return {
     async commitPut(input) {
       // The caller's clock is read before the batch (nothing can run inside it); with the database
@@ -46,7 +46,7 @@ export function d1References({ all, run, batch, sqlClock }: D1Context): Referenc
     async touch(refIds, at) {
       if (refIds.length === 0) return;
       const sql = `UPDATE artifact_refs SET last_accessed_at = @at
-        WHERE ref_id IN (SELECT value FROM json_each(@ids)) AND last_accessed_at < @at`;
+        WHERE ref_id IN (SELECT CAST(value AS INTEGER) FROM json_each(@ids)) AND last_accessed_at < @at`;
       await run(sql, { at, ids: JSON.stringify(refIds) });
     },
 

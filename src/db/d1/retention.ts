@@ -7,9 +7,9 @@ import { enforcePlan, expirePlan } from '../plans/removal.js';
 import { CLAIM_LEASE, RELEASE_LEASE, SCOPE, scopeEviction } from '../plans/sql.js';
 import type { EvictedRef, RetentionRepository, ScopeUsage } from '../repository.js';
 import { scopesOverSql, tallyByTenant } from '../usage-sql.js';
-import type { D1Context } from './binding.js';
+import type { StatementContext } from './binding.js';
 
-export function d1Retention({ all, run, batch }: D1Context): RetentionRepository {
+export function d1Retention({ all, run, batch }: StatementContext): RetentionRepository {
   return {
     async expireRefs(now, limit) {
       const plan = expirePlan(now, limit);

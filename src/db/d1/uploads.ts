@@ -1,6 +1,6 @@
 /** Direct uploads in flight, on D1. */
 import type { UploadRecord, UploadRepository } from '../repository.js';
-import type { D1Context } from './binding.js';
+import type { StatementContext } from './binding.js';
 
 type RawUpload = Omit<UploadRecord, 'options'> & { options: string };
 const UPLOAD_COLUMNS = `id, tenant_id AS tenantId, user_id AS userId, session_id AS sessionId, trace_id AS traceId,
@@ -10,7 +10,7 @@ const toUpload = (raw: RawUpload): UploadRecord => ({
   options: JSON.parse(raw.options) as Record<string, unknown>,
 });
 
-export function d1Uploads({ all, run }: D1Context): UploadRepository {
+export function d1Uploads({ all, run }: StatementContext): UploadRepository {
   return {
     async createUpload(u) {
       await run(

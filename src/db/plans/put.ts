@@ -38,6 +38,11 @@ const NAMED_KEY = `r.tenant_id = @tenantId AND r.artifact_id = @artifactId
 /** The verdict is yes: every write of the put is conditional on it. */
 export const PUT_OK = 'EXISTS (SELECT 1 FROM put_ctx WHERE refused IS NULL)';
 const NOW = '(SELECT now FROM put_ctx)';
+/**
+ * The database's time in ms, never earlier than the caller's @now (a put with a clock, on D1). The
+ * Postgres repository rewrites this text into its own.
+ */
+export const DATABASE_CLOCK = `max(@now, CAST(round(unixepoch('subsec') * 1000) AS INTEGER))`;
 
 /** What the put's verdict statement returns (put_ctx after the verdict). */
 export interface PutVerdict {
@@ -110,7 +115,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   const stmts: Stmt[] = [];
   const add = (sql: string) => stmts.push({ sql, params }) - 1;
 
-  const clock = sqlClock ? `max(@now, CAST(round(unixepoch('subsec') * 1000) AS INTEGER))` : '@now';
+  const clock = sqlClock ? DATABASE_CLOCK : '@now';
   /** The live count or bytes of the put's session or trace, when it has a limit (0 otherwise). */
   const usage = (kind: ScopeKind, what: 'count(*)' | 'total(size_bytes)') => {
     const { column, param } = SCOPE[kind];
@@ -121,7 +126,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   add(`WITH t AS (SELECT ${clock} AS now)
     INSERT INTO put_ctx (id, now, expires_at, live, pin_ok, collision, sess_n, sess_bytes, trace_n, trace_bytes)
     SELECT 1, t.now, @expiresAt + (t.now - @now),
-      ${named ? '0' : `EXISTS (SELECT 1 FROM artifact_refs r WHERE ${KEY} AND r.expires_at > t.now)`},
+      ${named ? 'FALSE' : `EXISTS (SELECT 1 FROM artifact_refs r WHERE ${KEY} AND r.expires_at > t.now)`},
       @pinId IS NULL OR EXISTS (SELECT 1 FROM blob_pins WHERE id = @pinId AND sha256 = @sha256 AND until >= t.now),
       EXISTS (SELECT 1 FROM artifacts WHERE tenant_id = @tenantId AND id = @artifactId AND sha256 != @sha256),
       ${usage('session', 'count(*)')}, ${usage('session', 'total(size_bytes)')},
@@ -139,7 +144,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
         FROM artifact_refs r
         WHERE r.tenant_id = @tenantId AND r.${column} = @${param} AND r.expires_at > ${NOW} AND r.name = ''
           AND NOT (${KEY}) AND r.ref_id NOT IN (SELECT ref_id FROM evict_plan)
-        WINDOW w AS (ORDER BY r.${recencyOf(evicting!)} DESC, r.ref_id DESC ROWS UNBOUNDED PRECEDING))
+        WINDOW w AS (ORDER BY r.${recencyOf(evicting!)} DESC, r.ref_id DESC ROWS UNBOUNDED PRECEDING)) AS ranked
       WHERE (@max${limit}Bytes > 0 AND running > @max${limit}Bytes)
          OR (@max${limit}Count > 0 AND position > @max${limit}Count)`);
   }
@@ -154,7 +159,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
   /** The scope's checks: too big for it whatever the strategy; full, under `reject`, for a new reference. */
   const scopeChecks = (kind: ScopeKind) => {
     const { n, bytes, limit, column, param } = SCOPE[kind];
-    if (limits[kind].tooBig) return `WHEN 1 THEN '${kind}_big'`;
+    if (limits[kind].tooBig) return `WHEN TRUE THEN '${kind}_big'`;
     if (!limits[kind].limited) return '';
     if (strategy === 'reject')
       return `WHEN NOT live AND ((@max${limit}Bytes > 0 AND ${bytes} + @sizeBytes > @max${limit}Bytes)
@@ -171,7 +176,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
       WHEN collision THEN 'collision'
       ${scopeChecks('session')}
       ${scopeChecks('trace')}
-      ${limits.tenantTooBig ? `WHEN 1 THEN 'tenant_big'` : ''}
+      ${limits.tenantTooBig ? `WHEN TRUE THEN 'tenant_big'` : ''}
       ${limits.maxTenantBytes > 0 ? `WHEN NOT live AND tenant_after > @maxTenantBytes THEN 'tenant'` : ''}
     END
     RETURNING now, live, sess_n AS sessN, sess_bytes AS sessBytes, trace_n AS traceN, trace_bytes AS traceBytes,
@@ -189,7 +194,7 @@ export function commitPutPlan(input: CommitPutInput, now: number, expiresAt: num
     // The name's counter gives the version, inside this batch: concurrent saves get 0, 1, 2… exactly.
     add(`INSERT INTO names (tenant_id, app, user_id, session_id, name, next_version, created_at)
       SELECT @tenantId, @namespace, @userId, @sessionId, @name, 1, now FROM put_ctx WHERE refused IS NULL
-      ON CONFLICT (tenant_id, app, user_id, session_id, name) DO UPDATE SET next_version = next_version + 1`);
+      ON CONFLICT (tenant_id, app, user_id, session_id, name) DO UPDATE SET next_version = names.next_version + 1`);
     add(`INSERT INTO artifact_refs (tenant_id, artifact_id, user_id, session_id, trace_id, size_bytes, mime_type,
         filename, meta, source, created_at, last_accessed_at, expires_at, name, version)
       SELECT @tenantId, @artifactId, @userId, @sessionId, '', @sizeBytes, @mimeType, @filename,

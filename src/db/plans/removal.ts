@@ -92,7 +92,7 @@ export function enforcePlan(
               sum(size_bytes) OVER w AS running, row_number() OVER w AS position
        FROM artifact_refs WHERE tenant_id = @tenantId AND ${SCOPE[kind].column} = @value AND expires_at > @now
          AND name = ''
-       WINDOW w AS (ORDER BY ${recencyOf(strategy)} DESC, ref_id DESC ROWS UNBOUNDED PRECEDING))
+       WINDOW w AS (ORDER BY ${recencyOf(strategy)} DESC, ref_id DESC ROWS UNBOUNDED PRECEDING)) AS ranked
      WHERE (@maxBytes > 0 AND running > @maxBytes) OR (@maxCount > 0 AND position > @maxCount)`,
     'artifact.evicted',
     { tenantId, value, now, maxBytes, maxCount },

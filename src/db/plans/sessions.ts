@@ -59,7 +59,7 @@ export function endSessionPlan(
     },
     {
       sql: `SELECT count(*) AS refs, coalesce(sum(r.size_bytes), 0) AS bytes,
-          coalesce(sum(r.name != ''), 0) AS versions
+          coalesce(sum(CASE WHEN r.name != '' THEN 1 ELSE 0 END), 0) AS versions
         FROM evict_plan p JOIN artifact_refs r ON r.ref_id = p.ref_id`,
       params,
     },

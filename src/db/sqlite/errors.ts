@@ -4,6 +4,7 @@
  * translates here, so no layer above it knows SQLite's error codes.
  */
 import { errors } from '../../core/errors.js';
+import { withTranslatedErrors } from '../translate-errors.js';
 
 /** SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (SQLITE_BUSY_SNAPSHOT, …). */
 const CONTENTION = /^SQLITE_(BUSY|LOCKED)/;
@@ -24,31 +25,7 @@ export function translateSqliteError(err: unknown): unknown {
   return err;
 }
 
-const rethrowTranslated = (err: unknown): never => {
-  throw translateSqliteError(err);
-};
-
-/**
- * The repository with every method's failures translated (thrown or rejected alike). Methods that
- * succeed cost one more call (and, when they return a promise, one more reaction on it).
- */
+/** The repository with every method's failures translated (see ../translate-errors.ts). */
 export function translatingErrors<T extends object>(repo: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(repo)) {
-    if (typeof value !== 'function') {
-      out[key] = value;
-      continue;
-    }
-    const method = value as (...args: unknown[]) => unknown;
-    out[key] = (...args: unknown[]) => {
-      let result: unknown;
-      try {
-        result = method.apply(repo, args);
-      } catch (err) {
-        throw translateSqliteError(err);
-      }
-      return result instanceof Promise ? result.catch(rethrowTranslated) : result;
-    };
-  }
-  return out as T;
+  return withTranslatedErrors(repo, translateSqliteError);
 }

@@ -1,0 +1,12 @@
+/** The Postgres repository (see postgres/index.ts), under the path its importers know. */
+export {
+  createPostgresRepository,
+  EVENTS_CHANNEL,
+  migratePostgres,
+  PG_MIGRATIONS_FOLDER,
+  redactedUrl,
+  SchemaTooNewError,
+  translatePostgresError,
+  type PostgresRepository,
+  type PostgresRepositoryOptions,
+} from './postgres/index.js';

@@ -1,0 +1,59 @@
+/**
+ * The metadata store on Postgres, for many stateless replicas on one database: the statement
+ * repository D1 runs (../d1/index.ts: the same plans, rows, ids, events and errors), through a
+ * postgres.js pool, its SQL rewritten into Postgres's dialect (dialect.ts). How a put stays exact and
+ * events stay in order across replicas: connection.ts. Nothing is cached across requests, so what one
+ * replica changed, every replica sees on the next request.
+ */
+import { createStatementRepository } from '../d1/index.js';
+import type { ArtifactRepository } from '../repository.js';
+import { withTranslatedErrors } from '../translate-errors.js';
+import { EVENTS_CHANNEL, migratePostgres, openPostgres, type PostgresRepositoryOptions } from './connection.js';
+import { translatePostgresError } from './errors.js';
+
+export {
+  EVENTS_CHANNEL,
+  migratePostgres,
+  PG_MIGRATIONS_FOLDER,
+  redactedUrl,
+  SchemaTooNewError,
+  type PostgresRepositoryOptions,
+} from './connection.js';
+export { translatePostgresError } from './errors.js';
+
+export interface PostgresRepository extends ArtifactRepository {
+  /**
+   * Calls `onEvent` whenever a transaction that appended events commits, on any replica (LISTEN);
+   * resolves once listening. The returned function stops it.
+   */
+  listenEvents(onEvent: () => void): Promise<() => Promise<void>>;
+}
+
+/** Opens the pool and migrates (unless `migrate: false`): resolves once the database answers. */
+export async function createPostgresRepository(options: PostgresRepositoryOptions): Promise<PostgresRepository> {
+  const ctx = openPostgres(options);
+  try {
+    if (options.migrate !== false) await migratePostgres(ctx.sql);
+    else await ctx.sql.unsafe('SELECT 1');
+  } catch (err) {
+    await ctx.sql.end({ timeout: 1 }).catch(() => {});
+    throw err;
+  }
+  return withTranslatedErrors<PostgresRepository>(
+    {
+      ...createStatementRepository(ctx),
+
+      async listenEvents(onEvent) {
+        const { unlisten } = await ctx.sql.listen(EVENTS_CHANNEL, () => onEvent());
+        return unlisten;
+      },
+
+      async ping() {
+        await ctx.sql.unsafe('SELECT 1');
+      },
+
+      close: ctx.close,
+    },
+    translatePostgresError,
+  );
+}

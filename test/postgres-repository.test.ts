@@ -1,0 +1,153 @@
+/**
+ * The Postgres repository against a real Postgres (test/helpers/postgres.ts).
+ *
+ * - Differential: the seeded random workloads of the D1 differential (test/d1-workload.ts) run
+ *   through the SQLite repository (the reference) and the Postgres one; every answer (rows, ids,
+ *   evictions, error codes, messages and details) and the final tables must be the same, and the
+ *   scratch tables empty after every batch, and a refused put must change no table.
+ * - Migrations: replicas starting together migrate once; a schema newer than the code is refused.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPostgresRepository, migratePostgres, SchemaTooNewError } from '../src/db/postgres.js';
+import { createSqliteRepository } from '../src/db/sqlite.js';
+import { dumpTables, generateWorkload, runWorkload, type Op, type Outcome, type Query } from './d1-workload.js';
+import { describePostgres, freshDatabase } from './helpers/postgres.js';
+
+const SEEDS = Array.from({ length: 12 }, (_, i) => i + 1);
+const OPS_PER_SEED = 150;
+
+/** Columns holding JSON text: compared as values (each database writes its own spacing). */
+const JSON_COLUMNS = new Set(['scope', 'ref', 'data', 'meta', 'source', 'options', 'perms', 'report', 'details']);
+
+/** A table's rows as comparable values: JSON parsed, booleans as 0/1, SQLite's rowid left out, in a fixed order. */
+function normalized(rows: unknown[]): unknown[] {
+  return rows
+    .map((row) =>
+      Object.fromEntries(
+        Object.entries(row as Record<string, unknown>)
+          .filter(([k]) => k !== 'rowid')
+          .map(([k, v]) => [
+            k,
+            JSON_COLUMNS.has(k) && typeof v === 'string' ? JSON.parse(v) : typeof v === 'boolean' ? Number(v) : v,
+          ]),
+      ),
+    )
+    .map((r) => [JSON.stringify(r), r] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, r]) => r);
+}
+
+/**
+ * An answer with what the interface leaves open made comparable: the order of the blobs a collection
+ * marked (UPDATE … RETURNING has none), and the position a walk over artifacts continues from, an
+ * opaque cursor (SQLite reuses a deleted last rowid; Postgres's identity never gives a number twice).
+ */
+function comparable([method]: Op, outcome: Outcome | undefined): Outcome | undefined {
+  const ok = outcome?.ok as Record<string, unknown> | undefined;
+  if (!ok) return outcome;
+  if (method === 'markBlobsForCollection') {
+    const marked = [...(ok.marked as { sha256: string }[])].sort((a, b) => (a.sha256 < b.sha256 ? -1 : 1));
+    return { ok: { ...ok, marked } };
+  }
+  if (method === 'dropUnreferencedArtifacts') return { ok: { ...ok, next: ok.next === null ? null : 'more' } };
+  return outcome;
+}
+
+function normalizedDump(dump: Record<string, unknown[]>): Record<string, unknown[]> {
+  const { sqlite_sequence: _, ...tables } = dump;
+  return Object.fromEntries(Object.entries(tables).map(([t, rows]) => [t, normalized(rows)]));
+}
+
+/** dumpTables' statements on Postgres: its tables have no rowid (rows are sorted by normalized()), nor sqlite_sequence. */
+const pgQuery =
+  (sql: postgres.Sql): Query =>
+  async (sqls) =>
+    Promise.all(
+      sqls.map(async (text) => {
+        if (text.includes('sqlite_sequence')) return [];
+        const rows = await sql.unsafe(text.replace(/ ORDER BY rowid$/, ''));
+        return normalized([...rows]);
+      }),
+    );
+
+describePostgres('Postgres repository', () => {
+  const dbs: { drop(): Promise<void> }[] = [];
+  let scratch: string;
+  beforeAll(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'pg-differential-'));
+  });
+  afterAll(async () => {
+    rmSync(scratch, { recursive: true, force: true });
+    await Promise.all(dbs.map((d) => d.drop()));
+  });
+
+  it.concurrent.each(SEEDS)('SQLite ⇔ Postgres, seed %i: same answers, same tables', async (seed) => {
+    const ops = generateWorkload(seed, OPS_PER_SEED);
+    const db = await freshDatabase();
+    dbs.push(db);
+    const repo = await createPostgresRepository({ url: db.url, clock: 'caller', poolSize: 2 });
+    const raw = postgres(db.url, {
+      max: 1,
+      onnotice: () => {},
+      types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
+    });
+    let got: Awaited<ReturnType<typeof runWorkload>>;
+    let gotDump: Record<string, unknown[]>;
+    try {
+      got = await runWorkload(repo, ops, pgQuery(raw));
+      gotDump = normalizedDump(await dumpTables(pgQuery(raw)));
+    } finally {
+      await repo.close();
+      await raw.end();
+    }
+
+    const file = join(scratch, `seed-${seed}.db`);
+    const sqlite = createSqliteRepository({ path: file });
+    const reference = await runWorkload(sqlite, ops);
+    await sqlite.close();
+    const reader = new Database(file, { readonly: true });
+    const referenceDump = normalizedDump(await dumpTables(async (sqls) => sqls.map((s) => reader.prepare(s).all())));
+    reader.close();
+
+    expect(got.violations).toEqual([]);
+    const outcomes = (o: Outcome[]) => ops.map((op, i) => comparable(op, o[i]));
+    const [mine, theirs] = [outcomes(got.outcomes), outcomes(reference.outcomes)];
+    const first = ops.findIndex((_, i) => !isDeepStrictEqual(mine[i], theirs[i]));
+    if (first >= 0)
+      expect({ op: ops[first], index: first, outcome: mine[first] }).toEqual({
+        op: ops[first],
+        index: first,
+        outcome: theirs[first],
+      });
+    expect(gotDump).toEqual(referenceDump);
+  });
+
+  it('replicas starting together migrate once; a schema newer than the code stops the start', async () => {
+    const db = await freshDatabase();
+    dbs.push(db);
+    const pools = Array.from({ length: 3 }, () => postgres(db.url, { max: 2, onnotice: () => {} }));
+    try {
+      const results = await Promise.all(pools.map((sql) => migratePostgres(sql)));
+      expect(results.map((r) => r.applied).sort()).toEqual([0, 0, results.reduce((n, r) => n + r.applied, 0)]);
+      expect(results.reduce((n, r) => n + r.applied, 0)).toBeGreaterThan(0);
+      // A release from the future migrated this database.
+      await pools[0]!.unsafe(
+        `INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('from-the-future', ${Date.parse('2100-01-01')})`,
+      );
+      const err = await createPostgresRepository({ url: db.url }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(SchemaTooNewError);
+      expect((err as Error).message).toMatch(/newer than this release/);
+    } finally {
+      await Promise.all(pools.map((sql) => sql.end()));
+    }
+  });
+});
