@@ -24,7 +24,7 @@ export async function keys(argv: string[]) {
       'data-dir': { type: 'string' },
     },
   });
-  const { repo } = openServiceDb(values['data-dir']);
+  const { repo } = await openServiceDb(values['data-dir']);
   try {
     if (action === 'create' && values.operator) {
       if (values.tenant !== undefined || values.perms !== undefined)
@@ -106,7 +106,7 @@ export async function usage(argv: string[]) {
   const top = values.top === undefined ? 20 : Number(values.top);
   if (!Number.isInteger(top) || top < 1 || top > 1000)
     throw new CliError('--top must be a whole number from 1 to 1000.', EXIT.usage);
-  const { repo, config } = openServiceDb(values['data-dir']);
+  const { repo, config } = await openServiceDb(values['data-dir']);
   try {
     const report = await usageReport(
       repo,
@@ -197,7 +197,7 @@ export async function auditCommand(argv: string[]) {
         EXIT.usage,
       );
   }
-  const { repo } = openServiceDb(values['data-dir']);
+  const { repo } = await openServiceDb(values['data-dir']);
   try {
     const entries = await repo.listAudit({
       ...(values.tenant !== undefined ? { tenantId: values.tenant } : {}),

@@ -9,8 +9,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Config, type ConfigInput, loadConfig } from '../core/config.js';
 import type { ArtifactRepository } from '../db/repository.js';
-import { createSqliteRepository } from '../db/sqlite.js';
-import { sqliteOptions } from '../node/sqlite-options.js';
+import { openRepository } from '../node/drivers.js';
 import { CliError, EXIT } from './cli-error.js';
 import { namedUrl } from './connection.js';
 import { chooseDataDir, type NamedUrl, runningDir, runningServes, type ServeRecord } from './services.js';
@@ -20,6 +19,7 @@ export { recordServe, runningDir, runningServes, type ServeRecord } from './serv
 export interface ServiceData {
   config: Config;
   dataDir: string;
+  /** The SQLite file ('' when the metadata is in Postgres). */
   dbPath: string;
   /** How it was found, for messages: "--data-dir", "ARTIFACT_STORE_DATA_DIR", "the service running as pid 12", "./data". */
   from: string;
@@ -47,6 +47,11 @@ export function findServiceData(
   let config: Config;
   let from: string;
   let serve: ServeRecord | undefined;
+  if (needs === 'database' && env.ARTIFACT_STORE_DATABASE_URL) {
+    // The metadata is in Postgres: no data dir holds it.
+    config = load(flag === undefined ? {} : { dataDir: flag });
+    return { config, dataDir: resolve(config.dataDir), dbPath: '', from: 'ARTIFACT_STORE_DATABASE_URL' };
+  }
   if (flag !== undefined) {
     config = load({ dataDir: flag });
     from = '--data-dir';
@@ -81,11 +86,11 @@ export function findServiceData(
   return { config, dataDir, dbPath, from, ...(serve ? { serve } : {}) };
 }
 
-/** The service's database (found as findServiceData finds it), opened for an ops command. */
-export function openServiceDb(flag: string | undefined): ServiceData & { repo: ArtifactRepository } {
+/**
+ * The service's database (found as findServiceData finds it, or Postgres at
+ * ARTIFACT_STORE_DATABASE_URL), opened for an ops command.
+ */
+export async function openServiceDb(flag: string | undefined): Promise<ServiceData & { repo: ArtifactRepository }> {
   const found = findServiceData(flag, 'database');
-  return {
-    ...found,
-    repo: createSqliteRepository(sqliteOptions(found.config, found.dbPath, 'main')),
-  };
+  return { ...found, repo: await openRepository(found.config, 'main') };
 }

@@ -22,6 +22,7 @@ export const COMMAND_NAMES = [
   'fsck',
   'backup',
   'restore',
+  'db',
   'audit',
   'mcp',
   'gateway',
@@ -244,6 +245,16 @@ blobs are missing, naming them and what to do.
 Examples:
   artifact-store restore /backups/artifact-store --data-dir ./data
   artifact-store restore s3://acme-backups/artifact-store --force`,
+  db: `artifact-store db migrate [--data-dir DIR]
+
+Brings the metadata database's schema up to this release: Postgres at ARTIFACT_STORE_DATABASE_URL
+(run it before rolling out a release, so replicas start on a migrated schema; each replica also
+migrates at start, one at a time, under a lock in the database), else the data dir's SQLite file.
+Refuses a database migrated by a newer release. Prints how many migrations it applied.
+  --data-dir DIR   the data dir whose SQLite file to migrate (without ARTIFACT_STORE_DATABASE_URL)
+
+Examples:
+  ARTIFACT_STORE_DATABASE_URL=postgres://artifacts:…@db.internal:5432/artifacts artifact-store db migrate`,
   mcp: `artifact-store mcp [--url URL] [--session S]
 
 The artifact MCP server on stdio, as a client of a running service; its token comes from

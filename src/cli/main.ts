@@ -43,7 +43,7 @@ async function serve(argv: string[]) {
   const forget = recordServe({ url: running.url, dataDir: resolve(config.dataDir), dbPath });
   const out = [
     '',
-    `artifact-store listening on ${running.url}  (${config.env}, blobs: ${config.blobDriver}, db: ${dbPath})`,
+    `artifact-store listening on ${running.url}  (${config.env}, blobs: ${config.blobDriver}, db: ${config.databaseUrl ? redactedDatabaseUrl(config.databaseUrl) : dbPath})`,
     `  API docs:  ${running.url}/docs`,
     `  OpenAPI:   ${running.url}/openapi.json`,
   ];
@@ -83,6 +83,13 @@ async function serve(argv: string[]) {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** The database URL as the start line shows it: without its password. */
+function redactedDatabaseUrl(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
 }
 
 /** EADDRINUSE as one line with the fix, naming the artifact-store serve that holds the port when it is one. */
@@ -181,6 +188,7 @@ const OPS: Record<Exclude<CommandName, 'token' | 'gateway' | RemoteCommand>, (ar
   fsck: async (argv) => (await maintenance()).fsckCommand(argv),
   backup: async (argv) => (await maintenance()).backupCommand(argv),
   restore: async (argv) => (await maintenance()).restoreCommand(argv),
+  db: async (argv) => (await maintenance()).dbCommand(argv),
   audit: async (argv) => (await admin()).auditCommand(argv),
   mcp,
 };

@@ -176,6 +176,16 @@ function quietAwsNodeNotice() {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 }
 
+/** backup and restore copy a data dir's SQLite database: on Postgres, its own tools do that part. */
+function onPostgres(command: 'backup' | 'restore'): CliError {
+  return new CliError(
+    `${command} copies the SQLite database of a data dir, and ARTIFACT_STORE_DATABASE_URL puts the metadata in Postgres: ` +
+      `${command === 'backup' ? "back it up with pg_dump --format=custom (or your provider's snapshots)" : "restore it with pg_restore (or your provider's snapshots)"}, ` +
+      "and the blobs with the bucket's versioning or replication. See docs/deploy.md#more-than-one-machine.",
+    EXIT.usage,
+  );
+}
+
 export async function backupCommand(argv: string[]) {
   quietAwsNodeNotice();
   const { values, positionals } = parseArgs({
@@ -188,6 +198,7 @@ export async function backupCommand(argv: string[]) {
   const location = locationOf(positionals[0]!);
   // Nothing is opened, created or written before the target proved writable.
   const { config, dbPath } = findServiceData(values['data-dir'], 'database');
+  if (config.databaseUrl) throw onPostgres('backup');
   if (config.blobDriver === 'memory')
     throw new CliError('The memory blob driver keeps nothing on disk: there is nothing to back up.', EXIT.usage);
   usageIfThrows(() => assertNotLiveData(location, config));
@@ -259,6 +270,7 @@ export async function restoreCommand(argv: string[]) {
     );
   const location = locationOf(positionals[0]!);
   const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  if (config.databaseUrl) throw onPostgres('restore');
   if (config.blobDriver === 'memory')
     throw new CliError('The memory blob driver keeps nothing on disk: there is nothing to restore into.', EXIT.usage);
   const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
@@ -346,3 +358,39 @@ function usageIfThrows<T>(fn: () => T): T {
  * or session) comes from ARTIFACT_STORE_TOKEN, the service from --url or ARTIFACT_STORE_URL. Stdout
  * carries the protocol, so everything else goes to stderr.
  */
+
+/** `artifact-store db migrate`: the schema brought up to this release, ahead of a rollout. */
+export async function dbCommand(argv: string[]) {
+  const [sub, ...rest] = argv;
+  if (sub !== 'migrate')
+    throw new CliError(
+      `${sub === undefined ? 'db needs a subcommand' : `Unknown db subcommand ${JSON.stringify(sub)}`}: artifact-store db migrate. See artifact-store db --help.`,
+      EXIT.usage,
+    );
+  const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' } } });
+  const config = loadConfig(process.env, values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  if (config.databaseUrl) {
+    const { migratePostgres, redactedUrl, SchemaTooNewError } = await import('../db/postgres.js');
+    const { default: postgres } = await import('postgres');
+    const sql = postgres(config.databaseUrl, { max: 2, onnotice: () => {}, connect_timeout: 10 });
+    try {
+      const { applied } = await migratePostgres(sql);
+      process.stdout.write(
+        `${redactedUrl(config.databaseUrl)}: ${applied === 0 ? 'up to date' : `applied ${applied} migration${applied === 1 ? '' : 's'}`}\n`,
+      );
+    } catch (err) {
+      if (err instanceof SchemaTooNewError) throw new CliError(err.message);
+      throw new CliError(
+        `ARTIFACT_STORE_DATABASE_URL: cannot migrate ${redactedUrl(config.databaseUrl)}: ${(err as Error).message.split('\n')[0]}`,
+      );
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+    return;
+  }
+  const dbPath = resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  // Opening the SQLite repository applies what is missing.
+  const repo = createSqliteRepository(sqliteOptions(config, dbPath, 'main'));
+  await repo.close();
+  process.stdout.write(`${dbPath}: up to date\n`);
+}

@@ -152,6 +152,12 @@ export function composeService(
   });
 }
 
+/**
+ * Where the database wakes event streams (Postgres's LISTEN/NOTIFY), how often a stream reads the
+ * outbox anyway: a notification lost with a connection is late by at most this.
+ */
+const EVENTS_SAFETY_POLL_MS = 5000;
+
 /** Builds the service, its operations, the authenticator and the HTTP app over the given drivers. */
 export async function composeApp(config: Config, drivers: Drivers, runtime: RuntimeParts): Promise<ComposedApp> {
   const { repo, blobs, hash } = drivers;
@@ -226,7 +232,14 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     rateLimiter,
     policies,
     ...(metrics ? { metrics } : {}),
-    events: { heartbeatMs: config.eventsHeartbeatSeconds * 1000, ...runtime.http?.events },
+    events: {
+      heartbeatMs: config.eventsHeartbeatSeconds * 1000,
+      // Where the database notifies new events (Postgres), streams read when woken; the timer is a safety net.
+      ...(drivers.repo.waitForEvents
+        ? { wake: () => drivers.repo.waitForEvents!(), pollMs: EVENTS_SAFETY_POLL_MS }
+        : {}),
+      ...runtime.http?.events,
+    },
     maxRequestBodyBytes: config.maxRequestBodyBytes || runtime.http?.maxRequestBodyBytes,
   });
   return {

@@ -52,6 +52,15 @@ export const ConfigSchema = z.object({
   dataDir: z.string().default('./data'),
   /** SQLite file; defaults to {dataDir}/artifacts.db. */
   dbPath: z.string().optional(),
+  /**
+   * postgres://user:password@host:port/database (TLS from `sslmode` in it): the metadata in Postgres,
+   * shared by any number of replicas, instead of SQLite in the data dir.
+   */
+  databaseUrl: z.string().optional(),
+  /** Postgres: connections in each process's pool. */
+  databasePoolSize: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Postgres: how long a request waits for a free connection before answering 503 with Retry-After. */
+  databasePoolWaitMs: z.coerce.number().int().min(1).max(600_000).default(5000),
   blobDriver: z.enum(['fs', 'memory', 's3']).default('fs'),
   /** Blob folder of the fs driver; defaults to {dataDir}/blobs. */
   blobDir: z.string().optional(),
@@ -182,6 +191,9 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   port: 'ARTIFACT_STORE_PORT',
   dataDir: 'ARTIFACT_STORE_DATA_DIR',
   dbPath: 'ARTIFACT_STORE_DB_PATH',
+  databaseUrl: 'ARTIFACT_STORE_DATABASE_URL',
+  databasePoolSize: 'ARTIFACT_STORE_DATABASE_POOL_SIZE',
+  databasePoolWaitMs: 'ARTIFACT_STORE_DATABASE_POOL_WAIT_MS',
   blobDriver: 'ARTIFACT_STORE_BLOB_DRIVER',
   blobDir: 'ARTIFACT_STORE_BLOB_DIR',
   s3Bucket: 'ARTIFACT_STORE_S3_BUCKET',
@@ -240,6 +252,16 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   metrics: 'ARTIFACT_STORE_METRICS',
   metricsToken: 'ARTIFACT_STORE_METRICS_TOKEN',
 };
+
+/** A URL the Postgres driver takes: postgres:// or postgresql://, with a host. */
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 /** The base policy of a configuration (before per-tenant overrides). */
 export function basePolicy(c: Config): Policy {
@@ -317,6 +339,12 @@ export function loadConfig(
   const parsed = ConfigSchema.superRefine((c, ctx) => {
     if (c.blobDriver === 's3' && !c.s3Bucket)
       ctx.addIssue({ code: 'custom', path: ['s3Bucket'], message: 'required when the blob driver is s3' });
+    if (c.databaseUrl !== undefined && !isPostgresUrl(c.databaseUrl))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['databaseUrl'],
+        message: 'must be a postgres:// URL, as in postgres://user:password@host:5432/database?sslmode=require',
+      });
     if (c.s3Prefix && !c.s3Prefix.endsWith('/'))
       ctx.addIssue({ code: 'custom', path: ['s3Prefix'], message: 'must end with "/" (e.g. "artifacts/")' });
     const cdnParts = [c.cdnUrl, c.cdnKeyPairId, c.cdnPrivateKeyFile].filter(Boolean).length;

@@ -394,6 +394,13 @@ export interface OutboxRepository {
   /** The newest event's seq (0 when there is none). */
   lastEventSeq(): Promise<number>;
   /**
+   * Resolves when a transaction (of any process on this database) appended events after the call,
+   * or when the database's notifications may have been missed (a reconnection): readers of the
+   * outbox then read it when woken instead of polling. Absent where the database has no
+   * notifications (SQLite, D1): readers poll.
+   */
+  waitForEvents?(): Promise<void>;
+  /**
    * Drops, of the `limit` oldest events, those older than `before`, and returns how many. Fewer than
    * `limit` means the front of the outbox is reached; resuming from before then starts at the oldest kept.
    */

@@ -1,6 +1,7 @@
 /**
- * The drivers a Node process runs on, chosen from configuration: SQLite for metadata, and the fs,
- * memory or S3 blob store. The only place (with the CLI's ops commands) that picks them.
+ * The drivers a Node process runs on, chosen from configuration: SQLite (the embedded default) or
+ * Postgres (ARTIFACT_STORE_DATABASE_URL) for metadata, and the fs, memory or S3 blob store. The only
+ * place (with the CLI's ops commands) that picks them.
  */
 import { enableLinearRegExps } from './regexps.js';
 import { readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { createMemoryBlobStore } from '../blob/memory.js';
 import { nodeSha256 } from '../blob/node-hash.js';
 import type { Drivers } from '../compose/compose-app.js';
 import type { Config } from '../core/config.js';
+import type { ArtifactRepository } from '../db/repository.js';
 import { createSqliteRepository } from '../db/sqlite.js';
 import { sqliteOptions } from './sqlite-options.js';
 
@@ -80,6 +82,55 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
   }
 }
 
+/**
+ * The metadata repository of this configuration: Postgres when ARTIFACT_STORE_DATABASE_URL is set
+ * (migrated, and answering), else SQLite in the data dir.
+ */
+export async function openRepository(
+  config: Config,
+  checkpointThread: 'worker' | 'main' = 'worker',
+): Promise<ArtifactRepository> {
+  if (config.databaseUrl) return openPostgresRepository(config);
+  // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
+  const dbPath =
+    config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
+  return createSqliteRepository(sqliteOptions(config, dbPath, checkpointThread));
+}
+
+/**
+ * The Postgres repository; postgres.js is loaded only here. A database that cannot be reached, or
+ * refuses, fails the start with one line that names the setting and the URL without its password.
+ */
+async function openPostgresRepository(config: Config): Promise<ArtifactRepository> {
+  const { createPostgresRepository, redactedUrl, SchemaTooNewError } = await import('../db/postgres.js');
+  const url = config.databaseUrl!;
+  try {
+    return await createPostgresRepository({
+      url,
+      poolSize: config.databasePoolSize,
+      queueTimeoutSeconds: config.databasePoolWaitMs / 1000,
+    });
+  } catch (err) {
+    if (err instanceof SchemaTooNewError) throw new Error(`ARTIFACT_STORE_DATABASE_URL: ${err.message}`);
+    const e = err as { code?: string; message?: string };
+    const password = passwordOf(url);
+    let why = [e.code, e.message].filter(Boolean).join(' ').split('\n')[0]!.replaceAll(url, redactedUrl(url));
+    if (password) why = why.replaceAll(password, '***');
+    throw new Error(
+      `ARTIFACT_STORE_DATABASE_URL: cannot use the database at ${redactedUrl(url)}: ${why}. ` +
+        'Check the host, port, database name, user and password (and sslmode), and that Postgres is running.',
+    );
+  }
+}
+
+function passwordOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return '';
+  }
+}
+
 /** The metadata and blob drivers of this configuration, opened; `close` closes both. */
 export async function openNodeDrivers(
   config: Config,
@@ -88,10 +139,7 @@ export async function openNodeDrivers(
 ): Promise<NodeDrivers> {
   // Search patterns from callers run on V8's linear-time engine when they backtrack (views/pattern.ts).
   enableLinearRegExps();
-  // Memory blobs die with the process: metadata that outlived them would point at missing bytes.
-  const dbPath =
-    config.blobDriver === 'memory' ? ':memory:' : resolve(config.dbPath ?? join(config.dataDir, 'artifacts.db'));
-  const repo = createSqliteRepository(sqliteOptions(config, dbPath, checkpointThread));
+  const repo = await openRepository(config, checkpointThread);
   let blobs: BlobStore;
   try {
     blobs = await openBlobStore(config);

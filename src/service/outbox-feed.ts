@@ -3,8 +3,10 @@ import type { ArtifactRepository } from '../db/repository.js';
 import { rowToRef } from '../core/refs.js';
 
 export interface OutboxFeedOptions {
-  /** How often the outbox is read when it has nothing new (default 250 ms). */
+  /** How often the outbox is read when it has nothing new (default 250 ms); with `wake`, a safety net. */
   pollMs?: number;
+  /** Resolves when new events may be there (see EventStreamSettings.wake): read then, not on a timer. */
+  wake?: () => Promise<void>;
   signal: AbortSignal;
 }
 
@@ -21,6 +23,7 @@ export async function* tailOutbox(
   const pollMs = options.pollMs ?? 250;
   let after = await repo.lastEventSeq();
   while (!options.signal.aborted) {
+    const woken = (options.wake ?? repo.waitForEvents?.bind(repo))?.();
     const batch = await repo.readEvents(scope.tenantId, after, 500);
     for (const e of batch) {
       after = e.seq;
@@ -29,6 +32,13 @@ export async function* tailOutbox(
       if (scope.traceId !== undefined && e.scope.traceId !== scope.traceId) continue;
       yield { type: e.type as ArtifactEvent['type'], ref: rowToRef(e.ref) };
     }
-    if (batch.length < 500) await new Promise((r) => setTimeout(r, pollMs));
+    if (batch.length < 500) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const slept = new Promise((r) => {
+        timer = setTimeout(r, pollMs);
+      });
+      await (woken ? Promise.race([woken, slept]) : slept);
+      clearTimeout(timer);
+    }
   }
 }

@@ -22,11 +22,7 @@ export {
 export { translatePostgresError } from './errors.js';
 
 export interface PostgresRepository extends ArtifactRepository {
-  /**
-   * Calls `onEvent` whenever a transaction that appended events commits, on any replica (LISTEN);
-   * resolves once listening. The returned function stops it.
-   */
-  listenEvents(onEvent: () => void): Promise<() => Promise<void>>;
+  waitForEvents(): Promise<void>;
 }
 
 /** Opens the pool and migrates (unless `migrate: false`): resolves once the database answers. */
@@ -39,20 +35,44 @@ export async function createPostgresRepository(options: PostgresRepositoryOption
     await ctx.sql.end({ timeout: 1 }).catch(() => {});
     throw err;
   }
+  // One LISTEN connection per process, opened by the first reader that waits: every waiter is woken
+  // by the next notification, and on each (re)connection, since notifications sent while the
+  // connection was down are lost (readers then read the outbox and find what they missed).
+  let next: { promise: Promise<void>; resolve: () => void } | undefined;
+  let listening: Promise<unknown> | undefined;
+  const wakeAll = () => {
+    const woken = next;
+    next = undefined;
+    woken?.resolve();
+  };
+  const waitForEvents = () => {
+    if (listening === undefined)
+      listening = ctx.sql.listen(EVENTS_CHANNEL, wakeAll, wakeAll).catch(() => {
+        // The database is down: readers fall back on their timer, and the next wait tries again.
+        listening = undefined;
+      });
+    if (!next) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      next = { promise, resolve };
+    }
+    return next.promise;
+  };
   return withTranslatedErrors<PostgresRepository>(
     {
       ...createStatementRepository(ctx),
-
-      async listenEvents(onEvent) {
-        const { unlisten } = await ctx.sql.listen(EVENTS_CHANNEL, () => onEvent());
-        return unlisten;
-      },
+      waitForEvents,
 
       async ping() {
         await ctx.sql.unsafe('SELECT 1');
       },
 
-      close: ctx.close,
+      async close() {
+        wakeAll();
+        await ctx.close();
+      },
     },
     translatePostgresError,
   );

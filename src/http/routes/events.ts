@@ -9,8 +9,17 @@ import { header } from '../fast-header.js';
 import { errorResponses } from '../openapi-schemas.js';
 
 export interface EventStreamSettings {
-  /** How often the outbox is read for new events (default 250 ms). */
+  /**
+   * How often the outbox is read for new events (default 250 ms); with `wake`, how often it is read
+   * when no wake-up came (a safety net for a notification lost with a connection).
+   */
   pollMs?: number;
+  /**
+   * A promise that resolves when new events may be in the outbox (Postgres: a NOTIFY from the
+   * transaction that appended them, on any replica). Streams then read the outbox when woken, not
+   * on a timer. Each call returns the promise of the next wake-up after it.
+   */
+  wake?: () => Promise<void>;
   /** How often an idle stream gets a comment line, so proxies keep it open (default 15 s). */
   heartbeatMs?: number;
   /**
@@ -117,6 +126,8 @@ export function registerEvents(
       await position();
       let polls = 0;
       for (; polls < maxPolls && open && !stream.aborted && !stream.closed && !settings.isDraining?.(); polls++) {
+        // Taken before the read: a wake-up that comes while it runs is not lost.
+        const woken = settings.wake?.();
         const batch = await ops.readEvents(tenantId, after, 500);
         for (const e of batch) {
           after = e.seq;
@@ -135,7 +146,7 @@ export function registerEvents(
           await stream.write(': heartbeat\n\n');
           quietSince = Date.now();
         }
-        await stream.sleep(pollMs);
+        await (woken ? Promise.race([woken, stream.sleep(Math.min(pollMs, heartbeatMs))]) : stream.sleep(pollMs));
       }
       if (polls >= maxPolls && !stream.aborted) await position();
     });
