@@ -128,6 +128,69 @@ describePostgres('Postgres repository', () => {
     expect(gotDump).toEqual(referenceDump);
   });
 
+  it('an event that commits after a later one is not skipped by a reader that has seen the later one', async () => {
+    const db = await freshDatabase();
+    dbs.push(db);
+    const [a, b] = await Promise.all([
+      createPostgresRepository({ url: db.url, clock: 'caller' }),
+      createPostgresRepository({ url: db.url, clock: 'caller' }),
+    ]);
+    const raw = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      const now = Date.now();
+      await a.commitPut({
+        scope: { tenantId: 't' },
+        artifactId: 'ns_000000000000000000000001',
+        namespace: 'ns',
+        sha256: '1'.repeat(64),
+        sizeBytes: 10,
+        mimeType: 'text/plain',
+        now,
+        expiresAt: now + 600_000,
+      });
+      const after = await a.lastEventSeq();
+      // Replica a's delete appends its event, then waits for a row another transaction holds: it has
+      // its sequence number, and has not committed.
+      let release!: () => void;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => {
+        locked = r;
+      });
+      const holder = raw.begin(async (tx) => {
+        await tx.unsafe(`SELECT 1 FROM artifact_refs FOR UPDATE`);
+        locked();
+        await held;
+      });
+      await isLocked;
+      const deleting = a.deleteRefs('t', 'ns_000000000000000000000001', {}, now + 1);
+      await new Promise((r) => setTimeout(r, 200));
+      // Replica b appends an event meanwhile; a reader that then reads the outbox…
+      const appending = b.appendEvent({
+        tenantId: 't',
+        type: 'resource.updated',
+        subject: 'mcp://s/r',
+        scope: {},
+        data: {},
+        at: now,
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      const first = await b.readEvents(undefined, after, 100);
+      const resumeAt = first.at(-1)?.seq ?? after;
+      release();
+      await holder;
+      await Promise.all([deleting, appending]);
+      // …and goes on from the last one it saw, gets the delete's event too.
+      const rest = await b.readEvents(undefined, resumeAt, 100);
+      expect([...first, ...rest].map((e) => e.type).sort()).toEqual(['artifact.deleted', 'resource.updated']);
+    } finally {
+      await raw.end();
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it('replicas starting together migrate once; a schema newer than the code stops the start', async () => {
     const db = await freshDatabase();
     dbs.push(db);
