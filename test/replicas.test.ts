@@ -23,6 +23,7 @@ const POLICIES = {
   rej: { maxArtifactsPerSession: 50, cleanupStrategy: 'reject' },
   lru: { maxArtifactsPerSession: 50, cleanupStrategy: 'lru' },
   cap: { maxTenantBytes: 100_000, cleanupStrategy: 'reject' },
+  rate: { tenantRequestsPerSecond: 20, tenantRequestBurst: 20 },
 };
 
 let cluster: Awaited<ReturnType<typeof startPgCluster>>;
@@ -271,6 +272,34 @@ describePostgres('three replicas', () => {
         .map((e) => (JSON.parse(e.data!) as { ref: { id: string } }).ref.id);
       expect(expired.sort()).toEqual([...ids].sort());
       await stream.close();
+    });
+
+    it('rate limits hold across replicas: three times the rate through three replicas gets the rate', async () => {
+      const t = await token({ tenant: 'rate', perms: ['read'] });
+      // 20 requests a second through each replica, for 3 s: three times the tenant's 20/s.
+      const began = Date.now();
+      const statuses = (
+        await Promise.all(
+          replicas.map(async (r) => {
+            const out: number[] = [];
+            for (let i = 0; i < 60; i++) {
+              const sent = Date.now();
+              const res = await fetch(`${r.url}/v1/artifacts?limit=1`, { headers: auth(t) });
+              out.push(res.status);
+              await res.arrayBuffer();
+              await new Promise((ok) => setTimeout(ok, Math.max(0, 50 - (Date.now() - sent))));
+            }
+            return out;
+          }),
+        )
+      ).flat();
+      const seconds = (Date.now() - began) / 1000;
+      const admitted = statuses.filter((s) => s === 200).length;
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      // One bucket for the tenant: its burst plus its rate over the time taken (per replica, each
+      // would have let all 180 through).
+      expect(admitted).toBeLessThanOrEqual(20 + Math.ceil(20 * seconds));
+      expect(admitted).toBeGreaterThanOrEqual(20 + Math.floor(20 * seconds * 0.5));
     });
 
     it('a direct upload begun on one replica completes on another; a link signed on one works on all', async () => {

@@ -443,8 +443,26 @@ export interface NameRepository {
   deleteName(key: NameKey, now: number): Promise<{ existed: boolean; removed: EvictedRef[] }>;
 }
 
+/**
+ * Token buckets every process on the database shares (Postgres): a process leases a few tokens at a
+ * time and spends them locally, so a request rate holds across replicas at one round trip per lease.
+ */
+export interface RateBucketRepository {
+  /**
+   * Refills the bucket `key` (`ratePerSecond`, up to `burst`) to the database's clock, then takes up
+   * to `want` whole tokens from it: `granted` (0 when it has less than one) and what it has left.
+   */
+  leaseRateTokens?(
+    key: string,
+    ratePerSecond: number,
+    burst: number,
+    want: number,
+  ): Promise<{ granted: number; tokens: number }>;
+}
+
 export interface ArtifactRepository
   extends ReferenceRepository,
+    RateBucketRepository,
     NameRepository,
     UploadRepository,
     ApiKeyRepository,

@@ -31,6 +31,20 @@ export interface SharedRates {
   covers: (tenantId: string) => { tenant: boolean; token: boolean };
 }
 
+/**
+ * Tenants' request buckets kept in the database every replica shares (Postgres): a replica leases a
+ * few tokens at a time (`lease`) and spends them itself, so a tenant's requests through any number
+ * of replicas stay within one bucket: its rate, plus its burst.
+ */
+export interface RateLeases {
+  lease(key: string, ratePerSecond: number, burst: number, want: number): Promise<{ granted: number; tokens: number }>;
+}
+
+/** How long leased tokens may be spent: unspent ones are dropped, so they never add up to a second burst. */
+const LEASE_LIFE_MS = 1000;
+/** Tokens a lease asks for: 50 ms of the rate (one database round trip per that many requests per replica). */
+const leaseBatch = (l: RateLimits) => Math.max(1, Math.min(burstOf(l), Math.ceil(l.requestsPerSecond / 20)));
+
 export interface RateLimiterOptions {
   /** Each tenant's limits: its own bucket, and the limits of each of its tokens. */
   limitsOf: (tenantId: string) => { tenant: RateLimits; token: RateLimits };
@@ -42,6 +56,8 @@ export interface RateLimiterOptions {
   onRefusal?: (reason: RateLimitReason) => void;
   /** Request rates counted by bindings (Workers); then `admitShared` is the call to make. */
   shared?: SharedRates;
+  /** Tenants' request rates leased from buckets in the shared database (Postgres); `check` then awaits a lease when it must. */
+  leases?: RateLeases;
   now?: () => number;
 }
 
@@ -137,10 +153,55 @@ export function createRateLimiter(options: RateLimiterOptions) {
     return limiter.admit(tenantId, tokenKey, bytes);
   }
 
+  /** Tokens leased from the shared buckets, per tenant, and the lease in flight. */
+  const leased = new Map<
+    string,
+    { tokens: number; at: number; pending?: Promise<{ granted: number; tokens: number }> }
+  >();
+
+  /** Takes one of the tenant's request tokens from what this process leased, leasing more when none is left. */
+  async function takeLeased(leases: RateLeases, tenantId: string, limits: RateLimits): Promise<void> {
+    let m = leased.get(tenantId);
+    if (!m) {
+      if (leased.size >= maxTenants) leased.delete(leased.keys().next().value!);
+      m = { tokens: 0, at: 0 };
+      leased.set(tenantId, m);
+    }
+    for (;;) {
+      if (now() - m.at > LEASE_LIFE_MS) m.tokens = 0;
+      if (m.tokens >= 1) {
+        m.tokens -= 1;
+        return;
+      }
+      const meter = m;
+      meter.pending ??= leases
+        .lease(`tenant:${tenantId}`, limits.requestsPerSecond, burstOf(limits), leaseBatch(limits))
+        .then((r) => {
+          meter.tokens += r.granted;
+          meter.at = now();
+          return r;
+        })
+        .finally(() => {
+          meter.pending = undefined;
+        });
+      const r = await meter.pending;
+      if (r.granted < 1 && meter.tokens < 1)
+        refuse(tenantId, 'tenant_requests', limits, (1 - r.tokens) / limits.requestsPerSecond);
+    }
+  }
+
   const limiter = {
     /** `admitShared` when bindings count the rates, else `admit` (synchronous: nothing to wait for). */
     check(tenantId: string, tokenKey: string | undefined, bytes: number): Admission | Promise<Admission> {
-      return options.shared ? limiter.admitShared(tenantId, tokenKey, bytes) : admit(tenantId, tokenKey, bytes);
+      if (options.shared) return limiter.admitShared(tenantId, tokenKey, bytes);
+      if (options.leases && tenantId !== '') {
+        const tenantLimits = options.limitsOf(tenantId).tenant;
+        if (tenantLimits.requestsPerSecond > 0)
+          return takeLeased(options.leases, tenantId, tenantLimits).then(() =>
+            limiter.admit(tenantId, tokenKey, bytes, true),
+          );
+      }
+      return admit(tenantId, tokenKey, bytes);
     },
     /**
      * `admit`, after the bindings have counted the request (a refusal there is final; what the
@@ -172,8 +233,9 @@ export function createRateLimiter(options: RateLimiterOptions) {
     /**
      * Lets one request of `tenantId` (`''`: an operator, with no tenant bucket) sent with `tokenKey`
      * through, reserving `bytes` of request body; or throws rate_limited with Retry-After.
+     * `tenantRateTaken`: the tenant's request token came from a lease (check), not this process's bucket.
      */
-    admit(tenantId: string, tokenKey: string | undefined, bytes: number): Admission {
+    admit(tenantId: string, tokenKey: string | undefined, bytes: number, tenantRateTaken = false): Admission {
       const limits = options.limitsOf(tenantId);
       const useTenant = tenantId !== '' && enabled(limits.tenant);
       const useToken = tokenKey !== undefined && enabled(limits.token);
@@ -181,7 +243,7 @@ export function createRateLimiter(options: RateLimiterOptions) {
       const t = now();
       const tenant = useTenant ? meterOf(tenants, tenantId, maxTenants, limits.tenant, t) : undefined;
       const token = useToken ? meterOf(tokens, tokenKey, maxTokens, limits.token, t) : undefined;
-      if (tenant) {
+      if (tenant && !tenantRateTaken) {
         const wait = waitFor(tenant, limits.tenant, t);
         if (wait > 0) refuse(tenantId, 'tenant_requests', limits.tenant, wait);
       }
@@ -192,7 +254,7 @@ export function createRateLimiter(options: RateLimiterOptions) {
       if (tenant && !bytesFit(tenant, limits.tenant, bytes)) refuse(tenantId, 'tenant_bytes', limits.tenant, 1);
       if (token && !bytesFit(token, limits.token, bytes)) refuse(tenantId, 'token_bytes', limits.token, 1);
       // Every bucket has room: take from all of them.
-      if (tenant && limits.tenant.requestsPerSecond > 0) tenant.tokens -= 1;
+      if (tenant && !tenantRateTaken && limits.tenant.requestsPerSecond > 0) tenant.tokens -= 1;
       if (token && limits.token.requestsPerSecond > 0) token.tokens -= 1;
       if (bytes === 0) return NOTHING;
       const held = [tenant, token].filter((m): m is Meter => m !== undefined);

@@ -84,6 +84,10 @@ export async function startServer(config: Config, options: { logger?: Logger } =
         createRateLimiter({
           limitsOf: (tenantId) => rateLimitsOf(policies(tenantId)),
           onRefusal: (reason) => metrics?.rateLimited(reason),
+          // On Postgres, tenants' request rates hold across replicas: tokens leased from shared buckets.
+          ...(drivers.repo.leaseRateTokens
+            ? { leases: { lease: drivers.repo.leaseRateTokens.bind(drivers.repo) } }
+            : {}),
         }),
       http: {
         docsAssets: nodeDocsAssets(),

@@ -23,7 +23,26 @@ export { translatePostgresError } from './errors.js';
 
 export interface PostgresRepository extends ArtifactRepository {
   waitForEvents(): Promise<void>;
+  leaseRateTokens(
+    key: string,
+    ratePerSecond: number,
+    burst: number,
+    want: number,
+  ): Promise<{ granted: number; tokens: number }>;
 }
+
+/** The database's time in ms, one value for the whole statement. */
+const DB_NOW = 'floor(extract(epoch from statement_timestamp()) * 1000)::bigint';
+/** The bucket's tokens refilled to now (in ON CONFLICT's SET, where `b` is the row as it was). */
+const REFILLED = `least($3, b.tokens + greatest(0, ${DB_NOW} - b.at) * $2 / 1000.0)`;
+/** A lease: every SET sees the row as it was, so `granted` and `tokens` agree. */
+const LEASE_SQL = `INSERT INTO rate_buckets AS b (key, tokens, at, granted)
+  VALUES ($1::text, $3::float8 - least($4::float8, $3::float8), ${DB_NOW}, least($4::float8, $3::float8))
+  ON CONFLICT (key) DO UPDATE SET
+    granted = least($4, floor(${REFILLED})),
+    tokens = ${REFILLED} - least($4, floor(${REFILLED})),
+    at = greatest(b.at, ${DB_NOW})
+  RETURNING granted, tokens`;
 
 /** Opens the pool and migrates (unless `migrate: false`): resolves once the database answers. */
 export async function createPostgresRepository(options: PostgresRepositoryOptions): Promise<PostgresRepository> {
@@ -64,6 +83,11 @@ export async function createPostgresRepository(options: PostgresRepositoryOption
     {
       ...createStatementRepository(ctx),
       waitForEvents,
+
+      async leaseRateTokens(key, ratePerSecond, burst, want) {
+        const [row] = await ctx.sql.unsafe(LEASE_SQL, [key, ratePerSecond, burst, want], { prepare: true });
+        return { granted: Number(row!.granted), tokens: Number(row!.tokens) };
+      },
 
       async ping() {
         await ctx.sql.unsafe('SELECT 1');

@@ -9,7 +9,17 @@
  * Migrations: `npm run db:generate` writes them into migrations/postgres from this file.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, customType, index, pgTable, primaryKey, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  doublePrecision,
+  index,
+  pgTable,
+  primaryKey,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /** Text that sorts and compares byte by byte, as SQLite's does. */
 const text = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
@@ -219,4 +229,15 @@ export const evictPlan = pgTable('evict_plan', {
   sizeBytes: int('size_bytes').notNull(),
   tenantId: text('tenant_id').notNull(),
   artifactId: text('artifact_id').notNull(),
+});
+
+/**
+ * Request rates shared by every replica: one token bucket per key (a tenant), from which replicas
+ * lease tokens in small batches (the rate limiter's `leases`). `granted`: what the last lease took.
+ */
+export const rateBuckets = pgTable('rate_buckets', {
+  key: text('key').primaryKey(),
+  tokens: doublePrecision('tokens').notNull(),
+  at: int('at').notNull(),
+  granted: doublePrecision('granted').notNull(),
 });
