@@ -14,7 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPostgresRepository, migratePostgres, SchemaTooNewError } from '../src/db/postgres.js';
+import { createPostgresRepository, EVENTS_LOCK, migratePostgres, SchemaTooNewError } from '../src/db/postgres.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { dumpTables, generateWorkload, runWorkload, type Op, type Outcome, type Query } from './d1-workload.js';
 import { describePostgres, freshDatabase } from './helpers/postgres.js';
@@ -188,6 +188,42 @@ describePostgres('Postgres repository', () => {
     } finally {
       await raw.end();
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('a pool with no free connection answers backend_unavailable with Retry-After after its wait, not a hang', async () => {
+    const db = await freshDatabase();
+    dbs.push(db);
+    const repo = await createPostgresRepository({ url: db.url, poolSize: 1, queueTimeoutSeconds: 0.3 });
+    const raw = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      // Another process holds the events lock: a put waits for it, on the pool's one connection.
+      await raw.unsafe(`SELECT pg_advisory_lock(${EVENTS_LOCK})`);
+      const now = Date.now();
+      const putting = repo.commitPut({
+        scope: { tenantId: 't' },
+        artifactId: 'ns_000000000000000000000001',
+        namespace: 'ns',
+        sha256: '1'.repeat(64),
+        sizeBytes: 10,
+        mimeType: 'text/plain',
+        now,
+        expiresAt: now + 600_000,
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const err = await repo.findRef('t', 'ns_000000000000000000000001', {}, now).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'backend_unavailable', retryAfter: 1 });
+      expect((err as Error).message).toMatch(/connection/);
+      await raw.unsafe(`SELECT pg_advisory_unlock(${EVENTS_LOCK})`);
+      // The put that waited goes through, and the pool serves again.
+      expect((await putting).created).toBe(true);
+      expect(await repo.findRef('t', 'ns_000000000000000000000001', {}, now)).toBeDefined();
+    } finally {
+      await raw.end();
+      await repo.close();
     }
   });
 

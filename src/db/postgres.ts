@@ -2,6 +2,7 @@
 export {
   createPostgresRepository,
   EVENTS_CHANNEL,
+  EVENTS_LOCK,
   migratePostgres,
   PG_MIGRATIONS_FOLDER,
   redactedUrl,

@@ -76,6 +76,10 @@ const WRITES_EVENTS = /\bINSERT INTO outbox\b/;
 export function openPostgres(options: PostgresRepositoryOptions): PostgresContext {
   const sql = postgres(options.url, {
     max: options.poolSize ?? 10,
+    // One request's statements at a time on a connection: a query is never pipelined behind another
+    // request's (a put waiting for the events lock, say), where it would wait with no bound; it waits
+    // in the pool's queue instead, for at most queue_timeout.
+    max_pipeline: 1,
     queue_timeout: options.queueTimeoutSeconds ?? 5,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
     onnotice: () => {},

@@ -5,6 +5,7 @@
  * events stay in order across replicas: connection.ts. Nothing is cached across requests, so what one
  * replica changed, every replica sees on the next request.
  */
+import postgres from 'postgres';
 import { createStatementRepository } from '../d1/index.js';
 import type { ArtifactRepository } from '../repository.js';
 import { withTranslatedErrors } from '../translate-errors.js';
@@ -13,6 +14,7 @@ import { translatePostgresError } from './errors.js';
 
 export {
   EVENTS_CHANNEL,
+  EVENTS_LOCK,
   migratePostgres,
   PG_MIGRATIONS_FOLDER,
   redactedUrl,
@@ -46,10 +48,22 @@ const LEASE_SQL = `INSERT INTO rate_buckets AS b (key, tokens, at, granted)
 
 /** Opens the pool and migrates (unless `migrate: false`): resolves once the database answers. */
 export async function createPostgresRepository(options: PostgresRepositoryOptions): Promise<PostgresRepository> {
+  if (options.migrate !== false) {
+    // On two connections of their own (one holds the lock, one migrates), whatever the pool's size.
+    const migrator = postgres(options.url, {
+      max: 2,
+      onnotice: () => {},
+      connect_timeout: options.connectTimeoutSeconds ?? 10,
+    });
+    try {
+      await migratePostgres(migrator);
+    } finally {
+      await migrator.end({ timeout: 1 });
+    }
+  }
   const ctx = openPostgres(options);
   try {
-    if (options.migrate !== false) await migratePostgres(ctx.sql);
-    else await ctx.sql.unsafe('SELECT 1');
+    await ctx.sql.unsafe('SELECT 1');
   } catch (err) {
     await ctx.sql.end({ timeout: 1 }).catch(() => {});
     throw err;
