@@ -153,15 +153,15 @@ export default defineConfig(({ mode }) => {
           },
         },
         {
-          // The shared HTTP suite again, on Postgres (a database per app on the run's server):
-          // test/helpers/drivers.ts is swapped for drivers.postgres.ts.
+          // The shared HTTP suite and the randomized tenant-isolation workload again, on Postgres (a
+          // database per app on the run's server): test/helpers/drivers.ts is swapped for drivers.postgres.ts.
           resolve: {
             alias: [{ find: /^\.\/drivers\.js$/, replacement: here('./test/helpers/drivers.postgres.ts') }],
           },
           test: {
             ...nodeProject,
             name: 'node-postgres',
-            include: SHARED_HTTP_SUITE.filter((file) => !skipped.includes(file)),
+            include: [...SHARED_HTTP_SUITE, 'test/tenant-isolation.test.ts'].filter((file) => !skipped.includes(file)),
             maxWorkers: NODE_WORKERS,
             isolate: false,
             sequence: { groupOrder: 0 },

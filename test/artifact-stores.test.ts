@@ -15,57 +15,81 @@ import { createInMemoryArtifactStore } from '../src/client/memory-store.js';
 import { createNoOpArtifactStore, NOOP_WARNING } from '../src/client/noop-store.js';
 import { rejection } from './helpers/artifact-errors.js';
 import { sha256Hex } from '../src/core/hash.js';
+import { createPostgresRepository } from '../src/db/postgres.js';
+import type { ArtifactRepository } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
+import { describePostgres, freshDatabase } from './helpers/postgres.js';
 import { createArtifactService } from '../src/service/artifact-service.js';
 import { createServiceOperations } from '../src/service/operations.js';
 import { DEFAULT_POLICY } from '../src/core/policy.js';
 import { describeArtifactStoreContract } from './artifact-store.contract.js';
 
-describeArtifactStoreContract('embedded (SQLite file + fs blobs)', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'artifact-embedded-'));
-  const repo = createSqliteRepository({ path: join(dir, 'artifacts.db') });
-  const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
-  const signer = createUrlSigner([{ kid: 'e1', secret: 'embedded-link-key-0123456789abcdef0123' }]);
-  const service = createArtifactService({
-    repo,
-    blobs,
-    limits: {
-      maxArtifactBytes: 10 * 1024 * 1024,
-      defaultTtlSeconds: 3600,
-      maxTtlSeconds: 7 * 24 * 3600,
-      touchFlushMs: 0,
-    },
-    links: { signer, defaultTtlSeconds: 900, maxTtlSeconds: 3600 },
-  });
-  // The same service behind HTTP, so the links the embedded store makes have a server to answer them.
-  const app = createApp({
-    service,
-    ops: createServiceOperations({ repo, blobs, policies: () => DEFAULT_POLICY }),
-    auth: createAuthenticator({ hmacSecrets: [] }),
-    urlSigner: signer,
-  });
-  const server = await new Promise<ServerType>((ok) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
-  });
-  const publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    store: createEmbeddedArtifactStore({
+/** The embedded store over the repository `openRepo` opens (SQLite or Postgres) and fs blobs. */
+const embeddedOn =
+  (openRepo: (dir: string) => Promise<{ repo: ArtifactRepository; drop(): Promise<void> }>) => async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'artifact-embedded-'));
+    const { repo, drop } = await openRepo(dir);
+    const blobs = createFsBlobStore({ root: join(dir, 'blobs'), fsync: false });
+    const signer = createUrlSigner([{ kid: 'e1', secret: 'embedded-link-key-0123456789abcdef0123' }]);
+    const service = createArtifactService({
+      repo,
+      blobs,
+      limits: {
+        maxArtifactBytes: 10 * 1024 * 1024,
+        defaultTtlSeconds: 3600,
+        maxTtlSeconds: 7 * 24 * 3600,
+        touchFlushMs: 0,
+      },
+      links: { signer, defaultTtlSeconds: 900, maxTtlSeconds: 3600 },
+    });
+    // The same service behind HTTP, so the links the embedded store makes have a server to answer them.
+    const app = createApp({
       service,
-      scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' },
-      publicUrl,
-    }),
-    otherSession: createEmbeddedArtifactStore({
-      service,
-      scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-b' },
-      publicUrl,
-    }),
-    async cleanup() {
-      await new Promise((ok) => server.close(ok));
-      await service.close();
-      await repo.close();
-      await rm(dir, { recursive: true, force: true });
-    },
+      ops: createServiceOperations({ repo, blobs, policies: () => DEFAULT_POLICY }),
+      auth: createAuthenticator({ hmacSecrets: [] }),
+      urlSigner: signer,
+    });
+    const server = await new Promise<ServerType>((ok) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
+    });
+    const publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      store: createEmbeddedArtifactStore({
+        service,
+        scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-a' },
+        publicUrl,
+      }),
+      otherSession: createEmbeddedArtifactStore({
+        service,
+        scope: { tenantId: 'acme', userId: 'u-1', sessionId: 's-b' },
+        publicUrl,
+      }),
+      async cleanup() {
+        await new Promise((ok) => server.close(ok));
+        await service.close();
+        await repo.close();
+        await drop();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
   };
+
+describeArtifactStoreContract(
+  'embedded (SQLite file + fs blobs)',
+  embeddedOn(async (dir) => ({
+    repo: createSqliteRepository({ path: join(dir, 'artifacts.db') }),
+    drop: async () => {},
+  })),
+);
+
+describePostgres('the store contract on Postgres', () => {
+  describeArtifactStoreContract(
+    'embedded (Postgres + fs blobs)',
+    embeddedOn(async () => {
+      const db = await freshDatabase();
+      return { repo: await createPostgresRepository({ url: db.url }), drop: () => db.drop() };
+    }),
+  );
 });
 
 describeArtifactStoreContract('in-memory', async () => {
