@@ -14,7 +14,14 @@ import { isDeepStrictEqual } from 'node:util';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPostgresRepository, EVENTS_LOCK, migratePostgres, SchemaTooNewError } from '../src/db/postgres.js';
+import {
+  CopyRefusedError,
+  copySqliteToPostgres,
+  createPostgresRepository,
+  EVENTS_LOCK,
+  migratePostgres,
+  SchemaTooNewError,
+} from '../src/db/postgres.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { dumpTables, generateWorkload, runWorkload, type Op, type Outcome, type Query } from './d1-workload.js';
 import { describePostgres, freshDatabase } from './helpers/postgres.js';
@@ -225,6 +232,51 @@ describePostgres('Postgres repository', () => {
       await raw.end();
       await repo.close();
     }
+  });
+
+  it('db copy moves a SQLite file into an empty Postgres: the same tables, event ids going on; a used one is refused', async () => {
+    const file = join(scratch, 'copy-source.db');
+    const sqlite = createSqliteRepository({ path: file });
+    await runWorkload(sqlite, generateWorkload(7, OPS_PER_SEED));
+    await sqlite.close();
+    // The newest events gone: SQLite's counter is past the last seq kept, and the copy must go on from it.
+    const writer = new Database(file);
+    writer.prepare('DELETE FROM outbox WHERE seq > (SELECT max(seq) - 3 FROM outbox)').run();
+    writer.close();
+    const reader = new Database(file, { readonly: true });
+    const referenceDump = normalizedDump(await dumpTables(async (sqls) => sqls.map((q) => reader.prepare(q).all())));
+    const { seq: lastGiven } = reader.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as {
+      seq: number;
+    };
+    reader.close();
+
+    const db = await freshDatabase();
+    dbs.push(db);
+    const report = await copySqliteToPostgres(file, db.url);
+    expect(lastGiven).toBeGreaterThan(Math.max(0, ...referenceDump.outbox!.map((e) => (e as { seq: number }).seq)));
+    expect(report.nextEventSeq).toBe(lastGiven + 1);
+    expect(report.tables.find((t) => t.name === 'artifact_refs')!.rows).toBe(referenceDump.artifact_refs!.length);
+    const raw = postgres(db.url, {
+      max: 1,
+      onnotice: () => {},
+      types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
+    });
+    try {
+      const copied = normalizedDump(await dumpTables(pgQuery(raw)));
+      expect(copied).toEqual(referenceDump);
+    } finally {
+      await raw.end();
+    }
+    // The service goes on there: the next event takes the next id.
+    const repo = await createPostgresRepository({ url: db.url });
+    try {
+      await repo.appendEvent({ tenantId: 't', type: 'resource.updated', subject: 'x', scope: {}, data: {}, at: 1 });
+      expect(await repo.lastEventSeq()).toBe(lastGiven + 1);
+    } finally {
+      await repo.close();
+    }
+    // A database with rows is not a target.
+    await expect(copySqliteToPostgres(file, db.url)).rejects.toBeInstanceOf(CopyRefusedError);
   });
 
   it('replicas starting together migrate once; a schema newer than the code stops the start', async () => {

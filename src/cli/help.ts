@@ -246,15 +246,22 @@ Examples:
   artifact-store restore /backups/artifact-store --data-dir ./data
   artifact-store restore s3://acme-backups/artifact-store --force`,
   db: `artifact-store db migrate [--data-dir DIR]
+artifact-store db copy --to postgres://… [--data-dir DIR]
 
 Brings the metadata database's schema up to this release: Postgres at ARTIFACT_STORE_DATABASE_URL
 (run it before rolling out a release, so replicas start on a migrated schema; each replica also
 migrates at start, one at a time, under a lock in the database), else the data dir's SQLite file.
 Refuses a database migrated by a newer release. Prints how many migrations it applied.
-  --data-dir DIR   the data dir whose SQLite file to migrate (without ARTIFACT_STORE_DATABASE_URL)
+
+db copy moves a data dir's SQLite metadata into an empty Postgres (stop the service first): every
+row with its id, the event ids going on where they stopped, then every table read back and checked.
+The bytes stay where they are (docs/deploy.md#moving-to-postgres).
+  --to URL         the Postgres to copy into (an empty database)
+  --data-dir DIR   the data dir whose SQLite file to migrate or copy (without ARTIFACT_STORE_DATABASE_URL)
 
 Examples:
-  ARTIFACT_STORE_DATABASE_URL=postgres://artifacts:…@db.internal:5432/artifacts artifact-store db migrate`,
+  ARTIFACT_STORE_DATABASE_URL=postgres://artifacts:…@db.internal:5432/artifacts artifact-store db migrate
+  artifact-store db copy --to postgres://artifacts:…@db.internal:5432/artifacts --data-dir ./data`,
   mcp: `artifact-store mcp [--url URL] [--session S]
 
 The artifact MCP server on stdio, as a client of a running service; its token comes from

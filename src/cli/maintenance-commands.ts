@@ -359,12 +359,16 @@ function usageIfThrows<T>(fn: () => T): T {
  * carries the protocol, so everything else goes to stderr.
  */
 
-/** `artifact-store db migrate`: the schema brought up to this release, ahead of a rollout. */
+/**
+ * `artifact-store db migrate`: the schema brought up to this release, ahead of a rollout.
+ * `artifact-store db copy --to URL`: a SQLite data dir's metadata moved into an empty Postgres.
+ */
 export async function dbCommand(argv: string[]) {
   const [sub, ...rest] = argv;
+  if (sub === 'copy') return dbCopy(rest);
   if (sub !== 'migrate')
     throw new CliError(
-      `${sub === undefined ? 'db needs a subcommand' : `Unknown db subcommand ${JSON.stringify(sub)}`}: artifact-store db migrate. See artifact-store db --help.`,
+      `${sub === undefined ? 'db needs a subcommand' : `Unknown db subcommand ${JSON.stringify(sub)}`}: artifact-store db migrate, or db copy --to postgres://… See artifact-store db --help.`,
       EXIT.usage,
     );
   const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' } } });
@@ -393,4 +397,37 @@ export async function dbCommand(argv: string[]) {
   const repo = createSqliteRepository(sqliteOptions(config, dbPath, 'main'));
   await repo.close();
   process.stdout.write(`${dbPath}: up to date\n`);
+}
+
+async function dbCopy(argv: string[]) {
+  const { values } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, to: { type: 'string' } } });
+  const url = values.to;
+  if (!url || !/^postgres(ql)?:\/\//.test(url))
+    throw new CliError(
+      'db copy needs the Postgres to copy into: artifact-store db copy --to postgres://user:password@host:5432/database',
+      EXIT.usage,
+    );
+  // The SQLite data dir is the source, whatever ARTIFACT_STORE_DATABASE_URL says.
+  const { ARTIFACT_STORE_DATABASE_URL: _, ...env } = process.env;
+  const { dbPath, dataDir, from } = findServiceData(values['data-dir'], 'database', undefined, env);
+  const serving = runningServes().filter((s) => s.dbPath === dbPath || s.dataDir === dataDir);
+  if (serving.length > 0)
+    throw new CliError(
+      `artifact-store serve (pid ${serving.map((s) => s.pid).join(', ')}) is running on ${dataDir}: stop it first, so that nothing is written after the copy, then copy and start the service on Postgres.`,
+      EXIT.usage,
+    );
+  const { copySqliteToPostgres, CopyRefusedError, redactedUrl } = await import('../db/postgres.js');
+  process.stderr.write(`Copying ${dbPath} (data dir from ${from}) into ${redactedUrl(url)}\n`);
+  try {
+    const report = await copySqliteToPostgres(dbPath, url, (name, rows) =>
+      process.stderr.write(`  ${name.padEnd(15)} ${rows} rows\n`),
+    );
+    process.stdout.write(
+      `Copied and verified ${report.tables.reduce((n, t) => n + t.rows, 0)} rows into ${redactedUrl(url)}; the next event id is ${report.nextEventSeq}.\n` +
+        'Start the service with ARTIFACT_STORE_DATABASE_URL set to it (and the bytes where they are, or moved to S3: docs/deploy.md#moving-to-postgres).\n',
+    );
+  } catch (err) {
+    if (err instanceof CopyRefusedError) throw new CliError(err.message, EXIT.usage);
+    throw new CliError(`db copy into ${redactedUrl(url)} failed: ${(err as Error).message.split('\n')[0]}`);
+  }
 }

@@ -1,5 +1,8 @@
 /** The Postgres repository (see postgres/index.ts), under the path its importers know. */
 export {
+  CopyRefusedError,
+  copySqliteToPostgres,
+  type CopyReport,
   createPostgresRepository,
   EVENTS_CHANNEL,
   EVENTS_LOCK,

@@ -22,6 +22,7 @@ export {
   type PostgresRepositoryOptions,
 } from './connection.js';
 export { translatePostgresError } from './errors.js';
+export { CopyRefusedError, copySqliteToPostgres, type CopyReport } from './copy.js';
 
 export interface PostgresRepository extends ArtifactRepository {
   waitForEvents(): Promise<void>;
