@@ -188,7 +188,7 @@ const OPS: Record<Exclude<CommandName, 'token' | 'gateway' | RemoteCommand>, (ar
   fsck: async (argv) => (await maintenance()).fsckCommand(argv),
   backup: async (argv) => (await maintenance()).backupCommand(argv),
   restore: async (argv) => (await maintenance()).restoreCommand(argv),
-  db: async (argv) => (await maintenance()).dbCommand(argv),
+  db: async (argv) => (await import('./db-commands.js')).dbCommand(argv),
   audit: async (argv) => (await admin()).auditCommand(argv),
   mcp,
 };
