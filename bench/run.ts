@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,views,limits,footprint,install (sections to run;
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,views,limits,footprint,install,postgres (sections to run;
  * default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak),
  * BENCH_SERVICE_CODE=dist|source (dist: the service's processes run the built code, built once per bench, as the
@@ -23,6 +23,7 @@ import { adkRows } from './adk.js';
 import { gatewayRows } from './gateway.js';
 import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
+import { postgresRows } from './postgres.js';
 import { rateLimitRows } from './rate-limits.js';
 import { footprintRows } from './footprint.js';
 import { installRows } from './install.js';
@@ -430,6 +431,20 @@ async function main() {
     limitsTable = r.rows;
   }
 
+  let postgresTable: Row[] = [];
+  if (settings.only.has('postgres')) {
+    progress('postgres: the service on Postgres against itself on SQLite, and against bare inserts');
+    const r = await postgresRows({
+      work,
+      runs: settings.runs,
+      connections: settings.connections,
+      durationS: settings.durationS,
+      progress,
+    });
+    serviceProblems.push(...r.problems);
+    postgresTable = r.rows;
+  }
+
   let footprintTable: Row[] = [];
   if (settings.only.has('footprint')) {
     progress(`footprint: the built server idle, then a ${settings.soakS} s mixed soak at concurrency 32`);
@@ -515,6 +530,7 @@ async function main() {
     ...adkTable,
     ...viewsTable,
     ...limitsTable,
+    ...postgresTable,
     ...footprintTable,
     ...installTable,
   );

@@ -39,6 +39,7 @@ const SECTIONS = [
   'limits',
   'footprint',
   'install',
+  'postgres',
 ] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

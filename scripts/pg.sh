@@ -11,7 +11,8 @@
 #                               it accepts connections (crash recovery included)
 #
 # Durability is off (fsync, synchronous_commit, full_page_writes): a throwaway cluster on a shared
-# machine. PG_PORT is tried first when set; PG_BIN overrides where initdb and pg_ctl are found.
+# machine; PG_DURABLE=1 keeps Postgres's defaults (the bench, which compares with SQLite's fsynced
+# commits). PG_PORT is tried first when set; PG_BIN overrides where initdb and pg_ctl are found.
 # Needs (Debian 12): apt-get install -y postgresql
 set -euo pipefail
 
@@ -64,13 +65,10 @@ case "$cmd" in
     fi
     as_owner "$BIN/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 \
       >"$dir/initdb.log" 2>&1 || { echo "scripts/pg.sh: initdb failed:" >&2; tail -n 20 "$dir/initdb.log" >&2; rm -rf "$dir"; exit 1; }
-    cat >>"$dir/data/postgresql.conf" <<'CONF'
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-max_connections = 300
-shared_buffers = 64MB
-CONF
+    if [[ "${PG_DURABLE:-}" != 1 ]]; then
+      printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n' >>"$dir/data/postgresql.conf"
+    fi
+    printf 'max_connections = 300\nshared_buffers = 64MB\n' >>"$dir/data/postgresql.conf"
     port=$(free_port)
     echo "$port" >"$dir/port"
     pg_start "$port" || { rm -rf "$dir"; exit 1; }
