@@ -73,7 +73,8 @@ export function redactedUrl(url: string): string {
 
 const WRITES_EVENTS = /\bINSERT INTO outbox\b/;
 
-export function openPostgres(options: PostgresRepositoryOptions): PostgresContext {
+/** `wrote`: called after every statement or batch that may have written (this process's caches go stale). */
+export function openPostgres(options: PostgresRepositoryOptions, wrote: () => void = () => {}): PostgresContext {
   const sql = postgres(options.url, {
     max: options.poolSize ?? 10,
     // One request's statements at a time on a connection: a query is never pipelined behind another
@@ -99,9 +100,13 @@ export function openPostgres(options: PostgresRepositoryOptions): PostgresContex
   async function batch(stmts: Stmt[]): Promise<unknown[][]> {
     const events = stmts.some((s) => WRITES_EVENTS.test(s.sql));
     const all = events ? [lock, ...stmts, notify] : stmts;
-    const results = await sql.batch(all.map(query));
-    const rows = results.map((r) => [...r] as unknown[]);
-    return events ? rows.slice(1, -1) : rows;
+    try {
+      const results = await sql.batch(all.map(query));
+      const rows = results.map((r) => [...r] as unknown[]);
+      return events ? rows.slice(1, -1) : rows;
+    } finally {
+      wrote();
+    }
   }
 
   return {
@@ -113,7 +118,11 @@ export function openPostgres(options: PostgresRepositoryOptions): PostgresContex
         await batch([{ sql: text, params }]);
         return 1;
       }
-      return (await query({ sql: text, params })).count;
+      try {
+        return (await query({ sql: text, params })).count;
+      } finally {
+        wrote();
+      }
     },
     batch,
     close: () => sql.end({ timeout: 5 }),

@@ -2,15 +2,16 @@
  * The metadata store on Postgres, for many stateless replicas on one database: the statement
  * repository D1 runs (../d1/index.ts: the same plans, rows, ids, events and errors), through a
  * postgres.js pool, its SQL rewritten into Postgres's dialect (dialect.ts). How a put stays exact and
- * events stay in order across replicas: connection.ts. Nothing is cached across requests, so what one
- * replica changed, every replica sees on the next request.
+ * events stay in order across replicas: connection.ts. Reference lookups are cached while no
+ * transaction that could change them has committed anywhere: notifications.ts.
  */
 import postgres from 'postgres';
 import { createStatementRepository } from '../d1/index.js';
 import type { ArtifactRepository } from '../repository.js';
 import { withTranslatedErrors } from '../translate-errors.js';
-import { EVENTS_CHANNEL, migratePostgres, openPostgres, type PostgresRepositoryOptions } from './connection.js';
+import { migratePostgres, openPostgres, type PostgresRepositoryOptions } from './connection.js';
 import { translatePostgresError } from './errors.js';
+import { createNotifications } from './notifications.js';
 
 export {
   EVENTS_CHANNEL,
@@ -62,42 +63,24 @@ export async function createPostgresRepository(options: PostgresRepositoryOption
       await migrator.end({ timeout: 1 });
     }
   }
-  const ctx = openPostgres(options);
+  const ctx = openPostgres(options, () => notifications.wrote());
+  const notifications = createNotifications(ctx.sql);
   try {
     await ctx.sql.unsafe('SELECT 1');
   } catch (err) {
     await ctx.sql.end({ timeout: 1 }).catch(() => {});
     throw err;
   }
-  // One LISTEN connection per process, opened by the first reader that waits: every waiter is woken
-  // by the next notification, and on each (re)connection, since notifications sent while the
-  // connection was down are lost (readers then read the outbox and find what they missed).
-  let next: { promise: Promise<void>; resolve: () => void } | undefined;
-  let listening: Promise<unknown> | undefined;
-  const wakeAll = () => {
-    const woken = next;
-    next = undefined;
-    woken?.resolve();
-  };
-  const waitForEvents = () => {
-    if (listening === undefined)
-      listening = ctx.sql.listen(EVENTS_CHANNEL, wakeAll, wakeAll).catch(() => {
-        // The database is down: readers fall back on their timer, and the next wait tries again.
-        listening = undefined;
-      });
-    if (!next) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => {
-        resolve = r;
-      });
-      next = { promise, resolve };
-    }
-    return next.promise;
-  };
+  const statements = createStatementRepository(ctx);
   return withTranslatedErrors<PostgresRepository>(
     {
-      ...createStatementRepository(ctx),
-      waitForEvents,
+      ...statements,
+      waitForEvents: notifications.waitForEvents,
+
+      async findRef(tenantId, artifactId, filter, now) {
+        const key = JSON.stringify([tenantId, artifactId, filter.userId, filter.sessionId, filter.traceId]);
+        return notifications.cachedRef(key, now, () => statements.findRef(tenantId, artifactId, filter, now));
+      },
 
       async leaseRateTokens(key, ratePerSecond, burst, want) {
         const [row] = await ctx.sql.unsafe(LEASE_SQL, [key, ratePerSecond, burst, want], { prepare: true });
@@ -109,7 +92,7 @@ export async function createPostgresRepository(options: PostgresRepositoryOption
       },
 
       async close() {
-        wakeAll();
+        notifications.close();
         await ctx.close();
       },
     },
