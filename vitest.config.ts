@@ -164,7 +164,9 @@ export default defineConfig(({ mode }) => {
             include: [...SHARED_HTTP_SUITE, 'test/tenant-isolation.test.ts'].filter((file) => !skipped.includes(file)),
             maxWorkers: NODE_WORKERS,
             isolate: false,
-            sequence: { groupOrder: 0 },
+            // After the parallel Node files, beside the workerd project (one file at a time): in their
+            // group, the two projects' workers together would oversubscribe the cores.
+            sequence: { groupOrder: 1 },
           },
         },
         {

@@ -7,10 +7,11 @@
  *   scratch tables empty after every batch, and a refused put must change no table.
  * - Migrations: replicas starting together migrate once; a schema newer than the code is refused.
  */
+import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -24,7 +25,9 @@ import {
 } from '../src/db/postgres.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { dumpTables, generateWorkload, runWorkload, type Op, type Outcome, type Query } from './d1-workload.js';
+import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
 import { describePostgres, freshDatabase } from './helpers/postgres.js';
+import { spawnProcess, stopProcess } from './helpers/processes.js';
 
 const SEEDS = Array.from({ length: 12 }, (_, i) => i + 1);
 const OPS_PER_SEED = 150;
@@ -278,6 +281,84 @@ describePostgres('Postgres repository', () => {
     // A database with rows is not a target.
     await expect(copySqliteToPostgres(file, db.url)).rejects.toBeInstanceOf(CopyRefusedError);
   });
+
+  it('a retention run SIGKILLed midway leaves each reference whole or gone with its one event; the next run finishes', async () => {
+    const db = await freshDatabase();
+    dbs.push(db);
+    const repo = await createPostgresRepository({ url: db.url, poolSize: 8 });
+    const dataDir = mkdtempSync(join(scratch, 'retention-kill-'));
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_'))),
+      ARTIFACT_STORE_DATABASE_URL: db.url,
+      ARTIFACT_STORE_DATA_DIR: dataDir,
+    };
+    const TOTAL = 6000;
+    try {
+      const now = Date.now();
+      for (let i = 0; i < TOTAL; i += 200)
+        await Promise.all(
+          Array.from({ length: 200 }, (_, j) =>
+            repo.commitPut({
+              scope: { tenantId: 't', sessionId: `s${(i + j) % 13}` },
+              artifactId: `ns_${String(i + j).padStart(24, '0')}`,
+              namespace: 'ns',
+              sha256: String(i + j).padStart(64, '0'),
+              sizeBytes: 10,
+              mimeType: 'text/plain',
+              now: now - 60_000,
+              expiresAt: now - 30_000,
+            }),
+          ),
+        );
+      const state = async () => {
+        const [{ refs }] = (await raw.unsafe('SELECT count(*)::int AS refs FROM artifact_refs')) as unknown as [
+          { refs: number },
+        ];
+        const events = (await raw.unsafe(
+          "SELECT artifact_id AS id, count(*)::int AS n FROM outbox WHERE type = 'artifact.expired' GROUP BY artifact_id",
+        )) as unknown as { id: string; n: number }[];
+        const left = new Set(
+          ((await raw.unsafe('SELECT artifact_id AS id FROM artifact_refs')) as unknown as { id: string }[]).map(
+            (r) => r.id,
+          ),
+        );
+        return { refs, events, left };
+      };
+      const raw = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        // Killed at a growing delay until the kill lands inside the run (some expired, some not).
+        let midway = false;
+        for (let delay = 150; !midway && delay < 5000; delay = Math.round(delay * 1.5)) {
+          const child = spawnProcess<ChildProcess>(process.execPath, [...CLI_ARGS, 'retention', 'run'], {
+            cwd: ROOT,
+            env,
+            stdio: 'ignore',
+          });
+          await new Promise((r) => setTimeout(r, delay));
+          await stopProcess(child, { signal: 'SIGKILL' });
+          const { refs, events, left } = await state();
+          // Whatever the moment: a reference is gone with exactly one event, or there with none.
+          expect(events.filter((e) => e.n !== 1)).toEqual([]);
+          expect(events.filter((e) => left.has(e.id))).toEqual([]);
+          expect(refs + events.length).toBe(TOTAL);
+          midway = refs > 0 && refs < TOTAL;
+          if (refs === 0) break;
+        }
+        expect(midway, 'no kill landed inside a run').toBe(true);
+        // The next run finishes the work.
+        const done = await promisify(execFile)(process.execPath, [...CLI_ARGS, 'retention', 'run'], { cwd: ROOT, env });
+        expect(done.stderr).not.toMatch(/error/i);
+        const { refs, events } = await state();
+        expect(refs).toBe(0);
+        expect(events).toHaveLength(TOTAL);
+        expect(events.every((e) => e.n === 1)).toBe(true);
+      } finally {
+        await raw.end();
+      }
+    } finally {
+      await repo.close();
+    }
+  }, 120_000);
 
   it('replicas starting together migrate once; a schema newer than the code stops the start', async () => {
     const db = await freshDatabase();

@@ -1,13 +1,18 @@
 /**
  * A real Postgres for the tests: ARTIFACT_STORE_TEST_DATABASE_URL when set (any Postgres ≥ 14 the
- * tests may create databases on), else a throwaway cluster that scripts/pg.sh starts from Debian's
- * server binaries. Resolves to `{ unavailable }` with the reason and how to get one, never throws.
+ * tests may create databases on); else a throwaway cluster that scripts/pg.sh starts from Debian's
+ * server binaries; else Postgres in a container (testcontainers) where a container runtime answers.
+ * Resolves to `{ unavailable }` with the reason and how to get one, never throws.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { containerRuntimeLikely, withTimeout } from './s3-target.js';
+
+/** The image testcontainers runs where a container runtime answers and Debian's server is missing. */
+const POSTGRES_IMAGE = 'postgres:16-bookworm';
 
 export interface PostgresTargetInfo {
   name: string;
@@ -22,7 +27,7 @@ export type PostgresTarget = { info: PostgresTargetInfo; stop(): Promise<void> }
 export const PG_SCRIPT = fileURLToPath(new URL('../../scripts/pg.sh', import.meta.url));
 const HOW_TO_GET_ONE =
   'set ARTIFACT_STORE_TEST_DATABASE_URL to a Postgres ≥ 14 the tests may create databases on, ' +
-  "or install Debian's server (apt-get install -y postgresql), which scripts/pg.sh starts";
+  "install Debian's server (apt-get install -y postgresql), which scripts/pg.sh starts, or run Docker/Podman";
 
 export function hasPostgresServer(): boolean {
   if (process.env.PG_BIN) return existsSync(join(process.env.PG_BIN, 'pg_ctl'));
@@ -66,14 +71,46 @@ export async function startPostgresTarget(): Promise<PostgresTarget> {
   const given = process.env.ARTIFACT_STORE_TEST_DATABASE_URL;
   if (given)
     return { info: { name: 'ARTIFACT_STORE_TEST_DATABASE_URL', adminUrl: given, dir: null }, stop: async () => {} };
-  if (!hasPostgresServer()) return { unavailable: `no PostgreSQL server here: ${HOW_TO_GET_ONE}` };
+  const problems: string[] = [];
+  if (hasPostgresServer()) {
+    try {
+      const cluster = await startPgCluster();
+      return {
+        info: { name: 'PostgreSQL (scripts/pg.sh)', adminUrl: cluster.url, dir: cluster.dir },
+        stop: cluster.stop,
+      };
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  } else {
+    problems.push("Debian's postgresql is not installed");
+  }
+  if (containerRuntimeLikely()) {
+    const container = await startPostgresContainer();
+    if ('info' in container) return container;
+    problems.push(container.unavailable);
+  }
+  return { unavailable: `no PostgreSQL server (${problems.join('; ')}). To get one: ${HOW_TO_GET_ONE}` };
+}
+
+async function startPostgresContainer(): Promise<PostgresTarget> {
   try {
-    const cluster = await startPgCluster();
+    const { GenericContainer, getContainerRuntimeClient, Wait } = await import('testcontainers');
+    await withTimeout(getContainerRuntimeClient(), 10_000, 'no answer from the container runtime in 10 s');
+    const container = await new GenericContainer(POSTGRES_IMAGE)
+      .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+      .withExposedPorts(5432)
+      // The image starts the server, stops it after its init scripts, and starts it again.
+      .withWaitStrategy(Wait.forLogMessage('database system is ready to accept connections', 2))
+      .start();
+    const adminUrl = `postgres://postgres@${container.getHost()}:${container.getMappedPort(5432)}/postgres`;
     return {
-      info: { name: 'PostgreSQL (scripts/pg.sh)', adminUrl: cluster.url, dir: cluster.dir },
-      stop: cluster.stop,
+      info: { name: 'PostgreSQL (testcontainers)', adminUrl, dir: null },
+      stop: async () => {
+        await container.stop();
+      },
     };
   } catch (err) {
-    return { unavailable: `${(err as Error).message}; ${HOW_TO_GET_ONE}` };
+    return { unavailable: `Postgres through testcontainers failed: ${(err as Error).message}` };
   }
 }

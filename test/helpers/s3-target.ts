@@ -70,7 +70,7 @@ export async function startS3Target(): Promise<S3Target> {
  * A cheap guess, before paying ~0.5 s to import testcontainers: is a container runtime configured
  * or is one of the usual sockets present? (Docker's CLI alone is not a runtime.)
  */
-function containerRuntimeLikely(): boolean {
+export function containerRuntimeLikely(): boolean {
   const env = process.env;
   if (env.DOCKER_HOST || env.TESTCONTAINERS_HOST_OVERRIDE) return true;
   const runtimeDir = env.XDG_RUNTIME_DIR ?? `/run/user/${process.getuid?.() ?? 0}`;
@@ -154,7 +154,7 @@ function run(file: string, args: string[], timeout: number): Promise<string> {
   });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(message)), ms);
