@@ -164,9 +164,10 @@ export default defineConfig(({ mode }) => {
             include: [...SHARED_HTTP_SUITE, 'test/tenant-isolation.test.ts'].filter((file) => !skipped.includes(file)),
             maxWorkers: NODE_WORKERS,
             isolate: false,
-            // After the parallel Node files, beside the workerd project (one file at a time): in their
-            // group, the two projects' workers together would oversubscribe the cores.
-            sequence: { groupOrder: 1 },
+            // A group of its own, after the parallel Node files and the workerd project: beside the
+            // Node files, the two projects' workers together oversubscribed the cores (a views test
+            // timed out), and vitest runs projects side by side only with the same number of workers.
+            sequence: { groupOrder: 2 },
           },
         },
         {
@@ -175,7 +176,7 @@ export default defineConfig(({ mode }) => {
             name: 'node-alone',
             include: ALONE.filter((file) => !skipped.includes(file)),
             maxWorkers: 1,
-            sequence: { groupOrder: 2 },
+            sequence: { groupOrder: 3 },
           },
         },
         {
