@@ -452,6 +452,7 @@ describePostgres('three replicas', () => {
         let stop = false;
         const statuses: number[] = [];
         const retryAfter = new Set<string | null>();
+        const messages = new Set<string>();
         const load = Array.from({ length: 6 }, async (_, w) => {
           for (let i = w; !stop; i += 6) {
             const res = await fetch(`${at(i)}/v1/artifacts${i % 2 ? `/${id}` : ''}`, {
@@ -461,8 +462,10 @@ describePostgres('three replicas', () => {
             }).catch(() => null);
             if (!res) continue;
             statuses.push(res.status);
-            if (res.status === 503) retryAfter.add(res.headers.get('retry-after'));
-            await res.arrayBuffer();
+            if (res.status === 503) {
+              retryAfter.add(res.headers.get('retry-after'));
+              messages.add(((await res.json()) as { message: string }).message);
+            } else await res.arrayBuffer();
           }
         });
         await new Promise((r) => setTimeout(r, 300));
@@ -480,6 +483,8 @@ describePostgres('three replicas', () => {
         expect(statuses.filter((s) => s >= 500 && s !== 503)).toEqual([]);
         expect(statuses).toContain(503);
         expect([...retryAfter].every((v) => v !== null && Number(v) > 0)).toBe(true);
+        // Each says what is wrong: the database (a connection lost, or none to be had), not "unexpected".
+        expect([...messages].filter((m) => !/database|connection/i.test(m))).toEqual([]);
         expect((await put(1, t, 'after the restart')).status).toBe(201);
         // No half-written rows: every row's bytes are there.
         const fsck = await cli(['fsck', '--json']);
