@@ -26,6 +26,7 @@ const POLICIES = {
   lru: { maxArtifactsPerSession: 50, cleanupStrategy: 'lru' },
   cap: { maxTenantBytes: 100_000, cleanupStrategy: 'reject' },
   rate: { tenantRequestsPerSecond: 20, tenantRequestBurst: 20 },
+  recent: { maxArtifactsPerSession: 3, cleanupStrategy: 'lru' },
 };
 
 let cluster: Awaited<ReturnType<typeof startPgCluster>>;
@@ -265,6 +266,24 @@ describePostgres('three replicas', () => {
         expect(await everywhere(`/v1/artifacts/${short.json.id}`, t)).toEqual([200, 200, 200]);
         await new Promise((r) => setTimeout(r, Date.parse(short.json.expiresAt as string) - Date.now() + 50));
         expect(await everywhere(`/v1/artifacts/${short.json.id}`, t)).toEqual([404, 404, 404]);
+      });
+
+      it('lru across replicas: a read on one replica keeps its artifact from the eviction a put on another makes', async () => {
+        const t = await token({ tenant: 'recent', session: 's1', perms: ['read', 'write'] });
+        const ids: string[] = [];
+        for (const name of ['a', 'b', 'c']) {
+          ids.push((await put(0, t, `recent ${name}`)).json.id as string);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        // Replica 1 reads the oldest; its last access is written within the flush interval (1 s).
+        expect((await fetch(`${at(1)}/v1/artifacts/${ids[0]}`, { headers: auth(t) })).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 1500));
+        // A put on replica 2 into the full session evicts the least recently used: b, not a.
+        expect((await put(2, t, 'recent d')).status).toBe(201);
+        const live = await listIds(0, t);
+        expect(live).toContain(ids[0]);
+        expect(live).not.toContain(ids[1]);
+        expect(live).toHaveLength(3);
       });
 
       it('events: a stream on one replica gets every replica’s events in order, and resumes on another', async () => {
