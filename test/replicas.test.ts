@@ -277,7 +277,18 @@ describePostgres('three replicas', () => {
         }
         // Replica 1 reads the oldest; its last access is written within the flush interval (1 s).
         expect((await fetch(`${at(1)}/v1/artifacts/${ids[0]}`, { headers: auth(t) })).status).toBe(200);
-        await new Promise((r) => setTimeout(r, 1500));
+        const accessed = async () => {
+          const res = await fetch(`${at(0)}/v1/artifacts?limit=10`, { headers: auth(t) });
+          const { items } = (await res.json()) as {
+            items: { id: string; createdAt: string; lastAccessedAt: string }[];
+          };
+          const a = items.find((x) => x.id === ids[0])!;
+          return a.lastAccessedAt > a.createdAt;
+        };
+        for (const deadline = Date.now() + 15_000; !(await accessed()); ) {
+          if (Date.now() > deadline) throw new Error('the read on replica 1 was never written as an access');
+          await new Promise((r) => setTimeout(r, 100));
+        }
         // A put on replica 2 into the full session evicts the least recently used: b, not a.
         expect((await put(2, t, 'recent d')).status).toBe(201);
         const live = await listIds(0, t);
