@@ -129,6 +129,35 @@ async def test_missing_reads_are_none_and_false(tenant_store: tuple[HttpArtifact
     assert await store.delete("art_000000000000000000000000") is False
 
 
+async def test_an_id_the_service_would_refuse_reads_as_missing(tenant_store: tuple[HttpArtifactStore, str]) -> None:
+    store, _ = tenant_store
+    for bad in ["", "x" * 300, "art_../../etc/passwd", "art_0000 0000", "no-hash", "art_" + "g" * 24, "é_" + "0" * 24]:
+        assert await store.get(bad) is None, bad
+        assert await store.get_ref(bad) is None, bad
+        assert await store.exists(bad) is False, bad
+        assert await store.delete(bad) is False, bad
+
+
+async def test_a_bound_or_filtered_scope_scopes_puts_that_name_none(service: Service) -> None:
+    tenant = new_name("pf")
+    # As penguiflow's InMemoryArtifactStore(scope_filter=…): `scope or scope_filter`.
+    filtered = ArtifactScope(tenant_id=tenant, user_id="u-f", session_id="s-f")
+    async with HttpArtifactStore(service.url, service.token(tenant), scope_filter=filtered) as store:
+        ref = await store.put_text("filtered")
+        assert ref.scope == filtered
+        named = await store.put_text("named", scope={"tenant_id": tenant, "session_id": "s-other"})
+        assert named.scope == ArtifactScope(tenant_id=tenant, session_id="s-other")
+        assert await store.get(ref.id) == b"filtered"
+        bound = ArtifactScope(tenant_id=tenant, user_id="u-b", session_id="s-b")
+        with store.bind(bound):
+            inside = await store.put_text("bound")
+            assert inside.scope == bound
+            assert await store.get(inside.id) == b"bound"
+            # The bound session reads its own references only.
+            assert await store.get(ref.id) is None
+        assert await store.get(inside.id) is None
+
+
 async def test_other_errors_are_raised(service: Service) -> None:
     async with HttpArtifactStore(service.url, "not-a-token") as store:
         with pytest.raises(UnauthorizedError):

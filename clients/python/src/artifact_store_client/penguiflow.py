@@ -28,6 +28,7 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -157,6 +158,15 @@ def _models() -> tuple[type[ArtifactRef], type[ArtifactScope]]:
     return cast("type[ArtifactRef]", module.ArtifactRef), cast("type[ArtifactScope]", module.ArtifactScope)
 
 
+# The ids the service gives (docs/http-api.md): `{namespace}_{24 hex}`. Anything else, which the
+# service would refuse as malformed, reads as missing here, as in penguiflow's own stores.
+_ARTIFACT_ID = re.compile(r"[A-Za-z0-9._-]{1,128}_[0-9a-f]{24}")
+
+
+def _is_artifact_id(value: object) -> bool:
+    return isinstance(value, str) and _ARTIFACT_ID.fullmatch(value) is not None
+
+
 def _scope_of(value: ScopeInput) -> ArtifactScope | None:
     if value is None:
         return None
@@ -196,7 +206,8 @@ class HttpArtifactStore:
     `base_url` and `token` default to ARTIFACT_STORE_URL and ARTIFACT_STORE_TOKEN. `token` is a string
     (one tenant), or a callable as the module's docstring says. Or give a ready `client`, which then
     brings its own URL, token and settings. `retention` (penguiflow's ArtifactRetentionConfig) sets each put's
-    ttl and the largest put sent.
+    ttl and the largest put sent. `scope_filter` is bound outside any `bind()`: as in penguiflow's
+    in-memory store, a put that names no scope is made in it, and reads name its session and user.
     """
 
     def __init__(
@@ -205,6 +216,7 @@ class HttpArtifactStore:
         token: TokenSource | None = None,
         *,
         retention: RetentionConfig | None = None,
+        scope_filter: ScopeInput = None,
         client: AsyncArtifactStoreClient | None = None,
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         retries: int = 3,
@@ -214,8 +226,11 @@ class HttpArtifactStore:
         self.retention = retention
         self._mint = token if callable(token) else None
         plain = None if callable(token) else token
-        # Per store, since a host may run stores of different services side by side.
-        self._bound: ContextVar[ArtifactScope | None] = ContextVar("artifact_store_bound", default=None)
+        # Per store, since a host may run stores of different services side by side. `scope_filter`
+        # (penguiflow's InMemoryArtifactStore has the same) is the scope bound outside any bind().
+        self._bound: ContextVar[ArtifactScope | None] = ContextVar(
+            "artifact_store_bound", default=_scope_of(scope_filter)
+        )
         self._asking: ContextVar[ArtifactScope | None] = ContextVar("artifact_store_asking", default=None)
         self._owns_client = client is None
         # The scope is penguiflow's to give with each call: an ARTIFACT_STORE_SESSION must not narrow it.
@@ -242,7 +257,8 @@ class HttpArtifactStore:
 
     @contextmanager
     def bind(self, scope: ScopeInput) -> Iterator[HttpArtifactStore]:
-        """Reads inside name this scope's session and user, and its token is minted for this scope.
+        """Reads inside name this scope's session and user, puts that name no scope are made in it
+        (`scope or scope_filter`, as penguiflow's store does), and its token is minted for this scope.
 
         A context variable holds it, so tasks started inside inherit it and concurrent runs each keep
         their own.
@@ -267,10 +283,12 @@ class HttpArtifactStore:
     ) -> ArtifactRef:
         retention = self.retention
         if retention is not None and len(data) > retention.max_artifact_bytes:
+            # penguiflow's words, which its callers match on ("exceeds limit").
             raise ValueError(
-                f"The artifact is {len(data)} bytes, over max_artifact_bytes ({retention.max_artifact_bytes})."
+                f"Artifact size ({len(data)} bytes) exceeds limit ({retention.max_artifact_bytes} bytes, "
+                "the retention's max_artifact_bytes)"
             )
-        asked = _scope_of(scope)
+        asked = _scope_of(scope) or self._bound.get()
         where = _where(asked)
         with self._asking_for(asked):
             stored = await self._client.put(
@@ -306,19 +324,27 @@ class HttpArtifactStore:
     # Reads
 
     async def get(self, artifact_id: str) -> bytes | None:
+        if not _is_artifact_id(artifact_id):
+            return None
         with self._reading() as where:
             return await self._client.get(artifact_id, session=where.session, user=where.user)
 
     async def get_ref(self, artifact_id: str) -> ArtifactRef | None:
+        if not _is_artifact_id(artifact_id):
+            return None
         with self._reading() as where:
             stored = await self._client.meta(artifact_id, session=where.session, user=where.user)
         return None if stored is None else _ref_of(stored)
 
     async def delete(self, artifact_id: str) -> bool:
+        if not _is_artifact_id(artifact_id):
+            return False
         with self._reading() as where:
             return await self._client.delete(artifact_id, session=where.session, user=where.user)
 
     async def exists(self, artifact_id: str) -> bool:
+        if not _is_artifact_id(artifact_id):
+            return False
         with self._reading() as where:
             return await self._client.exists(artifact_id, session=where.session, user=where.user)
 
