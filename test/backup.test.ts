@@ -4,13 +4,11 @@
  * keeps storing; restores bring back exactly what existed at backup time, byte for byte, with fsck
  * clean; bad targets fail before anything is touched; incomplete backups are refused.
  */
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFsBlobStore } from '../src/blob/fs.js';
@@ -21,7 +19,7 @@ import { startServer } from '../src/node.js';
 import { createFolderTarget, stageDatabase } from '../src/node/backup-target.js';
 import { BACKUP_FILES, backup, type BackupInfo } from '../src/service/backup.js';
 import { restore } from '../src/service/restore.js';
-import { CLI_ARGS, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { ROOT, runCli, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { createTestBucket, describeS3, s3TestTarget, testS3Client } from './helpers/s3.js';
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -39,17 +37,8 @@ async function tempDir(label: string): Promise<string> {
 }
 
 /** The CLI as a process, with only the given ARTIFACT_STORE_* variables; resolves with its exit. */
-async function cli(args: string[], env: Record<string, string> = {}, cwd = ROOT) {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
-  const options = { cwd, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 120_000 } as const;
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...CLI_ARGS, ...args], options);
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string> = {}, cwd = ROOT) =>
+  runCli(args, { env, cwd, timeoutMs: 120_000 });
 
 interface Stored {
   id: string;

@@ -2,7 +2,7 @@
  * docs/troubleshooting.md, reproduced: each entry marked "(checked)" is caused here the way a reader
  * meets it, and the message the page quotes is the one that comes out.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   copyFileSync,
   cpSync,
@@ -15,12 +15,11 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
 import { readDoc, ROOT } from './doc-blocks.js';
-import { CLI_ARGS, startCliServer } from './helpers/cli-server.js';
+import { runCli, startCliServer } from './helpers/cli-server.js';
 
 const page = readDoc('docs/troubleshooting.md');
 const scratch: string[] = [];
@@ -35,17 +34,7 @@ function scratchDir(): string {
 }
 
 /** The CLI from `cwd`, with only the given ARTIFACT_STORE_* variables; resolves with its exit. */
-async function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
-  const options = { cwd, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 } as const;
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...CLI_ARGS, ...args], options);
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[], cwd: string, env: Record<string, string> = {}) => runCli(args, { env, cwd });
 
 /** The text of the page's `> \`…\`` quote right after the heading, with … matching anything. */
 function quoted(heading: string): RegExp {

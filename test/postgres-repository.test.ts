@@ -23,11 +23,26 @@ import {
   migratePostgres,
   SchemaTooNewError,
 } from '../src/db/postgres.js';
+import type { CommitPutInput } from '../src/db/repository.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { dumpTables, generateWorkload, runWorkload, type Op, type Outcome, type Query } from './d1-workload.js';
 import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
 import { describePostgres, freshDatabase } from './helpers/postgres.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
+
+/** A put of 10 bytes numbered `n` (its id and sha256 are n, padded) into tenant t, session s{n mod 13}. */
+function putOf(n: number, now: number, expiresAt: number): CommitPutInput {
+  return {
+    scope: { tenantId: 't', sessionId: `s${n % 13}` },
+    artifactId: `ns_${String(n).padStart(24, '0')}`,
+    namespace: 'ns',
+    sha256: String(n).padStart(64, '0'),
+    sizeBytes: 10,
+    mimeType: 'text/plain',
+    now,
+    expiresAt,
+  };
+}
 
 const SEEDS = Array.from({ length: 12 }, (_, i) => i + 1);
 const OPS_PER_SEED = 150;
@@ -148,16 +163,7 @@ describePostgres('Postgres repository', () => {
     const raw = postgres(db.url, { max: 1, onnotice: () => {} });
     try {
       const now = Date.now();
-      await a.commitPut({
-        scope: { tenantId: 't' },
-        artifactId: 'ns_000000000000000000000001',
-        namespace: 'ns',
-        sha256: '1'.repeat(64),
-        sizeBytes: 10,
-        mimeType: 'text/plain',
-        now,
-        expiresAt: now + 600_000,
-      });
+      await a.commitPut(putOf(1, now, now + 600_000));
       const after = await a.lastEventSeq();
       // Replica a's delete appends its event, then waits for a row another transaction holds: it has
       // its sequence number, and has not committed.
@@ -175,7 +181,7 @@ describePostgres('Postgres repository', () => {
         await held;
       });
       await isLocked;
-      const deleting = a.deleteRefs('t', 'ns_000000000000000000000001', {}, now + 1);
+      const deleting = a.deleteRefs('t', putOf(1, 0, 0).artifactId, {}, now + 1);
       await new Promise((r) => setTimeout(r, 200));
       // Replica b appends an event meanwhile; a reader that then reads the outbox…
       const appending = b.appendEvent({
@@ -210,18 +216,9 @@ describePostgres('Postgres repository', () => {
       // Another process holds the events lock: a put waits for it, on the pool's one connection.
       await raw.unsafe(`SELECT pg_advisory_lock(${EVENTS_LOCK})`);
       const now = Date.now();
-      const putting = repo.commitPut({
-        scope: { tenantId: 't' },
-        artifactId: 'ns_000000000000000000000001',
-        namespace: 'ns',
-        sha256: '1'.repeat(64),
-        sizeBytes: 10,
-        mimeType: 'text/plain',
-        now,
-        expiresAt: now + 600_000,
-      });
+      const putting = repo.commitPut(putOf(1, now, now + 600_000));
       await new Promise((r) => setTimeout(r, 100));
-      const err = await repo.findRef('t', 'ns_000000000000000000000001', {}, now).then(
+      const err = await repo.findRef('t', putOf(1, 0, 0).artifactId, {}, now).then(
         () => null,
         (e: unknown) => e,
       );
@@ -230,7 +227,7 @@ describePostgres('Postgres repository', () => {
       await raw.unsafe(`SELECT pg_advisory_unlock(${EVENTS_LOCK})`);
       // The put that waited goes through, and the pool serves again.
       expect((await putting).created).toBe(true);
-      expect(await repo.findRef('t', 'ns_000000000000000000000001', {}, now)).toBeDefined();
+      expect(await repo.findRef('t', putOf(1, 0, 0).artifactId, {}, now)).toBeDefined();
     } finally {
       await raw.end();
       await repo.close();
@@ -293,18 +290,7 @@ describePostgres('Postgres repository', () => {
         const now = Date.now();
         for (let i = 0; i < TOTAL; i += 200)
           await Promise.all(
-            Array.from({ length: 200 }, (_, j) =>
-              repo.commitPut({
-                scope: { tenantId: 't', sessionId: `s${(i + j) % 13}` },
-                artifactId: `ns_${String(i + j).padStart(24, '0')}`,
-                namespace: 'ns',
-                sha256: String(i + j).padStart(64, '0'),
-                sizeBytes: 10,
-                mimeType: 'text/plain',
-                now: now - 60_000,
-                expiresAt: now - 30_000,
-              }),
-            ),
+            Array.from({ length: 200 }, (_, j) => repo.commitPut(putOf(i + j, now - 60_000, now - 30_000))),
           );
       } finally {
         await repo.close();

@@ -6,15 +6,13 @@
  * retention that expires each reference once, direct uploads and links across replicas; a replica
  * SIGKILLed during uploads and Postgres restarted under load.
  */
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mintToken, type TokenClaims } from '../src/http/tokens.js';
-import { CLI_ARGS, type CliServer, ROOT, startCliServer } from './helpers/cli-server.js';
+import { type CliServer, runCli, startCliServer } from './helpers/cli-server.js';
 import { hasPostgresServer, pgScript, startPgCluster } from './helpers/postgres-target.js';
 import { describePostgres } from './helpers/postgres.js';
 import { createTestBucket, describeS3 } from './helpers/s3.js';
@@ -129,17 +127,7 @@ function openEvents(url: string, t: string, lastEventId?: string) {
 }
 
 /** An ops command of the CLI as a process, on the replicas' settings; resolves with its exit. */
-async function cli(args: string[]) {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
-  const options = { cwd: ROOT, env: { ...inherited, ...env }, encoding: 'utf8', timeout: 120_000 } as const;
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...CLI_ARGS, ...args], options);
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[]) => runCli(args, { env, timeoutMs: 120_000 });
 
 async function startReplica(): Promise<CliServer> {
   return startCliServer(join(dir, `replica-${randomBytes(3).toString('hex')}`), env);

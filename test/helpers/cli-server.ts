@@ -1,8 +1,9 @@
-import type { ChildProcessByStdio } from 'node:child_process';
+import { type ChildProcessByStdio, execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { COMPILED_SRC } from './compiled-src.js';
 import { spawnProcess, stopProcess } from './processes.js';
 
@@ -25,6 +26,30 @@ export const SOURCE_CLI_ARGS: readonly string[] = [
   pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
   join(ROOT, 'src', 'cli', 'main.ts'),
 ];
+
+/**
+ * The CLI as a process (an ops command, say), with only the given ARTIFACT_STORE_* variables (none
+ * inherited); resolves with its exit code and output, whatever the code.
+ */
+export async function runCli(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
+  const run = {
+    cwd: options.cwd ?? ROOT,
+    env: { ...inherited, ...options.env },
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 60_000,
+  } as const;
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...CLI_ARGS, ...args], run);
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
 
 /** `artifact-store serve` in its own process, as `npm start` runs it (from src/ as compiled for this run). */
 export interface CliServer {
