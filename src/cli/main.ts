@@ -6,7 +6,7 @@
  * without them, ~11 MiB lighter.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig, type ConfigInput } from '../core/config.js';
+import { loadConfig, redactedUrl, type ConfigInput } from '../core/config.js';
 import { resolve, join } from 'node:path';
 import { CliError, EXIT, REMOTE_COMMANDS, type RemoteCommand } from './cli-error.js';
 import { closest, COMMAND_NAMES, type CommandName, HELP, USAGE } from './help.js';
@@ -43,7 +43,7 @@ async function serve(argv: string[]) {
   const forget = recordServe({ url: running.url, dataDir: resolve(config.dataDir), dbPath });
   const out = [
     '',
-    `artifact-store listening on ${running.url}  (${config.env}, blobs: ${config.blobDriver}, db: ${config.databaseUrl ? redactedDatabaseUrl(config.databaseUrl) : dbPath})`,
+    `artifact-store listening on ${running.url}  (${config.env}, blobs: ${config.blobDriver}, db: ${config.databaseUrl ? redactedUrl(config.databaseUrl) : dbPath})`,
     `  API docs:  ${running.url}/docs`,
     `  OpenAPI:   ${running.url}/openapi.json`,
   ];
@@ -83,13 +83,6 @@ async function serve(argv: string[]) {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-}
-
-/** The database URL as the start line shows it: without its password. */
-function redactedDatabaseUrl(url: string): string {
-  const u = new URL(url);
-  if (u.password) u.password = '***';
-  return u.toString();
 }
 
 /** EADDRINUSE as one line with the fix, naming the artifact-store serve that holds the port when it is one. */

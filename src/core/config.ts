@@ -263,6 +263,17 @@ function isPostgresUrl(value: string): boolean {
   }
 }
 
+/** A database URL as messages and logs show it: without its password. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(not a URL)';
+  }
+}
+
 /** The base policy of a configuration (before per-tenant overrides). */
 export function basePolicy(c: Config): Policy {
   return {

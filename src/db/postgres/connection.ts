@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+export { redactedUrl } from '../../core/config.js';
 import type { StatementContext } from '../d1/index.js';
 import type { Stmt } from '../plans/sql.js';
 import { toPostgres } from './dialect.js';
@@ -58,17 +59,6 @@ export type PgSql = postgres.Sql;
 export interface PostgresContext extends StatementContext {
   sql: PgSql;
   close(): Promise<void>;
-}
-
-/** The URL without its password, for messages and logs. */
-export function redactedUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(not a URL)';
-  }
 }
 
 const WRITES_EVENTS = /\bINSERT INTO outbox\b/;

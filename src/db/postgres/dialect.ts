@@ -55,9 +55,7 @@ export interface PgStatement {
  * Per SQL text: the rewritten text cut at its placeholders (`parts`, one more than `slots`), which
  * parameter fills each slot, and the parameter names in order of first appearance ($1, $2…).
  */
-const compiled = new Map<string, { parts: string[]; slots: number[]; names: string[] }>();
-/** Final text per SQL text and parameter types (a handful per statement). */
-const typed = new Map<string, string>();
+const compiled = new Map<string, { parts: string[]; slots: number[]; names: string[]; typed: Map<string, string> }>();
 
 function compile(sql: string) {
   let c = compiled.get(sql);
@@ -73,7 +71,8 @@ function compile(sql: string) {
       if (n < 0) n = names.push(name) - 1;
       slots.push(n);
     }
-    c = { parts: texts, slots, names };
+    // The final text per combination of parameter types (a handful per statement).
+    c = { parts: texts, slots, names, typed: new Map() };
     compiled.set(sql, c);
   }
   return c;
@@ -90,14 +89,14 @@ export function toPostgres({ sql, params }: Stmt): PgStatement {
     values.push(value === undefined ? null : value);
     types.push(typeOf(name, value));
   }
-  const key = `${sql}\n--${types.join(',')}`;
-  let text = typed.get(key);
+  const key = types.join(',');
+  let text = c.typed.get(key);
   if (text === undefined) {
     text = c.parts[0]!;
     c.slots.forEach((n, i) => {
       text += `$${n + 1}::${types[n]}${c.parts[i + 1]}`;
     });
-    typed.set(key, text);
+    c.typed.set(key, text);
   }
   return { text, values };
 }
