@@ -45,6 +45,13 @@ const ALONE = [
 ];
 
 /**
+ * The heavy Postgres files (three `serve` replicas, Postgres killed and restarted, thousands of puts
+ * and a retention run killed midway): they run in the node-postgres project's group, after the
+ * parallel Node files, where their load made a memory check of views-large.test.ts fail.
+ */
+const POSTGRES_HEAVY = ['test/replicas.test.ts', 'test/postgres-repository.test.ts'];
+
+/**
  * What `npm run test:quick` (`vitest run --mode quick`) leaves out, for the inner loop: the slowest
  * process-level files. `npm test` and CI run everything.
  */
@@ -89,6 +96,7 @@ const SLOW = [
  * running alone at the end.
  */
 const LONGEST_FIRST = [
+  'replicas.test.ts',
   'backup.test.ts',
   'docs.test.ts',
   'cli-client.test.ts',
@@ -143,7 +151,7 @@ export default defineConfig(({ mode }) => {
             ...nodeProject,
             name: 'node',
             include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-            exclude: ['test/workerd/**', ...ALONE, ...skipped],
+            exclude: ['test/workerd/**', ...ALONE, ...POSTGRES_HEAVY, ...skipped],
             maxWorkers: NODE_WORKERS,
             // A worker process runs file after file with the modules it already loaded: loading the
             // service's modules anew for each file took a third of a run's CPU. Each file still gets
@@ -154,14 +162,17 @@ export default defineConfig(({ mode }) => {
         },
         {
           // The shared HTTP suite and the randomized tenant-isolation workload again, on Postgres (a
-          // database per app on the run's server): test/helpers/drivers.ts is swapped for drivers.postgres.ts.
+          // database per app on the run's server): test/helpers/drivers.ts is swapped for
+          // drivers.postgres.ts. And the heavy Postgres files, which use no test app.
           resolve: {
             alias: [{ find: /^\.\/drivers\.js$/, replacement: here('./test/helpers/drivers.postgres.ts') }],
           },
           test: {
             ...nodeProject,
             name: 'node-postgres',
-            include: [...SHARED_HTTP_SUITE, 'test/tenant-isolation.test.ts'].filter((file) => !skipped.includes(file)),
+            include: [...SHARED_HTTP_SUITE, 'test/tenant-isolation.test.ts', ...POSTGRES_HEAVY].filter(
+              (file) => !skipped.includes(file),
+            ),
             maxWorkers: NODE_WORKERS,
             isolate: false,
             // A group of its own, after the parallel Node files and the workerd project: beside the
