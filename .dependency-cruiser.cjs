@@ -23,9 +23,9 @@ module.exports = {
     {
       name: 'web-standards-only',
       comment:
-        'core/, the SDK (client/), the MCP layer, the ADK adapter and the Worker run on any runtime: no node:* modules.',
+        'core/, the SDK (client/), the MCP layer, the framework adapters and the Worker run on any runtime: no node:* modules.',
       severity: 'error',
-      from: { path: '^src/(core|client|mcp|adk|worker)/|^src/worker\\.ts$|^src/index\\.ts$' },
+      from: { path: '^src/(core|client|mcp|adk|ai-sdk|langchain|worker)/|^src/worker\\.ts$|^src/index\\.ts$' },
       // A dynamic import() is a runtime seam (content.ts reads file:// URIs only where node:fs exists).
       to: { dependencyTypes: ['core'], dynamic: false },
     },
@@ -113,15 +113,46 @@ module.exports = {
       to: { path: 'node_modules/@google/(adk|genai)/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'ai-sdk-imports-core-client-mcp',
+      comment:
+        "The Vercel AI SDK adapter stores through the ArtifactStore interface and the MCP layer's transformer and guardrail, like any SDK user.",
+      severity: 'error',
+      from: { path: layer('ai-sdk') },
+      to: { path: outside('core', 'client', 'mcp', 'ai-sdk') },
+    },
+    {
+      name: 'ai-sdk-types-only',
+      comment: 'ai and @ai-sdk/* are optional peers: the adapter imports their types only, so nothing loads them.',
+      severity: 'error',
+      from: { path: layer('ai-sdk') },
+      to: { path: 'node_modules/(ai|@ai-sdk/[^/]+)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'langchain-imports-core-client-mcp',
+      comment:
+        "The LangChain.js adapter stores through the ArtifactStore interface and the MCP layer's transformer, tools and guardrail, like any SDK user.",
+      severity: 'error',
+      from: { path: layer('langchain') },
+      to: { path: outside('core', 'client', 'mcp', 'langchain') },
+    },
+    {
+      name: 'langchain-peers-only',
+      comment:
+        '@langchain/core and @langchain/langgraph-checkpoint are optional peers (the app has them); @langchain/langgraph itself, langchain and the providers are never loaded.',
+      severity: 'error',
+      from: { path: layer('langchain') },
+      to: { path: 'node_modules/(langchain|@langchain/(?!core/|langgraph-checkpoint/)[^/]+)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'sdk-package-dependencies',
       comment:
-        'core/, client/, mcp/ and adk/ are the artifact-store-sdk package: they import only what packages/sdk/package.json declares (no native module, no AWS SDK, no server library).',
+        'core/, client/, mcp/ and the framework adapters (adk/, ai-sdk/, langchain/) are the artifact-store-sdk package: they import only what packages/sdk/package.json declares (no native module, no AWS SDK, no server library).',
       severity: 'error',
-      from: { path: '^src/(core|client|mcp|adk)/' },
+      from: { path: '^src/(core|client|mcp|adk|ai-sdk|langchain)/' },
       to: {
         path: 'node_modules/',
         pathNot:
-          'node_modules/(zod|eventsource-parser|file-type|mime|image-size|@modelcontextprotocol/sdk|@google/adk|@google/genai)/',
+          'node_modules/(zod|eventsource-parser|file-type|mime|image-size|@modelcontextprotocol/sdk|@google/adk|@google/genai|ai|@ai-sdk/[^/]+|@langchain/(core|langgraph-checkpoint))/',
       },
     },
     {

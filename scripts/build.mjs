@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 /** The source folders that make up artifact-store-sdk. */
-export const SDK_FOLDERS = ['core', 'client', 'mcp', 'adk'];
+export const SDK_FOLDERS = ['core', 'client', 'mcp', 'adk', 'ai-sdk', 'langchain'];
 const SDK_NAME = 'artifact-store-sdk';
 
 function compile(project, outDir) {
