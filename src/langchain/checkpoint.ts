@@ -1,0 +1,511 @@
+/**
+ * Checkpoints that hold refs instead of bytes (langchain-ai/langgraph #7714).
+ *
+ * Every LangGraph checkpointer (`BaseCheckpointSaver`: MemorySaver, SqliteSaver, PostgresSaver, …)
+ * writes checkpoints, their metadata and pending writes through one `serde` (`SerializerProtocol`:
+ * `dumpsTyped` / `loadsTyped`, both async), given to its constructor or set on it. This serializer
+ * wraps that one: it lets the saver's own serializer write the value, then, in the JSON written,
+ * puts each base64 payload, byte array and oversized string in the store and writes a small marker
+ * in its place. Loading reads the markers back: the bytes, byte for byte (`restore: 'bytes'`), or a
+ * line that names the artifact (`restore: 'refs'`), so that a thread's earlier turns reach the model
+ * without their bytes.
+ */
+import type { BaseCheckpointSaver, SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import type { ArtifactStore } from '../client/artifact-store.js';
+import { isNoOpArtifactStore } from '../client/noop-store.js';
+import { decodeBase64, encodeBase64 } from '../core/base64.js';
+import { formatBytes } from '../core/bytes.js';
+import type { ArtifactRef, ArtifactScope, PutOptions } from '../core/schemas.js';
+import { detectBinary } from '../mcp/detect.js';
+
+export interface ArtifactCheckpointOptions {
+  /** Where the payloads go. It must keep bytes: the no-op store is refused. */
+  store: ArtifactStore;
+  /**
+   * What a checkpoint loads as. `'bytes'` (the default): every value as it was saved, fetched from the
+   * store. `'refs'`: each stored value as a line naming its artifact (`[image/png, 48 KiB — in artifact
+   * checkpoint_3f1c…]`), and an image, audio or file content block as a text block of that line, so a
+   * thread resumed from its checkpoint sends the model no bytes from earlier turns.
+   */
+  restore?: 'bytes' | 'refs';
+  /** A string holding a run of this many base64 characters or more is stored. Default 256. */
+  minBase64Chars?: number;
+  /** A string this long or longer is stored, base64 or not. Default 32,768. */
+  maxStringChars?: number;
+  /** The scope the artifacts are put under. */
+  scope?: Partial<ArtifactScope>;
+  /** Namespace of the artifacts. Default `checkpoint`. */
+  namespace?: string;
+  /**
+   * How long the artifacts live (seconds, or 'never'). Default: the store's (the service's default is
+   * an hour). A checkpoint outlives its artifacts only as a line saying they are gone: set this to how
+   * long threads are resumed.
+   */
+  ttl?: PutOptions['ttl'];
+  /** Characters of recent payloads kept in memory, so a checkpoint saved again does not upload them again. Default 64 Mi. */
+  cacheChars?: number;
+}
+
+/** What stands in the saved JSON for a stored value. */
+interface Marker {
+  $artifact: { id: string; mimeType: string; sizeBytes: number; sha256: string };
+  encoding: Encoding;
+  /** data-url: the header up to the comma. lc-bytes and buffer: the record without its numbers. */
+  prefix?: string;
+  shell?: Record<string, unknown>;
+}
+
+type Encoding =
+  | 'text'
+  | 'base64'
+  | 'base64-unpadded'
+  | 'base64url'
+  | 'base64url-unpadded'
+  | 'data-url'
+  | 'lc-bytes'
+  | 'buffer'
+  | 'raw';
+
+const ENCODINGS = new Set<string>([
+  'text',
+  'base64',
+  'base64-unpadded',
+  'base64url',
+  'base64url-unpadded',
+  'data-url',
+  'lc-bytes',
+  'buffer',
+  'raw',
+]);
+
+/** Content blocks that carry media: in 'refs' mode the whole block becomes a text block. */
+const MEDIA_BLOCKS = new Set(['image', 'audio', 'video', 'file', 'image_url', 'input_image', 'input_file', 'document']);
+const MIME_FIELDS = ['mimeType', 'mime_type', 'media_type'];
+const MIME = /^[\w.+-]+\/[\w.+-]+$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const DEFAULTS = { minBase64Chars: 256, maxStringChars: 32_768, cacheChars: 64 * 1024 * 1024 };
+
+/**
+ * A SerializerProtocol that keeps payloads in the store: wrap the saver's serializer with it and
+ * pass it to the saver (`new SqliteSaver(db, artifactSerializer(new JsonPlusSerializer(), { store }))`),
+ * or let `withArtifactCheckpoints` do both for a saver you already have.
+ */
+export function artifactSerializer(serde: SerializerProtocol, options: ArtifactCheckpointOptions): SerializerProtocol {
+  return new ArtifactSerializer(serde, options);
+}
+
+/**
+ * The saver, its checkpoints now holding refs: its `serde` is wrapped by `artifactSerializer`. Works
+ * with any BaseCheckpointSaver, since each writes and reads through its `serde`.
+ *
+ * @example
+ * const checkpointer = withArtifactCheckpoints(new MemorySaver(), { store, ttl: 7 * 24 * 3600 });
+ * const graph = builder.compile({ checkpointer });
+ */
+export function withArtifactCheckpoints<T extends BaseCheckpointSaver>(
+  saver: T,
+  options: ArtifactCheckpointOptions,
+): T {
+  if (!saver || typeof saver.serde?.dumpsTyped !== 'function')
+    throw new TypeError('withArtifactCheckpoints takes a LangGraph checkpointer (a BaseCheckpointSaver with a serde).');
+  if (saver.serde instanceof ArtifactSerializer)
+    throw new TypeError('This checkpointer already keeps its payloads in an artifact store.');
+  saver.serde = artifactSerializer(saver.serde, options);
+  return saver;
+}
+
+class ArtifactSerializer implements SerializerProtocol {
+  private readonly store: ArtifactStore;
+  private readonly restore: 'bytes' | 'refs';
+  private readonly minRun: number;
+  private readonly maxChars: number;
+  private readonly run: RegExp;
+  private readonly put: PutOptions;
+  /** Recent values by their text, with the marker they were saved as; and restored values by artifact. */
+  private readonly saved: SizedCache<Marker>;
+  private readonly loaded: SizedCache<string | Uint8Array>;
+
+  constructor(
+    readonly inner: SerializerProtocol,
+    options: ArtifactCheckpointOptions,
+  ) {
+    if (!inner || typeof inner.dumpsTyped !== 'function' || typeof inner.loadsTyped !== 'function')
+      throw new TypeError('artifactSerializer wraps a serializer (SerializerProtocol: dumpsTyped and loadsTyped).');
+    if (!options?.store || typeof options.store.putBytes !== 'function')
+      throw new TypeError(
+        'Checkpoints need { store }: an ArtifactStore (createHttpArtifactStore, openArtifactStore, …).',
+      );
+    if (isNoOpArtifactStore(options.store))
+      throw new TypeError(
+        'Checkpoints need a store that keeps bytes: the no-op store keeps nothing, so nothing could be restored.',
+      );
+    if (options.restore !== undefined && options.restore !== 'bytes' && options.restore !== 'refs')
+      throw new TypeError(`restore is 'bytes' or 'refs', not ${JSON.stringify(options.restore)}.`);
+    this.store = options.store;
+    this.restore = options.restore ?? 'bytes';
+    this.minRun = whole(options.minBase64Chars, DEFAULTS.minBase64Chars, 'minBase64Chars', 16);
+    this.maxChars = whole(options.maxStringChars, DEFAULTS.maxStringChars, 'maxStringChars', 64);
+    this.run = new RegExp(`[A-Za-z0-9+/_-]{${this.minRun},}`);
+    const cacheChars = whole(options.cacheChars, DEFAULTS.cacheChars, 'cacheChars', 0);
+    this.saved = new SizedCache(cacheChars);
+    this.loaded = new SizedCache(cacheChars);
+    this.put = {
+      namespace: options.namespace ?? 'checkpoint',
+      source: { langgraph: 'checkpoint' },
+      ...(options.scope ? { scope: options.scope } : {}),
+      ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
+    };
+  }
+
+  async dumpsTyped(data: unknown): Promise<[string, Uint8Array]> {
+    const [type, bytes] = await this.inner.dumpsTyped(data);
+    if (type === 'bytes') {
+      if (bytes.byteLength * 4 < this.minRun * 3) return [type, bytes];
+      const marker = await this.storeBytes(bytes, 'raw', undefined);
+      return ['json', new TextEncoder().encode(JSON.stringify(marker))];
+    }
+    if (type !== 'json') return [type, bytes];
+    const text = new TextDecoder().decode(bytes);
+    if (!this.mayHold(text)) return [type, bytes];
+    const root = { value: JSON.parse(text) as unknown };
+    const sites: { holder: Record<string, unknown> | unknown[]; key: string | number; job: () => Promise<Marker> }[] =
+      [];
+    this.collect(root, 'value', undefined, sites);
+    if (sites.length === 0) return [type, bytes];
+    try {
+      const markers = await Promise.all(sites.map((s) => s.job()));
+      sites.forEach((s, i) => {
+        (s.holder as Record<string | number, unknown>)[s.key] = markers[i];
+      });
+    } catch (err) {
+      throw new Error(
+        `The checkpoint was not saved: the artifact store did not take one of its payloads (${(err as Error).message}). ` +
+          'Nothing of this checkpoint was written; the last one saved stands.',
+        { cause: err },
+      );
+    }
+    return ['json', new TextEncoder().encode(JSON.stringify(root.value))];
+  }
+
+  async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
+    if (type !== 'json') return this.inner.loadsTyped(type, data);
+    const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+    if (!text.includes('"$artifact"')) return this.inner.loadsTyped(type, data);
+    const root = { value: JSON.parse(text) as unknown };
+    if (isMarker(root.value) && root.value.encoding === 'raw') {
+      const bytes = this.restore === 'bytes' ? await this.fetch(root.value) : undefined;
+      return bytes instanceof Uint8Array ? bytes : placeholder(root.value, bytes === null);
+    }
+    const found: { holder: Record<string, unknown> | unknown[]; key: string | number; marker: Marker; block?: Site }[] =
+      [];
+    this.markers(root, 'value', [], found);
+    const values = new Map<Marker, string | Uint8Array | null | undefined>();
+    if (this.restore === 'bytes') {
+      const fetched = await Promise.all(found.map((f) => this.fetch(f.marker)));
+      for (let i = 0; i < found.length; i++) values.set(found[i]!.marker, fetched[i]);
+    }
+    for (const f of found) {
+      const value = values.get(f.marker);
+      if (value === undefined || value === null) {
+        const line = placeholder(f.marker, value === null);
+        // A media block whose payload is not restored becomes a text block that says where it is.
+        if (f.block) (f.block.holder as Record<string | number, unknown>)[f.block.key] = { type: 'text', text: line };
+        else (f.holder as Record<string | number, unknown>)[f.key] = line;
+      } else (f.holder as Record<string | number, unknown>)[f.key] = revive(f.marker, value);
+    }
+    return this.inner.loadsTyped('json', JSON.stringify(root.value));
+  }
+
+  /** Whether the JSON text may hold anything to store: a long base64 run, a long string, or a byte array. */
+  private mayHold(text: string): boolean {
+    if (text.length >= this.maxChars) return true;
+    return this.run.test(text) || text.includes('"Uint8Array"') || text.includes('"Buffer"');
+  }
+
+  /** Walks the saved JSON and lists what to store, with where its marker goes. */
+  private collect(
+    holder: Record<string, unknown> | unknown[],
+    key: string | number,
+    parent: Record<string, unknown> | undefined,
+    sites: { holder: Record<string, unknown> | unknown[]; key: string | number; job: () => Promise<Marker> }[],
+  ): void {
+    const value = (holder as Record<string | number, unknown>)[key];
+    if (typeof value === 'string') {
+      const job = this.stringJob(value, parent);
+      if (job) sites.push({ holder, key, job });
+      return;
+    }
+    if (value === null || typeof value !== 'object') return;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) this.collect(value, i, undefined, sites);
+      return;
+    }
+    const obj = value as Record<string, unknown>;
+    const numbers = byteRecord(obj);
+    if (numbers && numbers.list.length * 4 >= this.minRun * 3) {
+      sites.push({
+        holder,
+        key,
+        job: () => this.storeBytes(Uint8Array.from(numbers.list), numbers.encoding, undefined, numbers.shell),
+      });
+      return;
+    }
+    for (const k of Object.keys(obj)) this.collect(obj, k, obj, sites);
+  }
+
+  /** How a string is stored: as the bytes its base64 encodes (when they encode back to it exactly), else as text. */
+  private stringJob(s: string, parent: Record<string, unknown> | undefined): (() => Promise<Marker>) | undefined {
+    if (s.length < this.minRun) return undefined;
+    const long = s.length >= this.maxChars;
+    if (!long && !this.run.test(s)) return undefined;
+    const cached = this.saved.get(s);
+    if (cached && this.fresh(cached)) return () => Promise.resolve(cached);
+    const declared = parent
+      ? MIME_FIELDS.map((f) => parent[f]).find((m): m is string => typeof m === 'string')
+      : undefined;
+    const exact = exactBase64(s);
+    if (exact) {
+      const job = async () => {
+        const marker = await this.storeBytes(
+          exact.bytes,
+          exact.encoding,
+          exact.mimeType ?? declared,
+          undefined,
+          exact.prefix,
+        );
+        this.saved.set(s, marker, s.length);
+        return marker;
+      };
+      return job;
+    }
+    // Text that cannot be UTF-8 exactly (a lone surrogate) stays where it is.
+    if (LONE_SURROGATE.test(s)) return undefined;
+    return async () => {
+      const ref = await this.store.putText(s, { ...this.put, mimeType: 'text/plain; charset=utf-8' });
+      const marker = markerOf(ref, 'text');
+      this.saved.set(s, marker, s.length);
+      return marker;
+    };
+  }
+
+  private async storeBytes(
+    bytes: Uint8Array,
+    encoding: Encoding,
+    declared: string | undefined,
+    shell?: Record<string, unknown>,
+    prefix?: string,
+  ): Promise<Marker> {
+    let mimeType = declared && MIME.test(declared.split(';')[0]!.trim()) ? declared.split(';')[0]!.trim() : undefined;
+    mimeType ??= (await detectBinary(bytes.subarray(0, 4100)))?.mime ?? 'application/octet-stream';
+    const ref = await this.store.putBytes(bytes, { ...this.put, mimeType });
+    return { ...markerOf(ref, encoding), ...(prefix ? { prefix } : {}), ...(shell ? { shell } : {}) };
+  }
+
+  /** A cached marker is used while its artifact has more than a minute to live. */
+  private fresh(marker: Marker & { expiresAt?: number }): boolean {
+    return marker.expiresAt === undefined || marker.expiresAt - Date.now() > 60_000;
+  }
+
+  /** Walks loaded JSON for markers, noting the media block each sits in, if any. */
+  private markers(
+    holder: Record<string, unknown> | unknown[],
+    key: string | number,
+    ancestors: Site[],
+    found: { holder: Record<string, unknown> | unknown[]; key: string | number; marker: Marker; block?: Site }[],
+  ): void {
+    const value = (holder as Record<string | number, unknown>)[key];
+    if (value === null || typeof value !== 'object') return;
+    if (isMarker(value)) {
+      const block = [...ancestors, { holder, key }]
+        .slice(-3)
+        .find((a) => Array.isArray(a.holder) && isMediaBlock((a.holder as unknown[])[a.key as number]));
+      found.push({ holder, key, marker: value, ...(block ? { block } : {}) });
+      return;
+    }
+    const next = [...ancestors.slice(-2), { holder, key }];
+    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) this.markers(value, i, next, found);
+    else for (const k of Object.keys(value)) this.markers(value as Record<string, unknown>, k, next, found);
+  }
+
+  /** The stored value, from memory or the store; null when the store no longer has it. */
+  private async fetch(marker: Marker): Promise<string | Uint8Array | null> {
+    const key = `${marker.$artifact.id}\u0000${marker.encoding}`;
+    const cached = this.loaded.get(key);
+    if (cached !== undefined) return cached;
+    const bytes = await this.store.get(marker.$artifact.id);
+    if (!bytes) return null;
+    const value = marker.encoding === 'text' ? new TextDecoder().decode(bytes) : bytes;
+    this.loaded.set(key, value, typeof value === 'string' ? value.length : value.byteLength);
+    return value;
+  }
+}
+
+interface Site {
+  holder: Record<string, unknown> | unknown[];
+  key: string | number;
+}
+
+function whole(value: number | undefined, fallback: number, name: string, min: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new TypeError(`${name} is a whole number from ${min}, not ${value}.`);
+  return value;
+}
+
+function markerOf(ref: ArtifactRef, encoding: Encoding): Marker {
+  const marker: Marker & { expiresAt?: number } = {
+    $artifact: { id: ref.id, mimeType: ref.mimeType, sizeBytes: ref.sizeBytes, sha256: ref.sha256 },
+    encoding,
+  };
+  // Kept beside the marker in memory only (not enumerable, so never written), for the cache's freshness.
+  if (ref.expiresAt)
+    Object.defineProperty(marker, 'expiresAt', { value: Date.parse(ref.expiresAt), enumerable: false });
+  return marker;
+}
+
+function isMarker(v: unknown): v is Marker {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const m = v as Partial<Marker>;
+  return (
+    typeof m.$artifact === 'object' &&
+    m.$artifact !== null &&
+    typeof m.$artifact.id === 'string' &&
+    typeof m.encoding === 'string' &&
+    ENCODINGS.has(m.encoding) &&
+    Object.keys(v).every((k) => k === '$artifact' || k === 'encoding' || k === 'prefix' || k === 'shell')
+  );
+}
+
+function isMediaBlock(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && MEDIA_BLOCKS.has((v as { type?: string }).type ?? '');
+}
+
+/** The line that stands for a stored value that is not restored. */
+function placeholder(marker: Marker, gone: boolean): string {
+  const { id, mimeType, sizeBytes } = marker.$artifact;
+  const type = marker.encoding === 'text' ? 'text' : mimeType;
+  return gone
+    ? `[${type}, ${formatBytes(sizeBytes)} — artifact ${id}, no longer in the store]`
+    : `[${type}, ${formatBytes(sizeBytes)} — in artifact ${id}]`;
+}
+
+/** The value a marker stood for, in the JSON form it was saved in. */
+function revive(marker: Marker, value: string | Uint8Array): unknown {
+  if (typeof value === 'string') return value;
+  switch (marker.encoding) {
+    case 'base64':
+      return encodeBase64(value);
+    case 'base64-unpadded':
+      return encodeBase64(value).replace(/=+$/, '');
+    case 'base64url':
+      return toUrl(encodeBase64(value));
+    case 'base64url-unpadded':
+      return toUrl(encodeBase64(value)).replace(/=+$/, '');
+    case 'data-url':
+      return `${marker.prefix ?? ''}${encodeBase64(value)}`;
+    case 'lc-bytes':
+      return { ...marker.shell, args: [Array.from(value)] };
+    case 'buffer':
+      return { ...marker.shell, data: Array.from(value) };
+    default:
+      return new TextDecoder().decode(value);
+  }
+}
+
+const toUrl = (b64: string) => b64.replace(/\+/g, '-').replace(/\//g, '_');
+
+/**
+ * The bytes a string encodes when it is exactly their base64 (standard or url-safe, padded or not)
+ * or a base64 data: URL, so that encoding them again gives back the same string.
+ */
+function exactBase64(
+  s: string,
+): { bytes: Uint8Array; encoding: Encoding; mimeType?: string; prefix?: string } | undefined {
+  let body = s;
+  let prefix: string | undefined;
+  let mimeType: string | undefined;
+  if (s.startsWith('data:')) {
+    const comma = s.indexOf(',');
+    if (comma < 0 || comma > 256 || !s.slice(0, comma).endsWith(';base64')) return undefined;
+    prefix = s.slice(0, comma + 1);
+    body = s.slice(comma + 1);
+    mimeType = s.slice(5, comma).split(';')[0] || undefined;
+  }
+  const url = /^[A-Za-z0-9_-]+={0,2}$/.test(body) && /[-_]/.test(body);
+  if (!url && !/^[A-Za-z0-9+/]+={0,2}$/.test(body)) return undefined;
+  let bytes: Uint8Array;
+  try {
+    bytes = decodeBase64(body).bytes;
+  } catch {
+    return undefined;
+  }
+  const standard = encodeBase64(bytes);
+  const unpadded = standard.replace(/=+$/, '');
+  const candidates: [string, Encoding][] = prefix
+    ? [[standard, 'data-url']]
+    : [
+        [standard, 'base64'],
+        [unpadded, 'base64-unpadded'],
+        [toUrl(standard), 'base64url'],
+        [toUrl(unpadded), 'base64url-unpadded'],
+      ];
+  const match = candidates.find(([text]) => text === body);
+  if (!match) return undefined;
+  return { bytes, encoding: match[1], ...(mimeType ? { mimeType } : {}), ...(prefix ? { prefix } : {}) };
+}
+
+/** A byte array as LangGraph's serializer writes one (`Uint8Array.from([…])`), or as JSON writes a Buffer. */
+function byteRecord(
+  obj: Record<string, unknown>,
+): { list: number[]; encoding: Encoding; shell: Record<string, unknown> } | undefined {
+  const isBytes = (a: unknown): a is number[] =>
+    Array.isArray(a) && a.every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 255);
+  if (
+    obj.lc === 2 &&
+    obj.type === 'constructor' &&
+    Array.isArray(obj.id) &&
+    obj.id.length === 1 &&
+    obj.id[0] === 'Uint8Array' &&
+    Array.isArray(obj.args) &&
+    obj.args.length === 1 &&
+    isBytes(obj.args[0])
+  ) {
+    const { args: _, ...shell } = obj;
+    return { list: obj.args[0], encoding: 'lc-bytes', shell };
+  }
+  if (obj.type === 'Buffer' && Object.keys(obj).length === 2 && isBytes(obj.data)) {
+    const { data: _, ...shell } = obj;
+    return { list: obj.data, encoding: 'buffer', shell };
+  }
+  return undefined;
+}
+
+/** A least-recently-used map with a budget of characters (or bytes). */
+class SizedCache<V> {
+  private readonly map = new Map<string, { value: V; size: number }>();
+  private total = 0;
+  constructor(private readonly budget: number) {}
+  get(key: string): V | undefined {
+    const hit = this.map.get(key);
+    if (!hit) return undefined;
+    this.map.delete(key);
+    this.map.set(key, hit);
+    return hit.value;
+  }
+  set(key: string, value: V, size: number): void {
+    if (size > this.budget) return;
+    const old = this.map.get(key);
+    if (old) {
+      this.total -= old.size;
+      this.map.delete(key);
+    }
+    this.map.set(key, { value, size });
+    this.total += size;
+    for (const [k, v] of this.map) {
+      if (this.total <= this.budget) break;
+      this.map.delete(k);
+      this.total -= v.size;
+    }
+  }
+}
