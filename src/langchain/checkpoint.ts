@@ -125,6 +125,12 @@ class ArtifactSerializer implements SerializerProtocol {
   /** Recent values by their text, with the marker they were saved as; and restored values by artifact. */
   private readonly saved: SizedCache<Marker>;
   private readonly loaded: SizedCache<string | Uint8Array>;
+  /**
+   * In 'refs' mode, the lines that stood in for stored values when a checkpoint was loaded, with what
+   * they stood for: saving them again writes the marker back, not the line, so later checkpoints
+   * still restore the bytes. (A run always loads its thread's checkpoint before it saves one.)
+   */
+  private readonly standIns = { blocks: new Map<string, unknown>(), strings: new Map<string, Marker>() };
 
   constructor(
     readonly inner: SerializerProtocol,
@@ -171,8 +177,8 @@ class ArtifactSerializer implements SerializerProtocol {
     const root = { value: JSON.parse(text) as unknown };
     const sites: { holder: Record<string, unknown> | unknown[]; key: string | number; job: () => Promise<Marker> }[] =
       [];
-    this.collect(root, 'value', undefined, sites);
-    if (sites.length === 0) return [type, bytes];
+    const standIns = this.collect(root, 'value', undefined, sites);
+    if (sites.length === 0 && standIns === 0) return [type, bytes];
     try {
       const markers = await Promise.all(sites.map((s) => s.job()));
       sites.forEach((s, i) => {
@@ -208,38 +214,64 @@ class ArtifactSerializer implements SerializerProtocol {
     for (const f of found) {
       const value = values.get(f.marker);
       if (value === undefined || value === null) {
-        const line = placeholder(f.marker, value === null);
+        const gone = value === null;
+        const line = placeholder(f.marker, gone);
         // A media block whose payload is not restored becomes a text block that says where it is.
-        if (f.block) (f.block.holder as Record<string | number, unknown>)[f.block.key] = { type: 'text', text: line };
-        else (f.holder as Record<string | number, unknown>)[f.key] = line;
+        if (f.block) {
+          const blocks = f.block.holder as Record<string | number, unknown>;
+          if (!gone) remember(this.standIns.blocks, line, blocks[f.block.key]);
+          blocks[f.block.key] = { type: 'text', text: line };
+        } else {
+          if (!gone) remember(this.standIns.strings, line, f.marker);
+          (f.holder as Record<string | number, unknown>)[f.key] = line;
+        }
       } else (f.holder as Record<string | number, unknown>)[f.key] = revive(f.marker, value);
     }
     return this.inner.loadsTyped('json', JSON.stringify(root.value));
   }
 
-  /** Whether the JSON text may hold anything to store: a long base64 run, a long string, or a byte array. */
+  /** Whether the JSON text may hold anything to store (a long base64 run, a long string, a byte array) or a stand-in. */
   private mayHold(text: string): boolean {
     if (text.length >= this.maxChars) return true;
+    const standIns = this.standIns.blocks.size + this.standIns.strings.size > 0;
+    if (standIns && text.includes(' — in artifact ')) return true;
     return this.run.test(text) || text.includes('"Uint8Array"') || text.includes('"Buffer"');
   }
 
-  /** Walks the saved JSON and lists what to store, with where its marker goes. */
+  /**
+   * Walks the saved JSON and lists what to store, with where its marker goes; puts back the markers
+   * of stand-ins ('refs' mode) and says how many.
+   */
   private collect(
     holder: Record<string, unknown> | unknown[],
     key: string | number,
     parent: Record<string, unknown> | undefined,
     sites: { holder: Record<string, unknown> | unknown[]; key: string | number; job: () => Promise<Marker> }[],
-  ): void {
+  ): number {
     const value = (holder as Record<string | number, unknown>)[key];
     if (typeof value === 'string') {
+      const marker = this.standIns.strings.get(value);
+      if (marker) {
+        (holder as Record<string | number, unknown>)[key] = marker;
+        return 1;
+      }
       const job = this.stringJob(value, parent);
       if (job) sites.push({ holder, key, job });
-      return;
+      return 0;
     }
-    if (value === null || typeof value !== 'object') return;
+    if (value === null || typeof value !== 'object') return 0;
+    let standIns = 0;
     if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) this.collect(value, i, undefined, sites);
-      return;
+      for (let i = 0; i < value.length; i++) {
+        const item = value[i] as { type?: unknown; text?: unknown } | null;
+        const block =
+          item?.type === 'text' && typeof item.text === 'string' ? this.standIns.blocks.get(item.text) : undefined;
+        if (block) {
+          value[i] = block;
+          standIns++;
+        } else standIns += this.collect(value, i, undefined, sites);
+      }
+      return standIns;
     }
     const obj = value as Record<string, unknown>;
     const numbers = byteRecord(obj);
@@ -249,9 +281,10 @@ class ArtifactSerializer implements SerializerProtocol {
         key,
         job: () => this.storeBytes(Uint8Array.from(numbers.list), numbers.encoding, undefined, numbers.shell),
       });
-      return;
+      return 0;
     }
-    for (const k of Object.keys(obj)) this.collect(obj, k, obj, sites);
+    for (const k of Object.keys(obj)) standIns += this.collect(obj, k, obj, sites);
+    return standIns;
   }
 
   /** How a string is stored: as the bytes its base64 encodes (when they encode back to it exactly), else as text. */
@@ -344,6 +377,13 @@ class ArtifactSerializer implements SerializerProtocol {
 interface Site {
   holder: Record<string, unknown> | unknown[];
   key: string | number;
+}
+
+/** Keeps the most recent stand-ins: 10,000 of them, each a line and a small marker. */
+function remember<V>(map: Map<string, V>, line: string, value: V): void {
+  map.delete(line);
+  map.set(line, value);
+  if (map.size > 10_000) map.delete(map.keys().next().value!);
 }
 
 function whole(value: number | undefined, fallback: number, name: string, min: number): number {
