@@ -2,12 +2,15 @@
  * The shared ADK cases (test/fixtures/adk-cases.json) against artifact-store-sdk/adk: the HTTP store
  * against a real service (`startServer`, a port and a data directory of its own). The Python suite runs
  * the same list against artifact_store_client.adk (clients/python/tests/test_adk_cases.py), so both
- * adapters answer each call alike. Each case gets a fresh tenant.
+ * adapters answer each call alike. Each case gets a fresh tenant. Then each adapter loads what the
+ * other saved (the Python one run by Debian's python3, as test/python-client.test.ts runs it).
  */
-import { readFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Part } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArtifactStoreArtifactService, type StoredArtifactVersion } from '../src/adk/index.js';
@@ -121,6 +124,82 @@ describe('the shared ADK cases, against the TypeScript adapter over HTTP', () =>
   afterAll(async () => {
     await server?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const PYTHON = '/usr/bin/python3';
+  const noPython = !existsSync(PYTHON) || spawnSync(PYTHON, ['-c', 'import httpx'], { encoding: 'utf8' }).status !== 0;
+
+  it.skipIf(noPython && process.env.CI !== 'true')('a version saved by either adapter loads in the other', async () => {
+    const token = await server.mintToken({ tenant: `adk-interop-${process.pid}`, perms: ['read', 'write'] });
+    const adk = new ArtifactStoreArtifactService(createHttpArtifactStore({ baseUrl: server.url, token }));
+    const where = { appName: 'interop', userId: 'u', sessionId: 's' };
+    const png = {
+      inlineData: {
+        data: Buffer.from([0x89, 0x50, 0, 1]).toString('base64'),
+        mimeType: 'image/png',
+        displayName: 'Chart.png',
+      },
+    };
+    await adk.saveArtifact({ ...where, filename: 'chart.png', artifact: png, customMetadata: { lang: 'ts', n: 1 } });
+    await adk.saveArtifact({ ...where, filename: 'notes.md', artifact: { text: 'ünï ✓' } });
+    await adk.saveArtifact({
+      ...where,
+      filename: 'user:doc.pdf',
+      artifact: { fileData: { fileUri: 'gs://b/doc.pdf' } },
+    });
+    const script = `
+import asyncio, base64, json
+from artifact_store_client.adk import ArtifactStoreArtifactService, Blob, FileData, Part
+
+def neutral(p):
+    if p.inline_data is not None:
+        b = p.inline_data
+        return {"inlineData": {"data": base64.b64encode(b.data).decode(), "mimeType": b.mime_type, "displayName": b.display_name}}
+    if p.file_data is not None:
+        return {"fileData": {"fileUri": p.file_data.file_uri, "mimeType": p.file_data.mime_type}}
+    return {"text": p.text}
+
+async def main():
+    async with ArtifactStoreArtifactService() as adk:
+        w = {"app_name": "interop", "user_id": "u", "session_id": "s"}
+        out = {name: neutral(await adk.load_artifact(**w, filename=name)) for name in ("chart.png", "notes.md", "user:doc.pdf")}
+        out["meta"] = (await adk.get_artifact_version(**w, filename="chart.png")).custom_metadata
+        png = Part(inline_data=Blob(data=b"\\x00py", mime_type="image/png", display_name="Py.png"))
+        await adk.save_artifact(**w, filename="from-python.png", artifact=png, custom_metadata={"lang": "python"})
+        await adk.save_artifact(**w, filename="user:from-python.txt", artifact=Part(text="hi ✓"))
+        await adk.save_artifact(**w, filename="link.pdf", artifact=Part(file_data=FileData(file_uri="gs://b/x.pdf", mime_type="application/pdf")))
+        print(json.dumps(out))
+
+asyncio.run(main())
+`;
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARTIFACT_STORE_')));
+    // Not spawnSync: the service answering the script runs in this process.
+    const { stdout } = await promisify(execFile)(PYTHON, ['-c', script], {
+      cwd: join(import.meta.dirname, '..'),
+      env: { ...env, PYTHONPATH: 'clients/python/src', ARTIFACT_STORE_URL: server.url, ARTIFACT_STORE_TOKEN: token },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      'chart.png': { inlineData: { data: png.inlineData.data, mimeType: 'image/png', displayName: 'Chart.png' } },
+      'notes.md': { text: 'ünï ✓' },
+      'user:doc.pdf': { fileData: { fileUri: 'gs://b/doc.pdf', mimeType: null } },
+      meta: { lang: 'ts', n: 1 },
+    });
+    expect(await adk.loadArtifact({ ...where, filename: 'from-python.png' })).toEqual({
+      inlineData: {
+        data: Buffer.from('\x00py', 'latin1').toString('base64'),
+        mimeType: 'image/png',
+        displayName: 'Py.png',
+      },
+    });
+    expect((await adk.getArtifactVersion({ ...where, filename: 'from-python.png' }))?.customMetadata).toEqual({
+      lang: 'python',
+    });
+    expect(await adk.loadArtifact({ ...where, sessionId: 'other', filename: 'user:from-python.txt' })).toEqual({
+      text: 'hi ✓',
+    });
+    expect(await adk.loadArtifact({ ...where, filename: 'link.pdf' })).toEqual({
+      fileData: { fileUri: 'gs://b/x.pdf', mimeType: 'application/pdf' },
+    });
   });
 
   it.each(CASES.cases.map((c) => [c.name, c] as const))('%s', async (_name, testCase) => {
