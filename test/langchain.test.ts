@@ -239,3 +239,297 @@ describe('a LangGraph agent with withArtifacts and withArtifactCheckpoints, agai
     expect(toolMessage(messages, 'download_report')!.artifact).toEqual(pdfRef);
   }, 120_000);
 });
+
+describe('bad input: a tool that throws, a store that refuses', () => {
+  let dir: string;
+  let server: RunningServer;
+  let store: ArtifactStore;
+  let report: Buffer;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'langchain-quota-'));
+    // A session may hold 1 MiB, and a put over it is refused rather than making room.
+    const config = { maxSessionBytes: 1024 * 1024, cleanupStrategy: 'reject' as const };
+    server = await startServer(
+      loadConfig({}, { port: 0, dataDir: dir, logLevel: 'silent', env: 'development', ...config }),
+    );
+    store = createHttpArtifactStore({ baseUrl: server.url, token: server.token, scope: { sessionId: 'quota' } });
+    report = await reportPdf();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a tool that throws: the error reaches ToolNode (an error ToolMessage) or the caller, as without the wrapper; nothing is stored', async () => {
+    const failing = tool(
+      async () => {
+        throw new Error('Tableau answered 503: try again in a minute');
+      },
+      { name: 'download_report', description: 'Downloads a dashboard.', schema: z.object({ title: z.string() }) },
+    );
+    const [wrapped] = withArtifacts([failing], { store });
+    await expect(wrapped!.invoke({ title: 'x' })).rejects.toThrow('Tableau answered 503: try again in a minute');
+    const node = new ToolNode([wrapped!]);
+    const out = await node.invoke({
+      messages: [
+        new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'download_report', args: { title: 'x' } }] }),
+      ],
+    });
+    const answer = out.messages[0] as ToolMessage;
+    expect(answer.status).toBe('error');
+    expect(answer.content).toContain('Tableau answered 503: try again in a minute');
+    expect((await store.list({})).items).toEqual([]);
+  });
+
+  it('a store over quota: the model reads that the PDF was not stored, never its base64', async () => {
+    const download = tool(async () => JSON.stringify({ name: 'Q3', content: report.toString('base64') }), {
+      name: 'download_report',
+      description: 'Downloads a dashboard.',
+      schema: z.object({ title: z.string() }),
+    });
+    const message = (await withArtifacts(download, { store }).invoke({
+      id: 'c1',
+      name: 'download_report',
+      args: { title: 'Q3' },
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(message.content).toMatch(/not stored/i);
+    expect(message.content).toContain('quota_exceeded');
+    expect(message.content).not.toMatch(BASE64_RUN);
+    expect(message.artifact).toBeUndefined();
+    expect((await store.list({})).items).toEqual([]);
+  });
+
+  it('a checkpoint the store refuses is not saved, with an error that says so; the last one saved stands', async () => {
+    const model = new ScriptedChatModel([() => new AIMessage('Got it.'), () => new AIMessage('Got that too.')]);
+    const saver = withArtifactCheckpoints(new MemorySaver(), { store });
+    const agent = agentOf(model, [], saver);
+    const thread = { configurable: { thread_id: 'quota-thread' } };
+    await agent.invoke({ messages: [new HumanMessage('hello')] }, thread);
+    const before = await saver.getTuple(thread);
+    expect(before!.checkpoint.channel_values.messages).toHaveLength(2);
+
+    // The user attaches the 2 MiB PDF: over the session's 1 MiB.
+    const attached = new HumanMessage({
+      content: [
+        { type: 'text', text: 'Read this.' },
+        { type: 'file', mimeType: 'application/pdf', data: report.toString('base64') },
+      ],
+    });
+    await expect(agent.invoke({ messages: [attached] }, thread)).rejects.toThrow(
+      /The checkpoint was not saved: the artifact store did not take one of its payloads \(.*quota.*\)/i,
+    );
+    const after = await saver.getTuple(thread);
+    expect(after!.checkpoint.id).toBe(before!.checkpoint.id);
+    expect(savedText(saver)).not.toMatch(BASE64_RUN);
+    expect((await store.list({})).items).toEqual([]);
+  });
+});
+
+describe('withArtifacts', () => {
+  const store = createInMemoryArtifactStore();
+  const lookup = tool(async ({ q }: { q: string }) => `found ${q}`, {
+    name: 'lookup',
+    description: 'Looks a word up.',
+    schema: z.object({ q: z.string().describe('the word') }),
+    returnDirect: true,
+  });
+
+  it('keeps the name, description, schema and returnDirect; answers content_and_artifact; a small result passes as it is', async () => {
+    const wrapped = withArtifacts(lookup, { store });
+    expect(wrapped.name).toBe('lookup');
+    expect(wrapped.description).toBe('Looks a word up.');
+    expect(wrapped.schema).toBe(lookup.schema);
+    expect(wrapped.returnDirect).toBe(true);
+    expect(wrapped.responseFormat).toBe('content_and_artifact');
+    const message = (await wrapped.invoke({
+      id: 'c',
+      name: 'lookup',
+      args: { q: 'ref' },
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(message.content).toBe('found ref');
+    expect(message.artifact).toBeUndefined();
+    // Called with its arguments only, it gives the content, as any tool does.
+    expect(await wrapped.invoke({ q: 'x' })).toBe('found x');
+    await expect(wrapped.invoke({ q: 1 } as never)).rejects.toThrow(/did not match expected schema/);
+  });
+
+  it('an oversized result goes through the guardrail: stored whole, the model reads a ref and a preview', async () => {
+    // Under the transformer's size net (10,000 characters), over this guardrail's budget.
+    const rows = tool(async () => Array.from({ length: 300 }, (_, i) => ({ id: i, name: `row ${i}` })), {
+      name: 'list_rows',
+      description: 'Lists rows.',
+      schema: z.object({}),
+    });
+    const events: string[] = [];
+    const wrapped = withArtifacts(rows, {
+      store,
+      guardrail: { maxObservationChars: 2000, autoArtifactThreshold: 1000 },
+      onEvent: (e) => events.push(e.type),
+    });
+    const message = (await wrapped.invoke({ id: 'c', name: 'list_rows', args: {}, type: 'tool_call' })) as ToolMessage;
+    expect(String(message.content).length).toBeLessThanOrEqual(2000);
+    // One ref: the whole observation, stored by the guardrail.
+    const whole = message.artifact as ArtifactRef;
+    expect(whole).toMatchObject({ mimeType: 'application/json', source: { tool: 'list_rows', clamped: true } });
+    expect(String(message.content)).toContain(whole.id);
+    expect(events).toEqual(['observation.clamped']);
+    expect(new TextDecoder().decode((await store.get(whole.id))!)).toContain('row 299');
+  });
+
+  it("a tool's own content_and_artifact keeps its artifact, beside the refs", async () => {
+    const own = tool(async () => [JSON.stringify({ pdf: (await pdf(2)).toString('base64') }), { rows: 2 }], {
+      name: 'export',
+      description: 'Exports.',
+      schema: z.object({}),
+      responseFormat: 'content_and_artifact',
+    });
+    const message = (await withArtifacts(own, { store }).invoke({
+      id: 'c',
+      name: 'export',
+      args: {},
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(message.artifact).toMatchObject({ artifact: { rows: 2 }, refs: [{ mimeType: 'application/pdf' }] });
+    expect(message.content).not.toMatch(BASE64_RUN);
+  });
+
+  it('images in the shapes LangChain writes them become refs, or image blocks where the policy shows them', async () => {
+    const png = pngOf(64, 48, 4000);
+    const b64 = png.toString('base64');
+    const shapes = tool(
+      async () => [
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${b64}` } },
+        { type: 'image', source_type: 'base64', mime_type: 'image/png', data: b64 },
+      ],
+      { name: 'shapes', description: 'Draws.', schema: z.object({}) },
+    );
+    const hidden = (await withArtifacts(shapes, { store }).invoke({
+      id: 'c',
+      name: 'shapes',
+      args: {},
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(typeof hidden.content).toBe('string');
+    expect(hidden.content).toMatch(/PNG image .* stored as artifact shapes_[0-9a-f]{24}/);
+    expect(hidden.content).not.toMatch(BASE64_RUN);
+    // The same bytes twice: stored once.
+    expect(hidden.artifact).toMatchObject({ mimeType: 'image/png', sizeBytes: png.length });
+    const shown = (await withArtifacts(shapes, { store, config: { images: { inline: true, maxPerResult: 2 } } }).invoke(
+      {
+        id: 'c',
+        name: 'shapes',
+        args: {},
+        type: 'tool_call',
+      },
+    )) as ToolMessage;
+    const images = (shown.content as { type: string; data?: string }[]).filter((b) => b.type === 'image');
+    expect(images).toEqual([
+      { type: 'image', mimeType: 'image/png', data: b64 },
+      { type: 'image', mimeType: 'image/png', data: b64 },
+    ]);
+  });
+
+  it('refuses what is not a tool, a missing store and a bad config, at setup', () => {
+    expect(() => withArtifacts(lookup, {} as never)).toThrow(/needs \{ store \}/);
+    expect(() => withArtifacts({} as never, { store })).toThrow(/takes LangChain tools/);
+    expect(() => withArtifacts(lookup, { store, config: { maxInlineChar: 5 } as never })).toThrow(
+      /unknown key "maxInlineChar"/,
+    );
+    expect(() => withArtifacts(lookup, { store, guardrail: { maxObservationChars: 1 } })).toThrow(/guardrail/);
+  });
+});
+
+describe('artifactTools', () => {
+  it('the store offers what it can: the in-memory store has no views, so three tools; each answers as the MCP tools do', async () => {
+    const store = createInMemoryArtifactStore();
+    const tools = artifactTools(store);
+    expect(tools.map((t) => t.name)).toEqual(['artifact_list', 'artifact_info', 'artifact_url']);
+    const ref = await store.putText('hello', { filename: 'a.txt' });
+    const info = tools.find((t) => t.name === 'artifact_info')!;
+    const message = (await info.invoke({
+      id: 'c',
+      name: 'artifact_info',
+      args: { id: ref.id },
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(JSON.parse(String(message.content))).toMatchObject({ id: ref.id, filename: 'a.txt' });
+    expect(message.artifact).toEqual(ref);
+    const missing = (await info.invoke({
+      id: 'c',
+      name: 'artifact_info',
+      args: { id: 'nope' },
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(missing.content).toMatch(/^No artifact nope here/);
+    // The JSON Schema is the model's and LangChain's check.
+    await expect(info.invoke({} as never)).rejects.toThrow(/did not match expected schema/);
+  });
+});
+
+describe('artifactSerializer', () => {
+  const store = createInMemoryArtifactStore();
+  const pngBytes = pngOf(40, 30, 3000);
+  const b64 = pngBytes.toString('base64');
+  const value = {
+    standard: b64,
+    unpadded: b64.replace(/=+$/, ''),
+    url: pngBytes.toString('base64url'),
+    dataUrl: `data:image/png;base64,${b64}`,
+    // Not what an encoder writes (the last character's spare bits set): kept exactly, as text.
+    odd: `${'QUJD'.repeat(100)}QR==`,
+    wrapped: (b64.match(/.{1,76}/g) ?? []).join('\n'),
+    text: 'lorem ipsum '.repeat(4000),
+    lone: `${'x'.repeat(40_000)}\ud800`,
+    bytes: new Uint8Array(pngBytes),
+    small: 'c2hvcnQ=',
+    nested: [{ type: 'image', mimeType: 'image/png', data: b64 }],
+  };
+
+  it('saves every shape as a ref and restores it exactly; refs mode gives lines and text blocks instead', async () => {
+    const serde = artifactSerializer(new JsonPlusSerializer(), { store });
+    const [type, saved] = await serde.dumpsTyped(value);
+    expect(type).toBe('json');
+    const text = new TextDecoder().decode(saved);
+    // Only the string with a lone surrogate (not UTF-8) stays inline, and it holds no base64.
+    expect(text.replace(/x{40000}\\ud800/, '')).not.toMatch(/[A-Za-z0-9+/_-]{256,}/);
+    expect(text).not.toContain('lorem ipsum lorem');
+    expect(await serde.loadsTyped(type, saved)).toEqual(value);
+    // A fresh serializer (no cache) restores from the store alone.
+    expect(await artifactSerializer(new JsonPlusSerializer(), { store }).loadsTyped(type, saved)).toEqual(value);
+
+    const refs = (await artifactSerializer(new JsonPlusSerializer(), { store, restore: 'refs' }).loadsTyped(
+      type,
+      saved,
+    )) as Record<string, unknown>;
+    expect(refs.standard).toMatch(/^\[image\/png, \d\.\d KiB — in artifact checkpoint_[0-9a-f]{24}\]$/);
+    expect(refs.text).toMatch(/^\[text, 47 KiB — in artifact checkpoint_[0-9a-f]{24}\]$/);
+    expect(refs.nested).toEqual([{ type: 'text', text: refs.standard }]);
+    expect(refs.small).toBe('c2hvcnQ=');
+  });
+
+  it('a value that is bytes as a whole, and an artifact gone from the store', async () => {
+    const serde = artifactSerializer(new JsonPlusSerializer(), { store });
+    const [type, saved] = await serde.dumpsTyped(new Uint8Array(pngBytes));
+    expect(type).toBe('json');
+    expect(await serde.loadsTyped(type, saved)).toEqual(new Uint8Array(pngBytes));
+    const marker = JSON.parse(new TextDecoder().decode(saved)) as { $artifact: { id: string } };
+    await store.delete(marker.$artifact.id);
+    const later = artifactSerializer(new JsonPlusSerializer(), { store });
+    expect(await later.loadsTyped(type, saved)).toMatch(
+      /^\[image\/png, \d\.\d KiB — artifact checkpoint_[0-9a-f]{24}, no longer in the store\]$/,
+    );
+  });
+
+  it('refuses a store that keeps nothing, a saver wrapped twice, and bad options', () => {
+    expect(() => artifactSerializer(new JsonPlusSerializer(), { store: createNoOpArtifactStore() })).toThrow(
+      /keeps nothing/,
+    );
+    const saver = withArtifactCheckpoints(new MemorySaver(), { store });
+    expect(() => withArtifactCheckpoints(saver, { store })).toThrow(/already/);
+    expect(() => artifactSerializer(new JsonPlusSerializer(), { store, restore: 'all' as never })).toThrow(/restore/);
+    expect(() => artifactSerializer(new JsonPlusSerializer(), { store, minBase64Chars: 2 })).toThrow(/minBase64Chars/);
+  });
+});
