@@ -279,3 +279,15 @@ async def test_it_is_adks_artifact_service_where_adk_is_installed() -> None:
         assert Part.from_bytes(data=b"b", mime_type="a/b").inline_data == Blob(data=b"b", mime_type="a/b")
         assert issubclass(InputValidationError, ValueError)
 
+
+
+def test_the_example_saves_loads_lists_links_and_deletes(service: Service) -> None:
+    from test_examples import run_example
+
+    lines = run_example("adk_python.py", service).splitlines()
+    assert lines == [
+        "chart.png version 1: [(0, 'image/png', {}), (1, 'image/png', {'step': 2})]",
+        "version 0 loads 72 bytes of image/png",
+        "same artifact: True; session s-2 sees ['user:itinerary.txt']",
+        "link proxy (image/png); parallel saves got True",
+    ]
