@@ -533,3 +533,39 @@ describe('artifactSerializer', () => {
     expect(() => artifactSerializer(new JsonPlusSerializer(), { store, minBase64Chars: 2 })).toThrow(/minBase64Chars/);
   });
 });
+
+describe('examples/langchain.ts', () => {
+  let dir: string;
+  let server: RunningServer;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'langchain-example-'));
+    server = await startServer(loadConfig({}, { port: 0, dataDir: dir, logLevel: 'silent', env: 'development' }));
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs the agent of docs/langchain.md against the service: refs for the model and in the checkpoints, a link that downloads the PDF', async () => {
+    const out = await runExample('langchain.ts', {
+      ARTIFACT_STORE_URL: server.url,
+      ARTIFACT_STORE_TOKEN: server.token,
+    });
+    expect(out).toMatch(
+      /^the tool returned \d+ chars of base64; the model read: .*stored as artifact download_report_[0-9a-f]{24}/m,
+    );
+    const [, id, sha] =
+      /^artifact: (download_report_[0-9a-f]{24}) \(application\/pdf, \d+ bytes, sha256 ([0-9a-f]{64})\)$/m.exec(out)!;
+    expect(out).toMatch(/^the screenshot reached the model as: text, image, text$/m);
+    expect(out).toMatch(/^base64 in the second turn's prompt: none$/m);
+    expect(out).toMatch(/^checkpoints: [1-9]\d* refs, base64 runs: none$/m);
+    const link = /^link: (http:\/\/127\.0\.0\.1:\d+\/\S+)$/m.exec(out)![1]!;
+    expect(link).toContain(id);
+    // A browser needs no token for it, and gets the PDF the tool returned.
+    const res = await fetch(link);
+    expect(res.status).toBe(200);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(sha256(bytes)).toBe(sha);
+  }, 90_000);
+});
