@@ -26,7 +26,7 @@ import { MAX_STDIO_MESSAGE_BYTES, useLinearReadBuffer } from '../src/node/gatewa
 import { createEmbeddedArtifactStore } from '../src/service/embedded-store.js';
 import { REPO_ROOT } from './children.js';
 import type { Row } from './report.js';
-import { fmt, max, median } from './stats.js';
+import { fmt, max, median, percentile } from './stats.js';
 import { makePdf, workbookText } from './tableau-result.js';
 
 const ROUNDS = 5;
@@ -35,10 +35,6 @@ const BIG_WARMUPS = 2;
 const MAX_ADDED_P50_MS = 2;
 const MAX_BIG_RATIO = 1.2;
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 const spread = (values: number[], digits: number) =>
   `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}–${fmt(max(values), digits)})`;
 

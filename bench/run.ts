@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,views,limits,footprint,install,postgres (sections to run;
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,ai-sdk,views,limits,footprint,install,postgres (sections to run;
  * default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak),
  * BENCH_SERVICE_CODE=dist|source (dist: the service's processes run the built code, built once per bench, as the
@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChild } from './children.js';
 import { load, type LoadResult, wrkMissing } from './load.js';
 import { adkRows } from './adk.js';
+import { aiSdkRows } from './ai-sdk.js';
 import { gatewayRows } from './gateway.js';
 import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
@@ -405,6 +406,14 @@ async function main() {
     gatewayTable = r.rows;
   }
 
+  let aiSdkTable: Row[] = [];
+  if (settings.only.has('ai-sdk')) {
+    progress('AI SDK: tool calls through withArtifacts against the bare tool and transformToolResult');
+    const r = await aiSdkRows({ progress });
+    serviceProblems.push(...r.problems);
+    aiSdkTable = r.rows;
+  }
+
   let viewsTable: Row[] = [];
   const viewNotes: string[] = [];
   if (settings.only.has('views')) {
@@ -528,6 +537,7 @@ async function main() {
     ...mcpTable,
     ...gatewayTable,
     ...adkTable,
+    ...aiSdkTable,
     ...viewsTable,
     ...limitsTable,
     ...postgresTable,
@@ -594,6 +604,10 @@ async function main() {
     'ADK row: one HTTP store against the bench service; 2 warm-ups, then 9 alternating rounds of 8 saveArtifact + loadArtifact',
     'of 1 MiB (inlineData, base64 as ADK hands it) through ArtifactStoreArtifactService, against 8 putBytes + get of the',
     'same bytes; MiB moved per second, medians.',
+    'AI SDK rows: in the bench process, an embedded store (SQLite + files). Small: 7 alternating rounds of 2,000 calls of a tool',
+    "answering two JSON rows, withArtifacts' execute + toModelOutput against the bare execute; p50 of all calls, the added p50",
+    'judged. 10 MiB: the Tableau-shaped result through the wrapped tool (execute + toModelOutput) against transformToolResult on',
+    'the same raw result into the same store; 2 warm-ups, then 7 rounds each way, medians.',
     ...(viewNotes.length > 0
       ? [
           'View rows: one service process (fs, the flags of `npm start`); the client times each call from the request to the parsed',

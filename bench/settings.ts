@@ -35,6 +35,7 @@ const SECTIONS = [
   'mcp',
   'gateway',
   'adk',
+  'ai-sdk',
   'views',
   'limits',
   'footprint',

@@ -15,6 +15,12 @@ export function max(values: number[]): number {
   return finite.length === 0 ? Number.NaN : Math.max(...finite);
 }
 
+/** The p-th percentile (nearest rank) of the values. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
 export function fmt(value: number, digits = 0): string {
   if (!Number.isFinite(value)) return 'n/a';
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });

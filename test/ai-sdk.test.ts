@@ -21,6 +21,8 @@ import { createHttpArtifactStore, createInMemoryArtifactStore } from '../src/cli
 import { loadConfig } from '../src/core/config.js';
 import { errors } from '../src/core/errors.js';
 import { startServer, type RunningServer } from '../src/node.js';
+import { runExample } from './doc-blocks.js';
+import { type CliServer, startCliServer } from './helpers/cli-server.js';
 import { pdf, png } from './helpers/payloads.js';
 
 type CallOptions = MockLanguageModelV3['doGenerateCalls'][number];
@@ -471,4 +473,36 @@ describe('failures', () => {
     expect(JSON.stringify(prompts[1])).toMatch(/over its 1 MiB quota/);
     expect((await memory.list()).items).toEqual([]);
   });
+});
+
+describe('examples/ai-sdk.ts, as docs/ai-sdk.md shows it', () => {
+  let cli: CliServer;
+  let cliDir: string;
+  beforeAll(async () => {
+    cliDir = await mkdtemp(join(tmpdir(), 'ai-sdk-example-'));
+    cli = await startCliServer(cliDir);
+  });
+  afterAll(async () => {
+    await cli?.stop();
+    if (cliDir) await rm(cliDir, { recursive: true, force: true });
+  });
+
+  it('runs two turns with the token `artifact-store serve` prints: refs in the history, the PDF behind its link', async () => {
+    const out = await runExample('ai-sdk.ts', { ARTIFACT_STORE_URL: cli.url, ARTIFACT_STORE_TOKEN: cli.token });
+    expect(out).toMatch(/^the saved history: \d+ characters, base64 in it: none$/m);
+    const size = Number(/^the saved history: (\d+) characters/m.exec(out)?.[1]);
+    expect(size).toBeLessThan(20_000);
+    const [, id, bytes] = /^the PDF: artifact (download_report_[0-9a-f]{24}), (\d+) bytes$/m.exec(out) ?? [];
+    expect(Number(bytes)).toBeGreaterThan(50_000);
+    expect(out).toMatch(/^the second turn's prompt: images image\/png$/m);
+    const link = /^download link: (http:\/\/\S+)$/m.exec(out)?.[1];
+    const res = await fetch(link!);
+    expect(res.status).toBe(200);
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.length).toBe(Number(bytes));
+    expect(body.subarray(0, 5).toString()).toBe('%PDF-');
+    // What the link served is what the store holds under that id.
+    const stored = await createHttpArtifactStore({ baseUrl: cli.url, token: cli.token }).get(id!);
+    expect(Buffer.from(stored!).equals(body)).toBe(true);
+  }, 90_000);
 });
