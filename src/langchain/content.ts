@@ -34,7 +34,7 @@ export function inlineMedia(
   );
   const named = filename ? { filename } : {};
   if (MEDIA.has(block.type)) {
-    const data = block.data ?? (block.source_type === 'base64' ? block.data : undefined);
+    const data = block.data;
     const mimeType = mimeOf(block.mimeType, block.mime_type);
     if (typeof data === 'string' && data !== '' && (block.source_type === undefined || block.source_type === 'base64'))
       return { kind: block.type, data, ...(mimeType ? { mimeType } : {}), ...named };
