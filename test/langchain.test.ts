@@ -6,9 +6,12 @@
  * the service over HTTP. Also: what a throwing tool and a store that refuses (quota) do, the
  * serializer's round trip of every shape it stores, and examples/langchain.ts, the doc's example.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
@@ -24,7 +27,7 @@ import { loadConfig } from '../src/core/config.js';
 import type { ArtifactRef } from '../src/core/schemas.js';
 import { artifactSerializer, artifactTools, withArtifactCheckpoints, withArtifacts } from '../src/langchain/index.js';
 import { type RunningServer, startServer } from '../src/node.js';
-import { runExample } from './doc-blocks.js';
+import { ROOT, runExample } from './doc-blocks.js';
 import { sha256 } from './helpers/app.js';
 import { pngOf } from './helpers/images.js';
 import { pdf } from './helpers/payloads.js';
@@ -568,4 +571,25 @@ describe('examples/langchain.ts', () => {
     expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
     expect(sha256(bytes)).toBe(sha);
   }, 90_000);
+});
+
+describe('the entry point', () => {
+  it('loads @langchain/core, and neither LangGraph (its checkpoint package is types only) nor the MCP SDK', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'langchain-imports-'));
+    try {
+      const file = join(dir, 'imports.txt');
+      const entry = pathToFileURL(join(ROOT, 'src', 'langchain', 'index.ts')).href;
+      const recorder = pathToFileURL(join(ROOT, 'test', 'helpers', 'record-imports.mjs')).href;
+      await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', '--import', recorder, '-e', `await import(${JSON.stringify(entry)})`],
+        { cwd: ROOT, env: { ...process.env, RECORD_IMPORTS: file }, timeout: 60_000 },
+      );
+      const loaded = await readFile(file, 'utf8');
+      expect(loaded).toContain('node_modules/@langchain/core/');
+      expect(loaded).not.toMatch(/node_modules\/(@modelcontextprotocol|@langchain\/langgraph)/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
