@@ -132,7 +132,7 @@ describe('docs/architecture.md', () => {
       exports: Record<string, unknown>;
     };
     const rows = packages.split('\n').filter((l) => l.startsWith('| `artifact-store'));
-    const entriesOf = (row: string) => [...row.split('|')[3]!.matchAll(/`(\.(?:\/[a-z]+)?)`/g)].map((m) => m[1]!);
+    const entriesOf = (row: string) => [...row.split('|')[3]!.matchAll(/`(\.(?:\/[a-z-]+)?)`/g)].map((m) => m[1]!);
     const sdkRow = rows.find((r) => r.startsWith('| `artifact-store-sdk`'))!;
     const rootRow = rows.find((r) => r.startsWith('| `artifact-store` '))!;
     const publicOf = (exports: Record<string, unknown>) =>

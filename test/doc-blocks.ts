@@ -199,10 +199,17 @@ export const PACKAGE_ENTRIES: Record<string, string> = {
   'artifact-store-sdk': 'src/client/index.ts',
   'artifact-store-sdk/mcp': 'src/mcp/index.ts',
   'artifact-store-sdk/adk': 'src/adk/index.ts',
+  'artifact-store-sdk/ai-sdk': 'src/ai-sdk/index.ts',
+  'artifact-store-sdk/langchain': 'src/langchain/index.ts',
   'artifact-store': 'src/index.ts',
   'artifact-store/node': 'src/node.ts',
   'artifact-store/blob': 'src/blob.ts',
 };
+
+/** The folders of src/ that make the SDK package: what its build compiles (packages/sdk/tsconfig.build.json). */
+export const SDK_FOLDERS: string[] = (
+  JSON.parse(readFileSync(join(ROOT, 'packages', 'sdk', 'tsconfig.build.json'), 'utf8')) as { include: string[] }
+).include.map((path) => path.split('/').pop()!);
 
 /** Entries that are gone, and what replaced them. */
 export const GONE_ENTRIES: Record<string, string> = {

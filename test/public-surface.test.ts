@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ENTRIES, ROOT, readDoc } from './doc-blocks.js';
+import { PACKAGE_ENTRIES, ROOT, readDoc, SDK_FOLDERS } from './doc-blocks.js';
 
 /** Each entry and the source file it is built from (package.json exports, scripts/build.mjs). */
 const ENTRIES = PACKAGE_ENTRIES;
@@ -92,7 +92,7 @@ describe('the public surface', () => {
 describe('the SDK package', () => {
   it("declares exactly the packages its sources import (packages/sdk/package.json), and the server's pins its version", () => {
     const imported = new Set<string>();
-    for (const folder of ['core', 'client', 'mcp', 'adk']) {
+    for (const folder of SDK_FOLDERS) {
       for (const file of readdirSync(join(ROOT, 'src', folder), { recursive: true, encoding: 'utf8' })) {
         if (!file.endsWith('.ts')) continue;
         const text = readFileSync(join(ROOT, 'src', folder, file), 'utf8');
