@@ -110,6 +110,30 @@ describe('layer rules', () => {
         { 'src/adk/a.ts': "import { GoogleGenAI } from '@google/genai';\nexport const x = GoogleGenAI;\n" },
       ],
       [
+        'ai-sdk-imports-core-client-mcp',
+        {
+          'src/db/d.ts': 'export const d = 1;\n',
+          'src/ai-sdk/a.ts': "import { d } from '../db/d.js';\nexport const x = d;\n",
+        },
+      ],
+      [
+        'ai-sdk-types-only',
+        { 'src/ai-sdk/a.ts': "import { generateText } from 'ai';\nexport const x = generateText;\n" },
+      ],
+      [
+        'langchain-imports-core-client-mcp',
+        {
+          'src/blob/b.ts': 'export const b = 1;\n',
+          'src/langchain/a.ts': "import { b } from '../blob/b.js';\nexport const x = b;\n",
+        },
+      ],
+      [
+        'langchain-peers-only',
+        {
+          'src/langchain/a.ts': "import { StateGraph } from '@langchain/langgraph';\nexport const x = StateGraph;\n",
+        },
+      ],
+      [
         'sdk-package-dependencies',
         { 'src/mcp/store.ts': "import Database from 'better-sqlite3';\nexport const x = Database;\n" },
       ],
