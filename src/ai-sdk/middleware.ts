@@ -49,11 +49,12 @@ type DataContent = Uint8Array | string | URL;
 
 /**
  * What was stored or transformed, by content, so a prompt resent at every step is stored once: texts
- * (base64, JSON) by value, the newest 256; byte arrays by identity.
+ * (base64, JSON) by value, the newest 256 up to 64 Mi characters in all; byte arrays by identity.
  */
 class Once {
   private readonly byText = new Map<string, Promise<unknown>>();
   private readonly byBytes = new WeakMap<Uint8Array, Promise<unknown>>();
+  private chars = 0;
 
   get<T>(key: string | Uint8Array, compute: () => Promise<T>): Promise<T> {
     if (typeof key !== 'string') {
@@ -63,16 +64,25 @@ class Once {
       this.byBytes.set(key, computed);
       return computed;
     }
-    let found = this.byText.get(key);
-    if (found) {
+    const known = this.byText.get(key);
+    if (known) {
+      // The newest last: eviction takes the oldest.
       this.byText.delete(key);
-    } else {
-      found = compute();
-      found.catch(() => this.byText.delete(key));
+      this.byText.set(key, known);
+      return known as Promise<T>;
     }
-    this.byText.set(key, found);
-    if (this.byText.size > 256) this.byText.delete(this.byText.keys().next().value as string);
-    return found as Promise<T>;
+    const computed = compute();
+    computed.catch(() => this.forget(key));
+    this.byText.set(key, computed);
+    this.chars += key.length;
+    while (this.byText.size > 256 || this.chars > 64 * 1024 * 1024) {
+      this.forget(this.byText.keys().next().value as string);
+    }
+    return computed;
+  }
+
+  private forget(key: string): void {
+    if (this.byText.delete(key)) this.chars -= key.length;
   }
 }
 
