@@ -43,7 +43,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE } from '../src/cli/help.js';
 import { DOCS_ASSET_NAMES } from '../src/http/routes/docs.js';
 import { UI_ASSET_TYPES } from '../src/http/routes/ui.js';
-import { PACKAGE_ENTRIES, ROOT, readDoc, runBash, runBlock } from './doc-blocks.js';
+import { PACKAGE_ENTRIES, ROOT, readDoc, runBash, runBlock, SDK_FOLDERS } from './doc-blocks.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { runCurlWalkthrough } from './helpers/readme-walkthrough.js';
 
@@ -322,9 +322,11 @@ const KNOWN_EXPORTS: Record<string, string> = {
   'artifact-store-sdk': 'createHttpArtifactStore',
   'artifact-store-sdk/mcp': 'wrapMcpClient',
   'artifact-store-sdk/adk': 'ArtifactStoreArtifactService',
+  'artifact-store-sdk/ai-sdk': 'artifactMiddleware',
+  'artifact-store-sdk/langchain': 'withArtifactCheckpoints',
 };
 
-/** The optional peers an MCP or ADK user has, linked from this repository's install into a project. */
+/** The optional peers an MCP, ADK, AI SDK or LangChain user has, linked from this repository's install into a project. */
 function linkPeers(dir: string, names: string[]): () => void {
   const links = names.filter((name) => !existsSync(join(dir, 'node_modules', name)));
   for (const name of links) {
@@ -345,13 +347,13 @@ describe.skipIf(skipReason)(`the packed packages${skipReason ? ` (skipped: ${ski
     expect(paths).toContain('dist/ui/index.html');
     expect(paths).toContain('migrations/meta/_journal.json');
     // The SDK's modules come from artifact-store-sdk: one ArtifactError class in a process that loads both.
-    for (const folder of ['core', 'client', 'mcp', 'adk'])
-      expect(paths.filter((p) => p.startsWith(`dist/${folder}/`))).toEqual([]);
+    for (const folder of SDK_FOLDERS) expect(paths.filter((p) => p.startsWith(`dist/${folder}/`))).toEqual([]);
     const migrations = readdirSync(join(ROOT, 'migrations')).filter((f) => f.endsWith('.sql'));
     expect(migrations.length).toBeGreaterThan(0);
     for (const sql of migrations) expect(paths).toContain(`migrations/${sql}`);
     const sdkPaths = packed.sdk.files.map((f) => f.path);
-    for (const path of sdkPaths) expect(path).toMatch(/^(dist\/(core|client|mcp|adk)\/|package\.json$|README\.md$)/);
+    const inSdk = new RegExp(`^(dist\\/(${SDK_FOLDERS.join('|')})\\/|package\\.json$|README\\.md$)`);
+    for (const path of sdkPaths) expect(path).toMatch(inSdk);
     expect(sdkPaths).toContain('dist/client/index.js');
   });
 
@@ -402,7 +404,7 @@ describe.skipIf(skipReason)(`the packed packages${skipReason ? ` (skipped: ${ski
     expect(JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')).type ?? 'commonjs').toBe('commonjs');
     const entries = [...entriesOf(consumer, 'artifact-store'), ...entriesOf(consumer, 'artifact-store-sdk')];
     expect(entries.sort()).toEqual(Object.keys(KNOWN_EXPORTS).sort());
-    const unlink = linkPeers(consumer, ['@google/adk', '@google/genai']);
+    const unlink = linkPeers(consumer, ['@google/adk', '@google/genai', '@langchain/core']);
     try {
       writeFileSync(
         join(consumer, 'esm.mjs'),
@@ -440,7 +442,16 @@ process.stdout.write(JSON.stringify(found));
   it('a strict consumer type-checks every entry without skipLibCheck, from CommonJS and ESM', async () => {
     // The consumer's own dev dependencies, linked from this repository's install: @types/node, and the
     // optional peers an MCP or ADK user has. The @ts-expect-error lines fail if any entry's types are `any`.
-    const unlink = linkPeers(consumer, ['@types/node', '@google/adk', '@google/genai']);
+    const unlink = linkPeers(consumer, [
+      '@types/node',
+      '@google/adk',
+      '@google/genai',
+      'ai',
+      '@ai-sdk/provider',
+      '@ai-sdk/provider-utils',
+      '@langchain/core',
+      '@langchain/langgraph-checkpoint',
+    ]);
     try {
       writeFileSync(
         join(consumer, 'tsconfig.json'),
@@ -463,6 +474,8 @@ import { createFsBlobStore } from 'artifact-store/blob';
 import { openArtifactStore, type RunningServer, startServer } from 'artifact-store/node';
 import { type ArtifactStore, createHttpArtifactStore } from 'artifact-store-sdk';
 import { ArtifactStoreArtifactService } from 'artifact-store-sdk/adk';
+import { artifactMiddleware, withArtifacts as withToolResults } from 'artifact-store-sdk/ai-sdk';
+import { withArtifactCheckpoints, withArtifacts as withToolArtifacts } from 'artifact-store-sdk/langchain';
 import { wrapMcpClient } from 'artifact-store-sdk/mcp';
 
 export const store: ArtifactStore = createHttpArtifactStore({ baseUrl: 'http://127.0.0.1:8787', token: 'token' });
@@ -488,6 +501,15 @@ new ArtifactStoreArtifactService(42);
 type Loaded = Awaited<ReturnType<ArtifactStoreArtifactService['loadArtifact']>>;
 // @ts-expect-error loadArtifact resolves to @google/genai's Part or undefined
 export const part: Loaded = 42;
+
+export const middleware = artifactMiddleware({ store });
+// @ts-expect-error the middleware stores into an ArtifactStore
+artifactMiddleware({ store: 42 });
+export const aiTools = withToolResults({}, { store });
+export const lcTools = withToolArtifacts;
+export const checkpoints = withArtifactCheckpoints;
+// @ts-expect-error LangChain tools are wrapped with a store
+withToolArtifacts([], { store: 'store' });
 `;
       writeFileSync(join(consumer, 'consumer.ts'), body);
       writeFileSync(join(consumer, 'consumer.mts'), body);
