@@ -141,7 +141,10 @@ module.exports = {
         '@langchain/core and @langchain/langgraph-checkpoint are optional peers (the app has them); @langchain/langgraph itself, langchain and the providers are never loaded.',
       severity: 'error',
       from: { path: layer('langchain') },
-      to: { path: 'node_modules/(langchain|@langchain/(?!core/|langgraph-checkpoint/)[^/]+)/', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: 'node_modules/(langchain|@langchain/(?!core/|langgraph-checkpoint/)[^/]+)/',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'sdk-package-dependencies',
