@@ -45,6 +45,8 @@ interface Step {
 
 interface Cases {
   defaults: { app: string; user: string; session: string };
+  /** Each adapter's canonicalUri form: this one's is artifact://{id}, ADK for TypeScript having no artifact:// grammar. */
+  canonicalUri: { typescript: string; python: string };
   cases: { name: string; steps: Step[] }[];
 }
 
@@ -79,7 +81,9 @@ function checkVersion(got: StoredArtifactVersion | undefined, want: ExpectedVers
     mimeType: got!.mimeType ?? null,
     customMetadata: got!.customMetadata ?? {},
   }).toEqual(want);
-  expect(got!.canonicalUri).toMatch(new RegExp(`^artifact://${app.replace(/[.]/g, '\\.')}_[0-9a-f]{24}$`));
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const form = escape(CASES.canonicalUri.typescript).replace(escape('{id}'), `${escape(app)}_[0-9a-f]{24}`);
+  expect(got!.canonicalUri).toMatch(new RegExp(`^${form}$`));
   expect(got!.createTime).toBeGreaterThanOrEqual(started / 1000 - 5);
   expect(got!.createTime).toBeLessThanOrEqual(Date.now() / 1000 + 5);
 }

@@ -11,7 +11,17 @@ import { join } from 'node:path';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { generateText, type ModelMessage, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import {
+  convertToModelMessages,
+  generateText,
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+  tool,
+  type UIMessage,
+  validateUIMessages,
+  wrapLanguageModel,
+} from 'ai';
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -248,6 +258,40 @@ describe('an agent loop: a 2 MB PDF and a screenshot, then a second turn from th
   }, 30_000);
 });
 
+describe("useChat's history: UI messages that keep the wrapped tools' outputs", () => {
+  it('validate against the wrapped tools and convert to a prompt with the image read from the store', async () => {
+    // A tool with an outputSchema: the wrapped output is no longer its shape, so the schema goes.
+    const screenshot = tool({
+      description: 'Screenshot',
+      inputSchema: z.object({}),
+      outputSchema: z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
+      execute: async () => ({ type: 'image' as const, data: screenshotPng.toString('base64'), mimeType: 'image/png' }),
+    });
+    const tools = withArtifacts({ screenshot }, { store, config });
+    expect(tools.screenshot).not.toHaveProperty('outputSchema');
+    const output = await (tools.screenshot.execute!({}, { toolCallId: 'ui-1', messages: [] }) as Promise<unknown>);
+    const messages: UIMessage[] = [
+      { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Show me' }] },
+      {
+        id: 'a1',
+        role: 'assistant',
+        parts: [{ type: 'tool-screenshot', toolCallId: 'ui-1', state: 'output-available', input: {}, output }],
+      },
+    ];
+    // What the app stored holds the ref, and passes the SDK's validation with the same tools.
+    expect(base64Runs(messages)).toEqual([]);
+    const valid = await validateUIMessages({ messages: JSON.parse(JSON.stringify(messages)), tools });
+    const prompt = await convertToModelMessages(valid, { tools });
+    // In a new process no middleware saw this call: the image's bytes come from the store.
+    const images = prompt
+      .flatMap((m) => (m.role === 'tool' ? m.content : []))
+      .flatMap((p) => (p.type === 'tool-result' && p.output.type === 'content' ? p.output.value : []))
+      .filter((v) => v.type === 'image-data');
+    expect(images).toHaveLength(1);
+    expect(Buffer.from((images[0] as { data: string }).data, 'base64').equals(screenshotPng)).toBe(true);
+  });
+});
+
 describe('the AI SDK MCP client: its tools wrapped like any other', () => {
   it('an MCP server answering with the PDF as base64 inside JSON text and an image block', async () => {
     const mcp = new McpServer({ name: 'tableau', version: '1.0.0' });
@@ -448,6 +492,37 @@ describe('failures', () => {
     expect(errors).toHaveLength(1);
     expect(String((errors[0] as { error: unknown }).error)).toMatch(/upstream 502/);
     expect((await memory.list()).items).toEqual([]);
+  });
+
+  it('a screenshot the store refuses: no base64 in the output or the prompt, and the call still answers', async () => {
+    const memory = createInMemoryArtifactStore({ scope: { tenantId: 't', sessionId: 's' } });
+    const refuse = async () => {
+      throw errors.quotaExceeded('Tenant t is over its 1 MiB quota', { limitBytes: 1024 * 1024 });
+    };
+    const full: ArtifactStore = new Proxy(memory, {
+      get: (target, prop, receiver) =>
+        prop === 'putBytes' || prop === 'putStream' || prop === 'putText'
+          ? refuse
+          : Reflect.get(target, prop, receiver),
+    });
+    const big = png(90_000, 5); // over the guardrail's budget as base64, under the image policy's limit
+    const shot = tool({
+      description: 'Screenshot',
+      inputSchema: z.object({}),
+      execute: async () => ({ type: 'image', data: big.toString('base64'), mimeType: 'image/png' }),
+    });
+    const { model, prompts } = scriptedModel([calls(['screenshot', {}]), answer('ok')]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: artifactMiddleware({ store: full }) }),
+      tools: withArtifacts({ screenshot: shot }, { store: full, config }),
+      stopWhen: stepCountIs(3),
+      prompt: 'go',
+    });
+    expect(result.steps[0]!.content.filter((p) => p.type === 'tool-error')).toEqual([]);
+    expect(base64Runs(result.response.messages)).toEqual([]);
+    expect(base64Runs(prompts[1])).toEqual([]);
+    expect(imagePartsOf(prompts[1]!)).toEqual([]);
+    expect(JSON.stringify(prompts[1])).toMatch(/over its 1 MiB quota/);
   });
 
   it('a store over its quota: the model is told the payload was not stored, and gets no bytes', async () => {

@@ -62,6 +62,7 @@ class Once {
       if (known) return known as Promise<T>;
       const computed = compute();
       this.byBytes.set(key, computed);
+      computed.catch(() => this.byBytes.delete(key));
       return computed;
     }
     const known = this.byText.get(key);
@@ -161,8 +162,12 @@ class PromptResolver {
 
   /** A text over the guardrail's budget is stored whole; the model gets a ref, a summary and a preview. */
   private async text(text: string): Promise<string> {
-    const { observation, clamped } = await clampObservation<unknown>(text, this.clampOptions('prompt'));
-    return clamped ? JSON.stringify(observation) : text;
+    const { maxObservationChars = 50_000 } = this.options.guardrail ?? {};
+    if (text.length <= maxObservationChars) return text;
+    return this.once.get(text, async () => {
+      const { observation, clamped } = await clampObservation<unknown>(text, this.clampOptions('prompt'));
+      return clamped ? JSON.stringify(observation) : text;
+    });
   }
 
   private clampOptions(tool: string) {

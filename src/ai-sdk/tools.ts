@@ -5,6 +5,7 @@
  */
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import type { ArtifactStore } from '../client/artifact-store.js';
+import { isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, ArtifactScope } from '../core/schemas.js';
 import type { CustomTransformer, TransformConfigInput } from '../mcp/config.js';
 import { clampObservation, type GuardrailConfigInput } from '../mcp/guardrail.js';
@@ -33,7 +34,7 @@ export interface WithArtifactsOptions {
  * The wrapped tools, by the same names: outputs are now the transformed results (refs, summaries,
  * previews), whatever shape the tool returned, so their type is no longer the tool's own.
  */
-export type WithArtifacts<TOOLS extends ToolSet> = { [K in keyof TOOLS]: Tool };
+export type WithArtifacts<TOOLS extends ToolSet> = { [K in keyof TOOLS]: Tool<unknown, unknown> };
 
 type Block = Record<string, unknown>;
 type ModelOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
@@ -75,21 +76,31 @@ function wrapTool(name: string, tool: Tool, options: WithArtifactsOptions): Tool
     options.onTransform?.({ tool: name, toolCallId: call.toolCallId, artifacts, stats });
     const kept = withImageRefs(result);
     if (options.guardrail === false) return kept;
-    const { observation } = await clampObservation(kept, {
-      store: options.store,
-      tool: name,
-      ...(options.guardrail ? { config: options.guardrail } : {}),
-      ...(options.scope ? { scope: options.scope } : {}),
-    });
-    return observation;
+    const clamp = (store?: ArtifactStore) =>
+      clampObservation(kept, {
+        ...(store ? { store } : {}),
+        tool: name,
+        ...(options.guardrail ? { config: options.guardrail } : {}),
+        ...(options.scope ? { scope: options.scope } : {}),
+      });
+    try {
+      return (await clamp(options.store)).observation;
+    } catch (err) {
+      // The store refused the whole observation (quota, size): the model gets it cut to the budget instead.
+      if (!isRefusal(err)) throw err;
+      return (await clamp()).observation;
+    }
   };
   const run = (input: unknown, call: ToolExecutionOptions) => {
     const raw = execute(input, call);
     if (isAsyncIterable(raw)) return settleEach(raw, call, settle);
     return Promise.resolve(raw).then((value) => settle(value, call));
   };
+  // The output is the transformed result now: the tool's own outputSchema (which the AI SDK checks saved
+  // UI messages against) no longer describes it.
+  const { outputSchema: _own, ...rest } = tool as Tool & { outputSchema?: unknown };
   return {
-    ...tool,
+    ...rest,
     execute: run,
     toModelOutput: ({ toolCallId, output }) => modelOutput(output, toolCallId, options.store),
   } as Tool;
@@ -127,16 +138,21 @@ const isCallToolResult = (value: unknown): value is { content: Block[]; isError?
  */
 function withImageRefs(result: unknown): unknown {
   if (!isCallToolResult(result)) return result;
-  const content = result.content.map((block, i) => {
+  const content = result.content.map((block, i): Block => {
     if (block.type !== 'image' || typeof block.data !== 'string') return block;
     const link = result.content.slice(i + 1, i + 3).find((b) => b.type === 'resource_link');
     const uri = typeof link?.uri === 'string' ? link.uri : undefined;
-    if (!uri || !artifactIdOf(uri)) return block;
     const { data: _bytes, ...rest } = block;
-    return { ...rest, uri };
+    if (uri && artifactIdOf(uri)) return { ...rest, uri };
+    // Not stored (the store refused it, or keeps nothing): its bytes stay out of the history, and the
+    // text after it says why.
+    return { type: 'text', text: 'An image was here; it is not shown, since it could not be stored.' };
   });
   return { ...result, content };
 }
+
+const isRefusal = (err: unknown): boolean =>
+  isArtifactError(err) && (err.code === 'quota_exceeded' || err.code === 'payload_too_large');
 
 /**
  * What the model reads of a transformed output: its text, and its inline images as images. For a call
@@ -160,9 +176,6 @@ async function modelOutput(output: unknown, toolCallId: string, store: ArtifactS
           ? { type: 'image-url', url: block.uri }
           : { type: 'image-data', data: await storedBase64(store, id), mediaType: block.mimeType },
       );
-    } else if (block.type === 'image' && typeof block.data === 'string' && typeof block.mimeType === 'string') {
-      images++;
-      parts.push({ type: 'image-data', data: block.data, mediaType: block.mimeType });
     } else if (block.type === 'resource_link' && typeof block.uri === 'string') {
       // The summary before it names the artifact; the link says where a read-back tool finds it.
       parts.push({ type: 'text', text: `(${block.uri})` });

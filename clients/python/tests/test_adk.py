@@ -57,7 +57,7 @@ async def test_save_load_list_and_delete_as_adk_defines_them(adk: ArtifactStoreA
         (0, "application/pdf", {}),
         (1, "text/plain; charset=utf-8", {}),
     ]
-    assert versions[0].canonical_uri.startswith(f"artifact://{APP}_")
+    assert versions[0].canonical_uri.startswith(f"{adk.client.base_url}/v1/artifacts/{APP}_")
     latest = await adk.get_artifact_version(**scope(), filename="report.pdf")
     assert latest is not None and latest.version == 1 and latest.create_time >= versions[0].create_time
 
@@ -255,6 +255,29 @@ async def test_ttl_and_quotas_are_the_services(service: Service, connect: Any) -
         assert await tight.list_versions(**where, filename="a.txt") == [0]
     finally:
         await tight.delete_artifact(**where, filename="a.txt")
+
+
+async def test_canonical_uri_is_the_services_url_and_never_an_adk_artifact_reference(service: Service) -> None:
+    adk = ArtifactStoreArtifactService(base_url=service.url, token=service.token())
+    async with adk:
+        pdf = b"%PDF-1.7 " + bytes(range(256)) * 16
+        await adk.save_artifact(**scope(), filename="report.pdf", artifact=Part.from_bytes(data=pdf, mime_type="application/pdf"))
+        version = await adk.get_artifact_version(**scope(), filename="report.pdf")
+    assert version is not None
+    uri = version.canonical_uri
+    # ADK for Python takes every artifact:// URI for its own reference (artifact_util.is_artifact_ref).
+    assert not uri.startswith("artifact://")
+    assert uri.startswith(f"{service.url.rstrip('/')}/v1/artifacts/{APP}_")
+    if ADK_AVAILABLE:
+        from google.adk.artifacts import artifact_util
+
+        assert not artifact_util.is_artifact_ref(Part.from_uri(file_uri=uri, mime_type="application/pdf"))
+    # Like gs://, it is fetched with the service's credentials.
+    async with httpx.AsyncClient() as http:
+        refused = await http.get(uri)
+        got = await http.get(uri, headers={"authorization": f"Bearer {service.token()}"})
+    assert refused.status_code == 401
+    assert got.status_code == 200 and got.content == pdf
 
 
 async def test_it_makes_and_closes_its_own_client(service: Service) -> None:

@@ -32,6 +32,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
+from urllib.parse import quote
 
 from ._async import AsyncArtifactStoreClient
 from ._sync import ArtifactStoreClient
@@ -278,7 +279,8 @@ class ArtifactStoreArtifactService(_Base):  # type: ignore[misc,valid-type]
         session_id: Optional[str] = None,
     ) -> list[Any]:
         """Every version's ArtifactVersion, oldest first; [] when the filename has none."""
-        return [_to_version(ref) for ref in await self._version_refs(app_name, user_id, filename, session_id)]
+        refs = await self._version_refs(app_name, user_id, filename, session_id)
+        return [_to_version(ref, self.client.base_url) for ref in refs]
 
     async def get_artifact_version(
         self,
@@ -294,7 +296,7 @@ class ArtifactStoreArtifactService(_Base):  # type: ignore[misc,valid-type]
         if not _is_version(version):
             return None
         ref = await self._call("version_ref", app_name, filename, version, **where)
-        return _to_version(ref) if ref is not None else None
+        return _to_version(ref, self.client.base_url) if ref is not None else None
 
     # Beyond ADK
 
@@ -493,8 +495,13 @@ def _to_part(ref: ArtifactRef, data: bytes) -> Any:
     return Part(inline_data=Blob(data=data, **extra))
 
 
-def _to_version(ref: ArtifactRef) -> Any:
-    """A version's ArtifactVersion: `canonical_uri` is `artifact://{id}`, the content-addressed artifact."""
+def _to_version(ref: ArtifactRef, base_url: str) -> Any:
+    """A version's ArtifactVersion: `canonical_uri` is the service's URL of the content-addressed artifact.
+
+    `{base_url}/v1/artifacts/{id}`, fetched with the service's credentials (as a GCS service's `gs://`
+    URI is). Not `artifact://{id}`: ADK for Python reads any `artifact://` URI as its own reference
+    (`artifact://apps/{app}/users/{user}/…/versions/{n}`), which that form would fail to parse as.
+    """
     adk = _adk_source(ref)
     mime_type: Optional[str]
     if adk and adk["part"] == "fileData":
@@ -504,7 +511,7 @@ def _to_version(ref: ArtifactRef) -> Any:
         mime_type = own if own is not None else ref.mime_type
     return ArtifactVersion(
         version=ref.version,
-        canonical_uri=f"artifact://{ref.id}",
+        canonical_uri=f"{base_url}/v1/artifacts/{quote(ref.id, safe='')}",
         custom_metadata=dict(ref.meta) if ref.meta else {},
         create_time=ref.created_at.timestamp(),
         mime_type=mime_type,
