@@ -258,7 +258,8 @@ async def test_ttl_and_quotas_are_the_services(service: Service, connect: Any) -
 
 
 async def test_canonical_uri_is_the_services_url_and_never_an_adk_artifact_reference(service: Service) -> None:
-    adk = ArtifactStoreArtifactService(base_url=service.url, token=service.token())
+    token = service.token()
+    adk = ArtifactStoreArtifactService(base_url=service.url, token=token)
     async with adk:
         pdf = b"%PDF-1.7 " + bytes(range(256)) * 16
         await adk.save_artifact(**scope(), filename="report.pdf", artifact=Part.from_bytes(data=pdf, mime_type="application/pdf"))
@@ -275,7 +276,7 @@ async def test_canonical_uri_is_the_services_url_and_never_an_adk_artifact_refer
     # Like gs://, it is fetched with the service's credentials.
     async with httpx.AsyncClient() as http:
         refused = await http.get(uri)
-        got = await http.get(uri, headers={"authorization": f"Bearer {service.token()}"})
+        got = await http.get(uri, headers={"authorization": f"Bearer {token}"})
     assert refused.status_code == 401
     assert got.status_code == 200 and got.content == pdf
 
