@@ -81,8 +81,8 @@ function checkVersion(got: StoredArtifactVersion | undefined, want: ExpectedVers
     mimeType: got!.mimeType ?? null,
     customMetadata: got!.customMetadata ?? {},
   }).toEqual(want);
-  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  const form = escape(CASES.canonicalUri.typescript).replace(escape('{id}'), `${escape(app)}_[0-9a-f]{24}`);
+  const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const form = literal(CASES.canonicalUri.typescript).replace(literal('{id}'), `${literal(app)}_[0-9a-f]{24}`);
   expect(got!.canonicalUri).toMatch(new RegExp(`^${form}$`));
   expect(got!.createTime).toBeGreaterThanOrEqual(started / 1000 - 5);
   expect(got!.createTime).toBeLessThanOrEqual(Date.now() / 1000 + 5);
