@@ -16,10 +16,10 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
-import { MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { Annotation, Command, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { JsonPlusSerializer } from '@langchain/langgraph-checkpoint';
 import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
 import { createHttpArtifactStore, createInMemoryArtifactStore, createNoOpArtifactStore } from '../src/client/index.js';
@@ -208,7 +208,9 @@ describe('a LangGraph agent with withArtifacts and withArtifactCheckpoints, agai
       { type: 'text', text: 'Screenshot of https://dash.example/sales' },
       {
         type: 'text',
-        text: expect.stringMatching(/^\[image\/png, 117(\.\d)? KiB — in artifact checkpoint_[0-9a-f]{24}\]$/),
+        text: expect.stringMatching(
+          /^\[image\/png, 117(\.\d)? KiB — in artifact checkpoint_[0-9a-f]{24}, saved as \{"encoding":"base64","block":\{.*\}\]$/,
+        ),
       },
       { type: 'text', text: expect.stringMatching(/Shown above/) },
     ]);
@@ -320,8 +322,9 @@ describe('bad input: a tool that throws, a store that refuses', () => {
         { type: 'file', mimeType: 'application/pdf', data: report.toString('base64') },
       ],
     });
-    await expect(agent.invoke({ messages: [attached] }, thread)).rejects.toThrow(
-      /The checkpoint was not saved: the artifact store did not take one of its payloads \(.*quota.*\)/i,
+    const refused = await agent.invoke({ messages: [attached] }, thread).catch((err: Error) => err);
+    expect((refused as Error).message).toMatch(
+      /^The checkpoint was not saved: the artifact store did not take one of its payloads \(.*quota.*\)\. The value that held it was not written; the last checkpoint saved stands\.$/i,
     );
     const after = await saver.getTuple(thread);
     expect(after!.checkpoint.id).toBe(before!.checkpoint.id);
@@ -382,21 +385,103 @@ describe('withArtifacts', () => {
     expect(new TextDecoder().decode((await store.get(whole.id))!)).toContain('row 299');
   });
 
-  it("a tool's own content_and_artifact keeps its artifact, beside the refs", async () => {
-    const own = tool(async () => [JSON.stringify({ pdf: (await pdf(2)).toString('base64') }), { rows: 2 }], {
-      name: 'export',
-      description: 'Exports.',
-      schema: z.object({}),
-      responseFormat: 'content_and_artifact',
-    });
+  it("a tool's own content_and_artifact keeps its artifact, beside the refs, with its bytes and base64 stored", async () => {
+    const report = await pdf(2);
+    const png = pngOf(64, 48, 4000);
+    const own = tool(
+      async () => [
+        JSON.stringify({ pdf: report.toString('base64') }),
+        {
+          rows: 2,
+          png: new Uint8Array(png),
+          buffer: png,
+          nested: [{ mimeType: 'application/pdf', data: report.toString('base64') }],
+          log: `trace ${'QUJD'.repeat(100)} end`,
+        },
+      ],
+      { name: 'export', description: 'Exports.', schema: z.object({}), responseFormat: 'content_and_artifact' },
+    );
     const message = (await withArtifacts(own, { store }).invoke({
       id: 'c',
       name: 'export',
       args: {},
       type: 'tool_call',
     })) as ToolMessage;
-    expect(message.artifact).toMatchObject({ artifact: { rows: 2 }, refs: [{ mimeType: 'application/pdf' }] });
     expect(message.content).not.toMatch(BASE64_RUN);
+    const { refs, artifact } = message.artifact as { refs: ArtifactRef[]; artifact: Record<string, unknown> };
+    expect(artifact.rows).toBe(2);
+    // No byte array and no base64 left in the artifact: refs stand in their place.
+    expect(JSON.stringify(artifact)).not.toMatch(BASE64_RUN);
+    expect(Object.values(artifact).some((v) => v instanceof Uint8Array)).toBe(false);
+    expect(artifact.png).toMatchObject({ mimeType: 'image/png', sizeBytes: png.length });
+    expect(artifact.buffer).toEqual(artifact.png);
+    expect(artifact.nested).toEqual([
+      { mimeType: 'application/pdf', data: expect.objectContaining({ sizeBytes: report.length }) },
+    ]);
+    expect(artifact.log).toMatchObject({ mimeType: 'text/plain; charset=utf-8' });
+    const ids = refs.map((r) => r.id);
+    for (const v of [artifact.png, (artifact.nested as { data: ArtifactRef }[])[0]!.data, artifact.log])
+      expect(ids).toContain((v as ArtifactRef).id);
+    expect(await store.get((artifact.png as ArtifactRef).id)).toEqual(new Uint8Array(png));
+    expect(new TextDecoder().decode((await store.get((artifact.log as ArtifactRef).id))!)).toContain('trace QUJD');
+  });
+
+  it('a tool that returns a Command still updates the graph state through ToolNode', async () => {
+    const State = Annotation.Root({ ...MessagesAnnotation.spec, report: Annotation<string | undefined>() });
+    const pick = tool(
+      async (_input: Record<string, never>, config) =>
+        new Command({
+          update: {
+            report: 'Q3',
+            messages: [new ToolMessage({ content: 'picked Q3', tool_call_id: config.toolCall!.id! })],
+          },
+        }),
+      { name: 'pick', description: 'Picks a report.', schema: z.object({}) },
+    );
+    const graph = new StateGraph(State)
+      .addNode('tools', new ToolNode(withArtifacts([pick], { store })))
+      .addEdge(START, 'tools')
+      .compile();
+    const out = await graph.invoke({
+      messages: [new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'pick', args: {} }] })],
+    });
+    expect(out.report).toBe('Q3');
+    expect(out.messages.at(-1)).toMatchObject({ content: 'picked Q3', tool_call_id: 'c1' });
+  });
+
+  it('a tool that returns a ToolMessage: its content and artifact go through the store, its other fields stay', async () => {
+    const report = await pdf(2);
+    const answer = tool(
+      async (_input: Record<string, never>, config) =>
+        new ToolMessage({
+          content: JSON.stringify({ name: 'Q3', pdf: report.toString('base64') }),
+          artifact: { raw: new Uint8Array(report) },
+          tool_call_id: config.toolCall!.id!,
+          name: 'answer',
+          status: 'success',
+          additional_kwargs: { page: 3 },
+        }),
+      { name: 'answer', description: 'Answers.', schema: z.object({}) },
+    );
+    const message = (await withArtifacts(answer, { store }).invoke({
+      id: 'c9',
+      name: 'answer',
+      args: {},
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(ToolMessage.isInstance(message)).toBe(true);
+    expect(message).toMatchObject({
+      tool_call_id: 'c9',
+      name: 'answer',
+      status: 'success',
+      additional_kwargs: { page: 3 },
+    });
+    expect(message.content).not.toMatch(BASE64_RUN);
+    expect(message.content).toMatch(/answer_[0-9a-f]{24}/);
+    const { refs, artifact } = message.artifact as { refs: ArtifactRef[]; artifact: { raw: ArtifactRef } };
+    expect(artifact.raw).toMatchObject({ mimeType: 'application/pdf', sizeBytes: report.length });
+    // The same PDF in the content and in the artifact: stored once.
+    expect(refs.map((r) => r.id)).toEqual([artifact.raw.id]);
   });
 
   it('images in the shapes LangChain writes them become refs, or image blocks where the policy shows them', async () => {
@@ -507,9 +592,16 @@ describe('artifactSerializer', () => {
       type,
       saved,
     )) as Record<string, unknown>;
-    expect(refs.standard).toMatch(/^\[image\/png, \d\.\d KiB — in artifact checkpoint_[0-9a-f]{24}\]$/);
+    expect(refs.standard).toMatch(
+      /^\[image\/png, \d\.\d KiB — in artifact checkpoint_[0-9a-f]{24}, saved as base64\]$/,
+    );
     expect(refs.text).toMatch(/^\[text, 47 KiB — in artifact checkpoint_[0-9a-f]{24}\]$/);
-    expect(refs.nested).toEqual([{ type: 'text', text: refs.standard }]);
+    expect(refs.nested).toEqual([
+      {
+        type: 'text',
+        text: `${String(refs.standard).slice(0, -'base64]'.length)}{"encoding":"base64","block":{"type":"image","mimeType":"image/png","data":null},"at":["data"]}]`,
+      },
+    ]);
     expect(refs.small).toBe('c2hvcnQ=');
   });
 
@@ -524,6 +616,126 @@ describe('artifactSerializer', () => {
     expect(await later.loadsTyped(type, saved)).toMatch(
       /^\[image\/png, \d\.\d KiB — artifact checkpoint_[0-9a-f]{24}, no longer in the store\]$/,
     );
+  });
+
+  it('refs mode: a line saved again is its value again, in any serializer (another process, a restart), bytes as a whole included', async () => {
+    const [type, saved] = await artifactSerializer(new JsonPlusSerializer(), { store }).dumpsTyped(value);
+    const lines = await artifactSerializer(new JsonPlusSerializer(), { store, restore: 'refs' }).loadsTyped(
+      type,
+      saved,
+    );
+    // Saved by a serializer that never loaded those lines: each goes back to its marker.
+    const [type2, again] = await artifactSerializer(new JsonPlusSerializer(), { store, restore: 'refs' }).dumpsTyped(
+      lines,
+    );
+    expect(new TextDecoder().decode(again)).not.toContain(' — in artifact ');
+    expect(await artifactSerializer(new JsonPlusSerializer(), { store }).loadsTyped(type2, again)).toEqual(value);
+
+    // A value that is bytes as a whole loads as a line, and is bytes again once saved.
+    const [rawType, raw] = await artifactSerializer(new JsonPlusSerializer(), { store }).dumpsTyped(
+      new Uint8Array(pngBytes),
+    );
+    const line = await artifactSerializer(new JsonPlusSerializer(), { store, restore: 'refs' }).loadsTyped(
+      rawType,
+      raw,
+    );
+    expect(line).toMatch(/, saved as raw\]$/);
+    const [lineType, lineSaved] = await artifactSerializer(new JsonPlusSerializer(), {
+      store,
+      restore: 'refs',
+    }).dumpsTyped(line);
+    expect(await artifactSerializer(new JsonPlusSerializer(), { store }).loadsTyped(lineType, lineSaved)).toEqual(
+      new Uint8Array(pngBytes),
+    );
+    // Nested in a checkpoint, it is saved as LangGraph writes bytes there.
+    const [nestedType, nested] = await artifactSerializer(new JsonPlusSerializer(), { store }).dumpsTyped({
+      kept: line,
+    });
+    expect(await artifactSerializer(new JsonPlusSerializer(), { store }).loadsTyped(nestedType, nested)).toEqual({
+      kept: new Uint8Array(pngBytes),
+    });
+    // A line whose artifact is not in the store stays the text it is.
+    const stray = { note: '[image/png, 3.0 KiB — in artifact checkpoint_000000000000000000000000, saved as base64]' };
+    const [strayType, straySaved] = await artifactSerializer(new JsonPlusSerializer(), { store }).dumpsTyped(stray);
+    expect(await artifactSerializer(new JsonPlusSerializer(), { store }).loadsTyped(strayType, straySaved)).toEqual(
+      stray,
+    );
+  });
+
+  it('a thread saved again keeps its artifacts alive: under half the ttl left, they are put again, lines included', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const T = Date.now();
+      const inner = createInMemoryArtifactStore();
+      let puts = 0;
+      const counting = new Proxy(inner, {
+        get(target, key, receiver) {
+          if (key === 'putBytes' || key === 'putText')
+            return (...args: unknown[]) => {
+              puts++;
+              return (target[key] as (...a: unknown[]) => unknown)(...args);
+            };
+          return Reflect.get(target, key, receiver);
+        },
+      });
+      const ttl = 1000;
+      const doc = { shot: b64 };
+      const saving = artifactSerializer(new JsonPlusSerializer(), { store: counting, ttl });
+      const [type, saved] = await saving.dumpsTyped(doc);
+      expect(puts).toBe(1);
+      const id = (JSON.parse(new TextDecoder().decode(saved)) as { shot: { $artifact: { id: string } } }).shot.$artifact
+        .id;
+      const expiry = async () => Date.parse((await inner.getRef(id))!.expiresAt!);
+      expect(await expiry()).toBe(T + ttl * 1000);
+
+      vi.setSystemTime(T + 100_000);
+      await saving.dumpsTyped(doc);
+      expect(puts).toBe(1); // Over half its life left: the marker is written again, nothing uploaded.
+
+      // Past half its life: a line loaded in 'refs' mode, saved again, puts the artifact again.
+      vi.setSystemTime(T + 600_000);
+      const refs = artifactSerializer(new JsonPlusSerializer(), { store: counting, restore: 'refs', ttl });
+      const lines = await refs.loadsTyped(type, saved);
+      await refs.dumpsTyped(lines);
+      expect(puts).toBe(2);
+      expect(await expiry()).toBe(T + 600_000 + ttl * 1000);
+
+      // And a value saved before, saved again, too.
+      await saving.dumpsTyped(doc);
+      expect(puts).toBe(3);
+      vi.setSystemTime(T + 1_500_000);
+      expect(await inner.exists(id)).toBe(true); // Past the first save's ttl, still there.
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('uploads at most 8 payloads of a checkpoint at a time', async () => {
+    const inner = createInMemoryArtifactStore();
+    let inFlight = 0;
+    let most = 0;
+    const slow = new Proxy(inner, {
+      get(target, key, receiver) {
+        if (key === 'putBytes' || key === 'putText')
+          return async (...args: unknown[]) => {
+            most = Math.max(most, ++inFlight);
+            await new Promise((r) => setTimeout(r, 5));
+            try {
+              return await (target[key] as (...a: unknown[]) => Promise<unknown>)(...args);
+            } finally {
+              inFlight--;
+            }
+          };
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const many = Object.fromEntries(
+      Array.from({ length: 30 }, (_, i) => [`p${i}`, pngOf(20 + i, 20, 500).toString('base64')]),
+    );
+    const serde = artifactSerializer(new JsonPlusSerializer(), { store: slow });
+    const [type, saved] = await serde.dumpsTyped(many);
+    expect(most).toBe(8);
+    expect(await artifactSerializer(new JsonPlusSerializer(), { store: slow }).loadsTyped(type, saved)).toEqual(many);
   });
 
   it('refuses a store that keeps nothing, a saver wrapped twice, and bad options', () => {

@@ -13,20 +13,24 @@
 import type { BaseCheckpointSaver, SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import type { ArtifactStore } from '../client/artifact-store.js';
 import { isNoOpArtifactStore } from '../client/noop-store.js';
-import type { ArtifactScope, PutOptions } from '../core/schemas.js';
+import type { ArtifactRef, ArtifactScope, PutOptions } from '../core/schemas.js';
 import { detectBinary } from '../mcp/detect.js';
 import {
   byteRecord,
   type Encoding,
   exactBase64,
+  type Freshness,
+  fresh,
   isMarker,
   isMediaBlock,
   type Marker,
   markerOf,
+  NESTED_RAW,
+  parseStandIn,
   placeholder,
-  remember,
   revive,
   SizedCache,
+  type StandIn,
   whole,
 } from './markers.js';
 
@@ -63,6 +67,24 @@ const MIME = /^[\w.+-]+\/[\w.+-]+$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 const DEFAULTS = { minBase64Chars: 256, maxStringChars: 32_768, cacheChars: 64 * 1024 * 1024 };
+/** Uploads (and downloads) of one checkpoint at a time. */
+const CONCURRENCY = 8;
+
+/** Runs the jobs, at most `limit` at a time; their results in order. */
+async function pooled<T>(jobs: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const out = new Array<T>(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      out[i] = await jobs[i]!();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, worker));
+  return out;
+}
+
+type SaveSite = { holder: Record<string, unknown> | unknown[]; key: string | number; job: () => Promise<unknown> };
 
 /**
  * A SerializerProtocol that keeps payloads in the store: wrap the saver's serializer with it and
@@ -101,14 +123,14 @@ class ArtifactSerializer implements SerializerProtocol {
   private readonly run: RegExp;
   private readonly put: PutOptions;
   /** Recent values by their text, with the marker they were saved as; and restored values by artifact. */
-  private readonly saved: SizedCache<Marker>;
+  private readonly saved: SizedCache<Marker & Freshness>;
   private readonly loaded: SizedCache<string | Uint8Array>;
   /**
-   * In 'refs' mode, the lines that stood in for stored values when a checkpoint was loaded, with what
-   * they stood for: saving them again writes the marker back, not the line, so later checkpoints
-   * still restore the bytes. (A run always loads its thread's checkpoint before it saves one.)
+   * The artifacts that lines loaded in 'refs' mode name, as the store described them, so that saving
+   * those lines again writes their markers without asking the store each time. At most 10,000: one
+   * that falls out is asked for again.
    */
-  private readonly standIns = { blocks: new Map<string, unknown>(), strings: new Map<string, Marker>() };
+  private readonly described = new Map<string, { ref: ArtifactRef; freshness: Freshness }>();
 
   constructor(
     readonly inner: SerializerProtocol,
@@ -153,19 +175,23 @@ class ArtifactSerializer implements SerializerProtocol {
     const text = new TextDecoder().decode(bytes);
     if (!this.mayHold(text)) return [type, bytes];
     const root = { value: JSON.parse(text) as unknown };
-    const sites: { holder: Record<string, unknown> | unknown[]; key: string | number; job: () => Promise<Marker> }[] =
-      [];
-    const standIns = this.collect(root, 'value', undefined, sites);
-    if (sites.length === 0 && standIns === 0) return [type, bytes];
+    const sites: SaveSite[] = [];
+    this.collect(root, 'value', undefined, sites);
+    if (sites.length === 0) return [type, bytes];
     try {
-      const markers = await Promise.all(sites.map((s) => s.job()));
+      const values = await pooled(
+        sites.map((s) => s.job),
+        CONCURRENCY,
+      );
       sites.forEach((s, i) => {
-        (s.holder as Record<string | number, unknown>)[s.key] = markers[i];
+        (s.holder as Record<string | number, unknown>)[s.key] = values[i];
       });
     } catch (err) {
+      // The saver serializes a checkpoint, its metadata and each pending write apart: only this value is
+      // not written. Pending writes of the same step serialized before it may be saved already.
       throw new Error(
         `The checkpoint was not saved: the artifact store did not take one of its payloads (${(err as Error).message}). ` +
-          'Nothing of this checkpoint was written; the last one saved stands.',
+          'The value that held it was not written; the last checkpoint saved stands.',
         { cause: err },
       );
     }
@@ -179,30 +205,32 @@ class ArtifactSerializer implements SerializerProtocol {
     const root = { value: JSON.parse(text) as unknown };
     if (isMarker(root.value) && root.value.encoding === 'raw') {
       const bytes = this.restore === 'bytes' ? await this.fetch(root.value) : undefined;
+      // In 'refs' mode, a line that says it was bytes: saved again, it is the bytes again.
       return bytes instanceof Uint8Array ? bytes : placeholder(root.value, bytes === null);
     }
-    const found: { holder: Record<string, unknown> | unknown[]; key: string | number; marker: Marker; block?: Site }[] =
-      [];
+    const found: Found[] = [];
     this.markers(root, 'value', [], found);
     const values = new Map<Marker, string | Uint8Array | null | undefined>();
     if (this.restore === 'bytes') {
-      const fetched = await Promise.all(found.map((f) => this.fetch(f.marker)));
+      const fetched = await pooled(
+        found.map((f) => () => this.fetch(f.marker)),
+        CONCURRENCY,
+      );
       for (let i = 0; i < found.length; i++) values.set(found[i]!.marker, fetched[i]);
     }
     for (const f of found) {
       const value = values.get(f.marker);
       if (value === undefined || value === null) {
         const gone = value === null;
-        const line = placeholder(f.marker, gone);
-        // A media block whose payload is not restored becomes a text block that says where it is.
+        // A media block whose payload is not restored becomes a text block that says where it is,
+        // and what the block was (once, for its first marker: the others stay in that description).
         if (f.block) {
           const blocks = f.block.holder as Record<string | number, unknown>;
-          if (!gone) remember(this.standIns.blocks, line, blocks[f.block.key]);
-          blocks[f.block.key] = { type: 'text', text: line };
-        } else {
-          if (!gone) remember(this.standIns.strings, line, f.marker);
-          (f.holder as Record<string | number, unknown>)[f.key] = line;
-        }
+          if (blocks[f.block.key] !== f.block.value) continue;
+          const shape = JSON.parse(JSON.stringify(f.block.value)) as Record<string, unknown>;
+          setAt(shape, f.block.at, null);
+          blocks[f.block.key] = { type: 'text', text: placeholder(f.marker, gone, { block: shape, at: f.block.at }) };
+        } else (f.holder as Record<string | number, unknown>)[f.key] = placeholder(f.marker, gone);
       } else (f.holder as Record<string | number, unknown>)[f.key] = revive(f.marker, value);
     }
     return this.inner.loadsTyped('json', JSON.stringify(root.value));
@@ -211,45 +239,59 @@ class ArtifactSerializer implements SerializerProtocol {
   /** Whether the JSON text may hold anything to store (a long base64 run, a long string, a byte array) or a stand-in. */
   private mayHold(text: string): boolean {
     if (text.length >= this.maxChars) return true;
-    const standIns = this.standIns.blocks.size + this.standIns.strings.size > 0;
-    if (standIns && text.includes(' — in artifact ')) return true;
+    if (text.includes(' — in artifact ')) return true;
     return this.run.test(text) || text.includes('"Uint8Array"') || text.includes('"Buffer"');
   }
 
   /**
-   * Walks the saved JSON and lists what to store, with where its marker goes; puts back the markers
-   * of stand-ins ('refs' mode) and says how many.
+   * Walks the saved JSON and lists what to store, with where its marker goes, and the lines that stood
+   * in for stored values ('refs' mode), whose markers (or media blocks) go back in their place.
    */
   private collect(
     holder: Record<string, unknown> | unknown[],
     key: string | number,
     parent: Record<string, unknown> | undefined,
-    sites: { holder: Record<string, unknown> | unknown[]; key: string | number; job: () => Promise<Marker> }[],
-  ): number {
+    sites: SaveSite[],
+  ): void {
     const value = (holder as Record<string | number, unknown>)[key];
     if (typeof value === 'string') {
-      const marker = this.standIns.strings.get(value);
-      if (marker) {
-        (holder as Record<string | number, unknown>)[key] = marker;
-        return 1;
+      const standIn = value.includes(' — in artifact ') ? parseStandIn(value) : undefined;
+      if (standIn && !standIn.block) {
+        // A whole-bytes value's line nested in the JSON: the bytes, as LangGraph writes them nested.
+        const top =
+          key === 'value' && parent === undefined && !Array.isArray(holder) && Object.keys(holder).length === 1;
+        const as = standIn.encoding === 'raw' && !top ? { ...standIn, ...NESTED_RAW } : standIn;
+        sites.push({ holder, key, job: async () => (await this.standInMarker(as)) ?? value });
+        return;
       }
       const job = this.stringJob(value, parent);
       if (job) sites.push({ holder, key, job });
-      return 0;
+      return;
     }
-    if (value === null || typeof value !== 'object') return 0;
-    let standIns = 0;
+    if (value === null || typeof value !== 'object') return;
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const item = value[i] as { type?: unknown; text?: unknown } | null;
-        const block =
-          item?.type === 'text' && typeof item.text === 'string' ? this.standIns.blocks.get(item.text) : undefined;
-        if (block) {
-          value[i] = block;
-          standIns++;
-        } else standIns += this.collect(value, i, undefined, sites);
+        const standIn =
+          item?.type === 'text' && typeof item.text === 'string' && item.text.includes(' — in artifact ')
+            ? parseStandIn(item.text)
+            : undefined;
+        if (standIn?.block && standIn.at) {
+          const { block, at } = standIn;
+          sites.push({
+            holder: value,
+            key: i,
+            job: async () => {
+              const marker = await this.standInMarker(standIn);
+              if (!marker) return item;
+              const restored = structuredClone(block);
+              setAt(restored, at, marker);
+              return restored;
+            },
+          });
+        } else this.collect(value, i, undefined, sites);
       }
-      return standIns;
+      return;
     }
     const obj = value as Record<string, unknown>;
     const numbers = byteRecord(obj);
@@ -259,10 +301,36 @@ class ArtifactSerializer implements SerializerProtocol {
         key,
         job: () => this.storeBytes(Uint8Array.from(numbers.list), numbers.encoding, undefined, numbers.shell),
       });
-      return 0;
+      return;
     }
-    for (const k of Object.keys(obj)) standIns += this.collect(obj, k, obj, sites);
-    return standIns;
+    for (const k of Object.keys(obj)) this.collect(obj, k, obj, sites);
+  }
+
+  /**
+   * The marker a line stands for, its artifact as the store describes it; put again when under half
+   * its life is left, so a thread saved again keeps it. Undefined when the store no longer has it.
+   */
+  private async standInMarker(standIn: StandIn): Promise<Marker | undefined> {
+    const extra = {
+      ...(standIn.prefix !== undefined ? { prefix: standIn.prefix } : {}),
+      ...(standIn.shell !== undefined ? { shell: standIn.shell } : {}),
+    };
+    const known = this.described.get(standIn.id);
+    if (known && fresh(known.freshness))
+      return withFreshness(markerOf(known.ref, standIn.encoding, undefined, extra), known.freshness);
+    let ref: ArtifactRef | null = await this.store.getRef(standIn.id);
+    if (!ref) return undefined;
+    let marker = markerOf(ref, standIn.encoding, this.put.ttl, extra);
+    if (!fresh(marker)) {
+      const bytes = await this.store.get(standIn.id);
+      if (!bytes) return undefined;
+      ref = await this.store.putBytes(bytes, { ...this.put, mimeType: ref.mimeType });
+      marker = markerOf(ref, standIn.encoding, this.put.ttl, extra);
+    }
+    this.described.delete(standIn.id);
+    this.described.set(standIn.id, { ref, freshness: { expiresAt: marker.expiresAt, refreshAt: marker.refreshAt } });
+    if (this.described.size > 10_000) this.described.delete(this.described.keys().next().value!);
+    return marker;
   }
 
   /** How a string is stored: as the bytes its base64 encodes (when they encode back to it exactly), else as text. */
@@ -270,8 +338,10 @@ class ArtifactSerializer implements SerializerProtocol {
     if (s.length < this.minRun) return undefined;
     const long = s.length >= this.maxChars;
     if (!long && !this.run.test(s)) return undefined;
+    // A value saved before is written as its marker again while its artifact has over half its life left;
+    // after that it is put again (the store then counts its TTL from now).
     const cached = this.saved.get(s);
-    if (cached && this.fresh(cached)) return () => Promise.resolve(cached);
+    if (cached && fresh(cached)) return () => Promise.resolve(cached);
     const declared = parent
       ? MIME_FIELDS.map((f) => parent[f]).find((m): m is string => typeof m === 'string')
       : undefined;
@@ -294,7 +364,7 @@ class ArtifactSerializer implements SerializerProtocol {
     if (LONE_SURROGATE.test(s)) return undefined;
     return async () => {
       const ref = await this.store.putText(s, { ...this.put, mimeType: 'text/plain; charset=utf-8' });
-      const marker = markerOf(ref, 'text');
+      const marker = markerOf(ref, 'text', this.put.ttl);
       this.saved.set(s, marker, s.length);
       return marker;
     };
@@ -310,12 +380,7 @@ class ArtifactSerializer implements SerializerProtocol {
     let mimeType = declared && MIME.test(declared.split(';')[0]!.trim()) ? declared.split(';')[0]!.trim() : undefined;
     mimeType ??= (await detectBinary(bytes.subarray(0, 4100)))?.mime ?? 'application/octet-stream';
     const ref = await this.store.putBytes(bytes, { ...this.put, mimeType });
-    return { ...markerOf(ref, encoding), ...(prefix ? { prefix } : {}), ...(shell ? { shell } : {}) };
-  }
-
-  /** A cached marker is used while its artifact has more than a minute to live. */
-  private fresh(marker: Marker & { expiresAt?: number }): boolean {
-    return marker.expiresAt === undefined || marker.expiresAt - Date.now() > 60_000;
+    return markerOf(ref, encoding, this.put.ttl, { ...(prefix ? { prefix } : {}), ...(shell ? { shell } : {}) });
   }
 
   /** Walks loaded JSON for markers, noting the media block each sits in, if any. */
@@ -323,14 +388,24 @@ class ArtifactSerializer implements SerializerProtocol {
     holder: Record<string, unknown> | unknown[],
     key: string | number,
     ancestors: Site[],
-    found: { holder: Record<string, unknown> | unknown[]; key: string | number; marker: Marker; block?: Site }[],
+    found: Found[],
   ): void {
     const value = (holder as Record<string | number, unknown>)[key];
     if (value === null || typeof value !== 'object') return;
     if (isMarker(value)) {
-      const block = [...ancestors, { holder, key }]
-        .slice(-3)
-        .find((a) => Array.isArray(a.holder) && isMediaBlock((a.holder as unknown[])[a.key as number]));
+      const chain = [...ancestors, { holder, key }].slice(-3);
+      const j = chain.findIndex(
+        (a) => Array.isArray(a.holder) && isMediaBlock((a.holder as unknown[])[a.key as number]),
+      );
+      const site = chain[j];
+      const block =
+        site && j < chain.length - 1
+          ? {
+              ...site,
+              value: (site.holder as unknown[])[site.key as number] as Record<string, unknown>,
+              at: chain.slice(j + 1).map((a) => a.key),
+            }
+          : undefined;
       found.push({ holder, key, marker: value, ...(block ? { block } : {}) });
       return;
     }
@@ -355,4 +430,26 @@ class ArtifactSerializer implements SerializerProtocol {
 interface Site {
   holder: Record<string, unknown> | unknown[];
   key: string | number;
+}
+
+/** A marker in loaded JSON, and the media block it is in: the block, and the marker's place in it. */
+interface Found {
+  holder: Record<string, unknown> | unknown[];
+  key: string | number;
+  marker: Marker;
+  block?: Site & { value: Record<string, unknown>; at: (string | number)[] };
+}
+
+/** Sets the value at a path of keys inside a JSON value. */
+function setAt(root: Record<string, unknown>, at: (string | number)[], value: unknown): void {
+  let node = root as Record<string | number, unknown>;
+  for (const k of at.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
+  node[at[at.length - 1]!] = value;
+}
+
+/** The marker with the freshness of the artifact it names, as first learned. */
+function withFreshness(marker: Marker & Freshness, f: Freshness): Marker & Freshness {
+  for (const k of ['expiresAt', 'refreshAt'] as const)
+    if (f[k] !== undefined) Object.defineProperty(marker, k, { value: f[k], enumerable: false, configurable: true });
+  return marker;
 }

@@ -49,13 +49,6 @@ export const MEDIA_BLOCKS = new Set([
   'input_file',
   'document',
 ]);
-/** Keeps the most recent stand-ins: 10,000 of them, each a line and a small marker. */
-export function remember<V>(map: Map<string, V>, line: string, value: V): void {
-  map.delete(line);
-  map.set(line, value);
-  if (map.size > 10_000) map.delete(map.keys().next().value!);
-}
-
 export function whole(value: number | undefined, fallback: number, name: string, min: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min)
@@ -63,15 +56,45 @@ export function whole(value: number | undefined, fallback: number, name: string,
   return value;
 }
 
-export function markerOf(ref: ArtifactRef, encoding: Encoding): Marker {
-  const marker: Marker & { expiresAt?: number } = {
+/** Freshness kept beside a marker in memory only (not enumerable, so never written). */
+export interface Freshness {
+  expiresAt?: number;
+  /** When a save should put the artifact again, so that it lives on: half its life before it expires. */
+  refreshAt?: number;
+}
+
+/**
+ * The marker of a stored value, with its freshness: the artifact is put again once under half its
+ * life is left, half of `ttl` when that is a number of seconds, else half of what was left when the
+ * ref was had (a put: the store's whole TTL).
+ */
+export function markerOf(
+  ref: ArtifactRef,
+  encoding: Encoding,
+  ttl: number | 'never' | undefined,
+  extra: { prefix?: string; shell?: Record<string, unknown> } = {},
+): Marker & Freshness {
+  const marker: Marker & Freshness = {
     $artifact: { id: ref.id, mimeType: ref.mimeType, sizeBytes: ref.sizeBytes, sha256: ref.sha256 },
     encoding,
+    ...(extra.prefix !== undefined ? { prefix: extra.prefix } : {}),
+    ...(extra.shell !== undefined ? { shell: extra.shell } : {}),
   };
-  // Kept beside the marker in memory only (not enumerable, so never written), for the cache's freshness.
-  if (ref.expiresAt)
-    Object.defineProperty(marker, 'expiresAt', { value: Date.parse(ref.expiresAt), enumerable: false });
+  const expiresAt = ref.expiresAt ? Date.parse(ref.expiresAt) : Number.NaN;
+  if (Number.isFinite(expiresAt)) {
+    const now = Date.now();
+    const refreshAt = typeof ttl === 'number' ? expiresAt - ttl * 500 : now + (expiresAt - now) / 2;
+    Object.defineProperty(marker, 'expiresAt', { value: expiresAt, enumerable: false, configurable: true });
+    Object.defineProperty(marker, 'refreshAt', { value: refreshAt, enumerable: false, configurable: true });
+  }
   return marker;
+}
+
+/** Whether a marker's artifact may be written again as it is: before half its life is gone, and more than a minute left. */
+export function fresh(marker: Freshness): boolean {
+  if (marker.expiresAt === undefined) return true;
+  const now = Date.now();
+  return now < (marker.refreshAt ?? marker.expiresAt) && marker.expiresAt - now > 60_000;
 }
 
 export function isMarker(v: unknown): v is Marker {
@@ -91,14 +114,103 @@ export function isMediaBlock(v: unknown): boolean {
   return v !== null && typeof v === 'object' && MEDIA_BLOCKS.has((v as { type?: string }).type ?? '');
 }
 
-/** The line that stands for a stored value that is not restored. */
-export function placeholder(marker: Marker, gone: boolean): string {
+const LC_BYTES_SHELL = { lc: 2, type: 'constructor', id: ['Uint8Array'] };
+const BUFFER_SHELL = { type: 'Buffer' };
+
+/** What a stand-in says beyond its artifact: how the value was encoded, and the media block it was in. */
+export interface StandIn {
+  id: string;
+  /** The line's type: the mime type, or `text`. */
+  type: string;
+  encoding: Encoding;
+  prefix?: string;
+  shell?: Record<string, unknown>;
+  /** The media block the value was in, with null at `at`, the marker's place in it. */
+  block?: Record<string, unknown>;
+  at?: (string | number)[];
+}
+
+/**
+ * The line that stands for a stored value that is not restored. It names the artifact and says how
+ * the value was saved (its encoding, and the media block it was in), so that saving the line again
+ * writes the marker back: `[image/png, 117 KiB — in artifact checkpoint_3f1c…, saved as base64]`.
+ * A text value says nothing more (`[text, 47 KiB — in artifact checkpoint_…]`).
+ */
+export function placeholder(
+  marker: Marker,
+  gone: boolean,
+  block?: { block: Record<string, unknown>; at: (string | number)[] },
+): string {
   const { id, mimeType, sizeBytes } = marker.$artifact;
   const type = marker.encoding === 'text' ? 'text' : mimeType;
-  return gone
-    ? `[${type}, ${formatBytes(sizeBytes)} — artifact ${id}, no longer in the store]`
-    : `[${type}, ${formatBytes(sizeBytes)} — in artifact ${id}]`;
+  if (gone) return `[${type}, ${formatBytes(sizeBytes)} — artifact ${id}, no longer in the store]`;
+  const spec: Record<string, unknown> = { encoding: marker.encoding };
+  if (marker.encoding === 'data-url' && marker.prefix !== undefined && marker.prefix !== `data:${mimeType};base64,`)
+    spec.prefix = marker.prefix;
+  const shell =
+    marker.encoding === 'lc-bytes' ? LC_BYTES_SHELL : marker.encoding === 'buffer' ? BUFFER_SHELL : undefined;
+  if (shell && marker.shell && JSON.stringify(marker.shell) !== JSON.stringify(shell)) spec.shell = marker.shell;
+  if (block) {
+    spec.block = block.block;
+    spec.at = block.at;
+  }
+  const said =
+    Object.keys(spec).length > 1
+      ? `, saved as ${JSON.stringify(spec)}`
+      : marker.encoding === 'text'
+        ? ''
+        : `, saved as ${marker.encoding}`;
+  return `[${type}, ${formatBytes(sizeBytes)} — in artifact ${id}${said}]`;
 }
+
+const STAND_IN =
+  /^\[(.+), (\d+(?:\.\d+)? (?:B|KiB|MiB|GiB|TiB)) — in artifact ([A-Za-z0-9._:-]+)(?:, saved as (.+))?\]$/s;
+
+/** What a line written by `placeholder` stands for; undefined for any other string. */
+export function parseStandIn(line: string): StandIn | undefined {
+  if (!line.startsWith('[') || !line.endsWith(']')) return undefined;
+  const m = STAND_IN.exec(line);
+  if (!m) return undefined;
+  const [, type, , id, said] = m as unknown as [string, string, string, string, string | undefined];
+  let spec: Record<string, unknown> = { encoding: type === 'text' ? 'text' : undefined };
+  if (said !== undefined) {
+    if (said.startsWith('{')) {
+      try {
+        spec = JSON.parse(said) as Record<string, unknown>;
+      } catch {
+        return undefined;
+      }
+      if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return undefined;
+    } else spec = { encoding: said };
+  }
+  const encoding = spec.encoding;
+  if (typeof encoding !== 'string' || !ENCODINGS.has(encoding)) return undefined;
+  const out: StandIn = { id, type, encoding: encoding as Encoding };
+  if (encoding === 'data-url') out.prefix = typeof spec.prefix === 'string' ? spec.prefix : `data:${type};base64,`;
+  if (encoding === 'lc-bytes' || encoding === 'buffer') {
+    const shell = spec.shell ?? (encoding === 'lc-bytes' ? LC_BYTES_SHELL : BUFFER_SHELL);
+    if (shell === null || typeof shell !== 'object' || Array.isArray(shell)) return undefined;
+    out.shell = structuredClone(shell as Record<string, unknown>);
+  }
+  if (spec.block !== undefined) {
+    const at = spec.at;
+    if (
+      spec.block === null ||
+      typeof spec.block !== 'object' ||
+      Array.isArray(spec.block) ||
+      !Array.isArray(at) ||
+      at.length === 0 ||
+      !at.every((k) => typeof k === 'string' || (typeof k === 'number' && Number.isInteger(k) && k >= 0))
+    )
+      return undefined;
+    out.block = spec.block as Record<string, unknown>;
+    out.at = at as (string | number)[];
+  }
+  return out;
+}
+
+/** The value a marker stood for, as a whole-bytes value nested in JSON is written: LangGraph's `Uint8Array.from([…])`. */
+export const NESTED_RAW = { encoding: 'lc-bytes' as const, shell: LC_BYTES_SHELL };
 
 /** The value a marker stood for, in the JSON form it was saved in. */
 export function revive(marker: Marker, value: string | Uint8Array): unknown {
