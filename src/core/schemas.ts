@@ -88,6 +88,16 @@ export const PutOptionsSchema = z.object({
 });
 export type PutOptions = z.infer<typeof PutOptionsSchema>;
 
+/**
+ * The orders of a listing: `newest` (the default) and `oldest` by creation time, `largest` and
+ * `smallest` by size, `name` by filename (the id where there is none) A→Z in byte order. Ties go by
+ * creation time, then by reference, in the sort's direction (`name`: oldest first).
+ */
+export const LIST_SORTS = ['newest', 'oldest', 'largest', 'smallest', 'name'] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+/** The longest search text a listing takes (characters). */
+export const MAX_LIST_SEARCH = 200;
+
 /** Filters of a listing. Times are ISO 8601. */
 export const ListQuerySchema = z.object({
   sessionId: scopePart.optional(),
@@ -97,7 +107,18 @@ export const ListQuerySchema = z.object({
   mimePrefix: z.string().min(1).max(255).optional(),
   createdAfter: z.iso.datetime({ offset: true }).optional(),
   createdBefore: z.iso.datetime({ offset: true }).optional(),
-  cursor: z.string().max(512).optional(),
+  /**
+   * A substring of the filename, the id or (for a named version) the name; ASCII letters match
+   * either case, `%`, `_` and `\` match themselves.
+   */
+  q: z
+    .string()
+    .min(1, `send 1-${MAX_LIST_SEARCH} characters to search for, or leave q out`)
+    .max(MAX_LIST_SEARCH, `send 1-${MAX_LIST_SEARCH} characters to search for, or leave q out`)
+    .optional(),
+  sort: z.enum(LIST_SORTS, { error: `use one of ${LIST_SORTS.join(', ')}` }).optional(),
+  /** A page's nextCursor (it holds the last item's sort key: a filename takes up to ~1 KiB). */
+  cursor: z.string().max(2048).optional(),
   limit: z.number().int().min(1).max(1000).optional(),
 });
 export type ListQuery = z.infer<typeof ListQuerySchema>;
