@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ListQuery } from '../src/core/schemas.js';
 import type { ArtifactStore } from '../src/client/artifact-store.js';
 import { ArtifactError, type ErrorCode } from '../src/core/errors.js';
 import { sha256Hex } from '../src/core/hash.js';
@@ -271,6 +272,48 @@ export function describeArtifactStoreContract(name: string, make: () => Promise<
 
       it('an invalid cursor is bad_request', async () => {
         await expectArtifactError(store.list({ cursor: '%%%not-a-cursor' }), 'bad_request');
+      });
+
+      it('searches id, filename and name in either case, and follows each sort page by page', async () => {
+        const put = [
+          await store.putBytes(bytesOf(300, 30), { filename: 'Q3 Report.pdf', mimeType: 'application/pdf' }),
+          await store.putBytes(bytesOf(301, 10), { filename: 'rate_100%.csv', mimeType: 'text/csv' }),
+          await store.putBytes(bytesOf(302, 50), { filename: 'aardvark.png', mimeType: 'image/png' }),
+          await store.putBytes(bytesOf(303, 20), { namespace: 'zeta' }),
+        ];
+        const [report, rate, png, bare] = put;
+        const ids = async (query: ListQuery) => {
+          const out: string[] = [];
+          let cursor: string | undefined;
+          do {
+            const page = await store.list({ ...query, limit: 1, ...(cursor ? { cursor } : {}) });
+            out.push(...page.items.map((r) => r.id));
+            cursor = page.nextCursor;
+          } while (cursor);
+          return out;
+        };
+        expect(await ids({ q: 'report' })).toEqual([report!.id]);
+        expect(await ids({ q: '100%' })).toEqual([rate!.id]);
+        expect(await ids({ q: '%' })).toEqual([rate!.id]);
+        expect(await ids({ q: 'zeta_' })).toEqual([bare!.id]);
+        expect(await ids({ q: 'nothing like it' })).toEqual([]);
+        expect(await ids({ sort: 'largest' })).toEqual([png!.id, report!.id, bare!.id, rate!.id]);
+        expect(await ids({ sort: 'smallest' })).toEqual([rate!.id, bare!.id, report!.id, png!.id]);
+        // Byte order: upper case before lower case; no filename sorts by its id.
+        expect(await ids({ sort: 'name' })).toEqual([report!.id, png!.id, rate!.id, bare!.id]);
+        expect(await ids({ sort: 'oldest' })).toEqual(put.map((r) => r.id));
+        expect(await ids({})).toEqual(put.map((r) => r.id).reverse());
+      });
+
+      it('refuses a bad search, a bad sort and a cursor of another sort with bad_request', async () => {
+        await store.putBytes(bytesOf(310));
+        await store.putBytes(bytesOf(311));
+        await expectArtifactError(store.list({ q: '' }), 'bad_request');
+        await expectArtifactError(store.list({ q: 'x'.repeat(201) }), 'bad_request');
+        await expectArtifactError(store.list({ sort: 'biggest' as never }), 'bad_request');
+        const { nextCursor } = await store.list({ sort: 'largest', limit: 1 });
+        await expectArtifactError(store.list({ sort: 'name', cursor: nextCursor! }), 'bad_request');
+        await expectArtifactError(store.list({ cursor: nextCursor! }), 'bad_request');
       });
     });
 

@@ -548,7 +548,9 @@ describe('D1 repository', () => {
     ).toEqual([idOf('a')]);
     expect((await repo.list('acme', { now, limit: 10, userId: 'u1' })).map((r) => r.artifactId)).toEqual([idOf('b')]);
     expect(
-      (await repo.list('acme', { now, limit: 10, after: { createdAt: T0 + 2, refId: 3 } })).map((r) => r.artifactId),
+      (await repo.list('acme', { now, limit: 10, after: { sort: 'newest', createdAt: T0 + 2, refId: 3 } })).map(
+        (r) => r.artifactId,
+      ),
     ).toEqual([idOf('b')]);
     expect(
       (await repo.list('acme', { now, limit: 10, createdAfter: T0 + 2, namespace: 'ns' })).map((r) => r.artifactId),

@@ -95,7 +95,7 @@ export function generateWorkload(seed: number, length: number): Op[] {
         sha256: collide ? other.sha : b.sha,
         sizeBytes: collide ? other.size : b.size,
         mimeType: pick(['text/plain', 'image/png', 'application/json']),
-        ...(r() < 0.5 ? { filename: pick(['a.txt', 'Übersicht "Q3".pdf']) } : {}),
+        ...(r() < 0.5 ? { filename: pick(['a.txt', 'Übersicht "Q3".pdf', 'rate_100%.CSV']) } : {}),
         ...(r() < 0.4 ? { meta: { step, tags: ['x', 'ü'], nested: { n: r() < 0.5 ? null : 1.5 } } } : {}),
         ...(r() < 0.2 ? { source: { tool: 'tableau.download_workbook' } } : {}),
         now,
@@ -275,7 +275,26 @@ async function reads(
       repo.list(t, { now, limit: 1000 }),
       repo.list(t, { now, limit: 3, sessionId: 's2', mimePrefix: 'text/' }),
       repo.list(t, { now, limit: 5, namespace: 'ns', createdAfter: now - 500, createdBefore: now - 10 }),
-      repo.list(t, { now, limit: 5, after: { createdAt: now - 200, refId: 5 }, userId: 'u1' }),
+      repo.list(t, { now, limit: 5, after: { sort: 'newest', createdAt: now - 200, refId: 5 }, userId: 'u1' }),
+      // Every order, a search (either case, LIKE's own characters as themselves), and resuming each order.
+      ...(['oldest', 'largest', 'smallest', 'name'] as const).map((sort) => repo.list(t, { now, limit: 1000, sort })),
+      repo.list(t, { now, limit: 1000, search: 'A' }),
+      repo.list(t, { now, limit: 1000, search: '%', sort: 'name' }),
+      repo.list(t, { now, limit: 1000, search: '_' }),
+      repo.list(t, { now, limit: 5, sort: 'oldest', after: { sort: 'oldest', createdAt: now - 200, refId: 5 } }),
+      repo.list(t, {
+        now,
+        limit: 5,
+        sort: 'largest',
+        after: { sort: 'largest', sizeBytes: 4, createdAt: now, refId: 9 },
+      }),
+      repo.list(t, {
+        now,
+        limit: 5,
+        sort: 'smallest',
+        after: { sort: 'smallest', sizeBytes: 4, createdAt: 0, refId: 0 },
+      }),
+      repo.list(t, { now, limit: 5, sort: 'name', after: { sort: 'name', key: 'm', createdAt: 0, refId: 0 } }),
     ]);
     out[`events ${t}`] = await repo.readEvents(t, 2, 1000);
     out[`uploads ${t}`] = await Promise.all(uploads.map((id) => repo.findUpload(t, id)));

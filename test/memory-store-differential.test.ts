@@ -109,6 +109,8 @@ const listQuery = options<ListQuery>({
   limit: sometimes([1, 2, 3], [0], 4),
   createdAfter: sometimes([new Date(START + 31_000).toISOString()], ['yesterday'], 20),
   createdBefore: sometimes([new Date(START + 31_000).toISOString()], [], 20),
+  q: sometimes(['PLAN', 'a', '%', '_', 'ns.one_'], ['', 'x'.repeat(201)], 20),
+  sort: sometimes(['oldest', 'largest', 'smallest', 'name'] as const, ['biggest' as never], 6),
   cursor: sometimes<string>([], ['not a cursor'], 30),
 });
 /** Names, mostly one; two of the others sort differently by UTF-16 and by code point (SQLite's order). */

@@ -259,6 +259,8 @@ function listParams(query: ListQuery, scope: ScopeNames): URLSearchParams {
     ['mimePrefix', query.mimePrefix],
     ['createdAfter', query.createdAfter],
     ['createdBefore', query.createdBefore],
+    ['q', query.q],
+    ['sort', query.sort],
     ['cursor', query.cursor],
     ['limit', query.limit],
   ];

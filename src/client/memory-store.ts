@@ -6,7 +6,7 @@
  * rules in memory, the server package has `openArtifactStore({ memory: true })` (artifact-store/node).
  */
 import { decodeBase64 } from '../core/base64.js';
-import { listPageOf, readListQuery } from '../core/listing.js';
+import { compareListed, isAfter, listPageOf, matchesSearch, readListQuery } from '../core/listing.js';
 import { isArtifactId } from '../core/ids.js';
 import { TEXT_MIME } from '../core/put-options.js';
 import type { ArtifactScope, ListQuery, PutOptions } from '../core/schemas.js';
@@ -147,7 +147,7 @@ function scopedView(context: MemoryStoreContext, scope: ArtifactScope): InMemory
     },
 
     async list(raw: ListQuery = {}) {
-      const { query: q, limit, createdAfter, createdBefore, after } = readListQuery(raw);
+      const { query: q, limit, sort, createdAfter, createdBefore, after } = readListQuery(raw);
       const rows = table
         .live(access.tenantId, narrowFilter(access.filter, q), now())
         .filter(
@@ -156,11 +156,11 @@ function scopedView(context: MemoryStoreContext, scope: ArtifactScope): InMemory
             (q.mimePrefix === undefined || row.mimeType.startsWith(q.mimePrefix)) &&
             (createdAfter === undefined || row.createdAt >= createdAfter) &&
             (createdBefore === undefined || row.createdAt < createdBefore) &&
-            (after === undefined ||
-              row.createdAt < after.createdAt ||
-              (row.createdAt === after.createdAt && row.refId < after.refId)),
-        );
-      return listPageOf(rows, limit, refOf);
+            (q.q === undefined || matchesSearch(row, q.q)) &&
+            (after === undefined || isAfter(row, after)),
+        )
+        .sort(compareListed(sort));
+      return listPageOf(rows.slice(0, limit + 1), limit, refOf, sort);
     },
   };
 }

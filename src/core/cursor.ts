@@ -1,5 +1,4 @@
 import { errors } from './errors.js';
-import type { ListSort } from './schemas.js';
 
 /**
  * Where a listing's page ended, in its sort's key. Every key ends in (createdAt, refId), which makes
@@ -20,7 +19,11 @@ export function encodeCursor(pos: ListPosition): string {
     pos.sort === 'newest'
       ? `v1:${pos.createdAt}:${pos.refId}`
       : `v2:${pos.sort}:${pos.createdAt}:${pos.refId}${
-          pos.sort === 'largest' || pos.sort === 'smallest' ? `:${pos.sizeBytes}` : pos.sort === 'name' ? `:${pos.key}` : ''
+          pos.sort === 'largest' || pos.sort === 'smallest'
+            ? `:${pos.sizeBytes}`
+            : pos.sort === 'name'
+              ? `:${pos.key}`
+              : ''
         }`;
   let binary = '';
   for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);

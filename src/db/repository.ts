@@ -1,6 +1,7 @@
 import type { QuotaLimits } from '../core/limits.js';
+import type { ListPosition } from '../core/cursor.js';
 import type { StoredRef } from '../core/refs.js';
-import type { ArtifactScope } from '../core/schemas.js';
+import type { ArtifactScope, ListSort } from '../core/schemas.js';
 
 /** A reference joined with its artifact: everything needed to build an ArtifactRef, and its row id. */
 export interface RefRow extends StoredRef {
@@ -134,8 +135,12 @@ export interface ListFilter extends ScopeFilter {
   mimePrefix?: string;
   createdAfter?: number;
   createdBefore?: number;
-  /** Position after which to continue (exclusive), from a previous page. */
-  after?: { createdAt: number; refId: number };
+  /** A substring of the id, the filename or the name (ASCII letters in either case). */
+  search?: string;
+  /** The order (default newest first). */
+  sort?: ListSort;
+  /** Position after which to continue (exclusive), from a previous page of the same order. */
+  after?: ListPosition;
   limit: number;
   now: number;
 }
@@ -251,7 +256,10 @@ export interface ReferenceRepository {
     now: number,
     batchSize?: number,
   ): Promise<SessionTally>;
-  /** Newest first, stable under concurrent inserts: ordered by (createdAt, refId) descending. */
+  /**
+   * In the filter's order (see core/listing.ts), stable under concurrent inserts: every order ends
+   * in (createdAt, refId), newest first by default.
+   */
   list(tenantId: string, filter: ListFilter): Promise<RefRow[]>;
   /**
    * Live usage, biggest first: per tenant, or per session / trace (within `tenantId` when given).

@@ -1,4 +1,4 @@
-/** Listing a caller's references: newest first, filtered, a page at a time behind an opaque cursor. */
+/** Listing a caller's references: filtered, searched, in one of the orders, a page at a time behind an opaque cursor. */
 import { listPageOf, readListQuery } from '../core/listing.js';
 import type { ListPage, ListQuery } from '../core/schemas.js';
 import { narrowFilter } from '../core/scope.js';
@@ -14,7 +14,7 @@ export interface ListingDeps {
 /** A page of the references the caller sees, narrowed by the query (bad_request for a bad filter). */
 export function createListing({ repo, now }: ListingDeps): (access: Access, query?: ListQuery) => Promise<ListPage> {
   return async function list(access, rawQuery = {}) {
-    const { query: q, limit, createdAfter, createdBefore, after } = readListQuery(rawQuery);
+    const { query: q, limit, sort, createdAfter, createdBefore, after } = readListQuery(rawQuery);
     const filter = narrowFilter(access.filter, q);
     const rows = await repo.list(access.tenantId, {
       userId: filter.userId,
@@ -24,10 +24,12 @@ export function createListing({ repo, now }: ListingDeps): (access: Access, quer
       mimePrefix: q.mimePrefix,
       createdAfter,
       createdBefore,
+      search: q.q,
+      sort,
       after,
       limit: limit + 1,
       now: now(),
     });
-    return listPageOf(rows, limit, rowToRef);
+    return listPageOf(rows, limit, rowToRef, sort);
   };
 }

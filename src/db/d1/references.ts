@@ -3,6 +3,7 @@
  * and live usage.
  */
 import { commitPutPlan, putRefusal, type PutVerdict } from '../plans/put.js';
+import { listStatement } from '../plans/list.js';
 import { deletePlan } from '../plans/removal.js';
 import { endSessionInBatches } from '../plans/sessions.js';
 import { REF_COLUMNS, REF_JOIN, scopeWhere } from '../plans/sql.js';
@@ -60,31 +61,8 @@ export function d1References({ all, run, batch, sqlClock }: StatementContext): R
     },
 
     async list(tenantId, f) {
-      const where = [`r.tenant_id = @tenantId AND r.expires_at > @now ${scopeWhere(f, 'r')}`];
-      if (f.namespace !== undefined) where.push('a.namespace = @namespace');
-      if (f.mimePrefix !== undefined) where.push('substr(r.mime_type, 1, @mimeLength) = @mimePrefix');
-      if (f.createdAfter !== undefined) where.push('r.created_at >= @createdAfter');
-      if (f.createdBefore !== undefined) where.push('r.created_at < @createdBefore');
-      if (f.after)
-        where.push('(r.created_at < @afterCreatedAt OR (r.created_at = @afterCreatedAt AND r.ref_id < @afterRefId))');
-      const sql = `SELECT ${REF_COLUMNS} FROM ${REF_JOIN} WHERE ${where.join(' AND ')}
-        ORDER BY r.created_at DESC, r.ref_id DESC LIMIT @limit`;
-      const rows = await all<RawRefRow>(sql, {
-        tenantId,
-        now: f.now,
-        userId: f.userId,
-        sessionId: f.sessionId,
-        traceId: f.traceId,
-        namespace: f.namespace,
-        mimePrefix: f.mimePrefix,
-        mimeLength: f.mimePrefix?.length,
-        createdAfter: f.createdAfter,
-        createdBefore: f.createdBefore,
-        afterCreatedAt: f.after?.createdAt,
-        afterRefId: f.after?.refId,
-        limit: f.limit,
-      });
-      return rows.map(toRefRow);
+      const { sql, params } = listStatement(tenantId, f);
+      return (await all<RawRefRow>(sql, params)).map(toRefRow);
     },
 
     async usage(kind, now, o) {

@@ -8,7 +8,8 @@
  *    json_build_object(), json(x) → x::json, json_each() → json_array_elements_text(), the
  *    database clock;
  *  - camelCase column aliases are quoted (Postgres folds unquoted names to lower case);
- *  - CAST(… AS INTEGER) is a bigint (times are ms).
+ *  - CAST(… AS INTEGER) is a bigint (times are ms);
+ *  - `COLLATE BINARY` (byte order) is `COLLATE "C"`.
  * Shared SQL is otherwise kept to what both accept (aliased derived tables, `names.next_version` in
  * an upsert, no sum() of a boolean).
  */
@@ -34,6 +35,7 @@ function rewriteText(sql: string): string {
     .replace(/\bjson\(([^()]+)\)/g, '($1)::json')
     .replace(/\btotal\(([^()]+)\)/g, 'coalesce(sum($1), 0)')
     .replace(/\bAS INTEGER\b/g, 'AS BIGINT')
+    .replaceAll('COLLATE BINARY', 'COLLATE "C"')
     .replace(/\bAS ([a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b/g, 'AS "$1"');
 }
 

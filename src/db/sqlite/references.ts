@@ -3,15 +3,16 @@
  * database is unchanged), listing, deletion, and live usage.
  */
 import type Database from 'better-sqlite3';
-import { and, desc, eq, gt, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, type SQL } from 'drizzle-orm';
+import { listStatement } from '../plans/list.js';
 import { endSessionInBatches } from '../plans/sessions.js';
 import type { Stmt } from '../plans/sql.js';
 import type { ListFilter, RefRow, ReferenceRepository, ScopeFilter, ScopeUsage } from '../repository.js';
-import { artifactRefs, artifacts } from '../schema.js';
+import { artifactRefs } from '../schema.js';
 import { usageSql } from '../usage-sql.js';
 import type { SqliteContext } from './connection.js';
 import { createCommitPut } from './put.js';
-import { refColumns, type RawRefRow } from './rows.js';
+import { parseJson, type RawRefRow } from './rows.js';
 
 /**
  * One part of a lookup cache key: length-prefixed, so the parts cannot run into each other whatever
@@ -50,6 +51,19 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
       ORDER BY r.created_at DESC, r.ref_id DESC
       LIMIT 1`);
   }
+
+  // Listing statements by text: one per combination of filters and order (a few dozen in practice).
+  const listStatements = new Map<string, Database.Statement>();
+  function prepareList(text: string): Database.Statement {
+    let stmt = listStatements.get(text);
+    if (!stmt) {
+      if (listStatements.size >= 256) listStatements.clear();
+      stmt = sqlite.prepare(text);
+      listStatements.set(text, stmt);
+    }
+    return stmt;
+  }
+  const parsed = (raw: RawRefRow): RefRow => ({ ...raw, meta: parseJson(raw.meta), source: parseJson(raw.source) });
 
   return {
     commitPut: createCommitPut(ctx),
@@ -121,34 +135,8 @@ export function sqliteReferences(ctx: SqliteContext): ReferenceRepository {
     },
 
     async list(tenantId, filter: ListFilter) {
-      const conds: (SQL | undefined)[] = [eq(artifactRefs.tenantId, tenantId), gt(artifactRefs.expiresAt, filter.now)];
-      conds.push(...scopeConditions(filter));
-      if (filter.namespace !== undefined) conds.push(eq(artifacts.namespace, filter.namespace));
-      if (filter.mimePrefix !== undefined) {
-        conds.push(sql`substr(${artifactRefs.mimeType}, 1, ${filter.mimePrefix.length}) = ${filter.mimePrefix}`);
-      }
-      if (filter.createdAfter !== undefined) conds.push(gte(artifactRefs.createdAt, filter.createdAfter));
-      if (filter.createdBefore !== undefined) conds.push(lt(artifactRefs.createdAt, filter.createdBefore));
-      if (filter.after) {
-        const { createdAt, refId } = filter.after;
-        conds.push(
-          or(
-            lt(artifactRefs.createdAt, createdAt),
-            and(eq(artifactRefs.createdAt, createdAt), lt(artifactRefs.refId, refId)),
-          ),
-        );
-      }
-      return db
-        .select(refColumns)
-        .from(artifactRefs)
-        .innerJoin(
-          artifacts,
-          and(eq(artifacts.tenantId, artifactRefs.tenantId), eq(artifacts.id, artifactRefs.artifactId)),
-        )
-        .where(and(...conds))
-        .orderBy(desc(artifactRefs.createdAt), desc(artifactRefs.refId))
-        .limit(filter.limit)
-        .all() as RefRow[];
+      const { sql, params } = listStatement(tenantId, filter);
+      return (prepareList(sql).all(params) as RawRefRow[]).map(parsed);
     },
 
     async usage(kind, now, o) {

@@ -1,4 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { LIST_SORTS } from '../../core/schemas.js';
 import type { ArtifactService } from '../../service/artifact-service.js';
 import { accessOf, namedScope, requirePerm } from '../auth.js';
 import { withLinks } from './artifact-url.js';
@@ -16,7 +17,19 @@ const query = z.object({
   mimePrefix: z.string().optional().openapi({ description: 'For example image/ or application/pdf' }),
   createdAfter: z.string().optional().openapi({ description: 'ISO 8601, inclusive' }),
   createdBefore: z.string().optional().openapi({ description: 'ISO 8601, exclusive' }),
-  cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page' }),
+  q: z.string().optional().openapi({
+    description:
+      'Only references whose id, filename or name holds this text (1-200 characters; letters match either case, % _ and \\ match themselves).',
+    example: 'report',
+  }),
+  sort: z.enum(LIST_SORTS).optional().openapi({
+    description:
+      'newest (default) or oldest by creation time; largest or smallest by size; name: by filename (else name, else id), A→Z in byte order. Ties: by creation time.',
+  }),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({ description: 'nextCursor of the previous page, sent with the same filters and sort' }),
   limit: z
     .string()
     .regex(/^\d{1,4}$/, 'a whole number 1-1000')
@@ -32,7 +45,7 @@ const route = createRoute({
   method: 'get',
   path: '/v1/artifacts',
   tags: ['artifacts'],
-  summary: 'List references, newest first',
+  summary: 'List references: filtered, searched, sorted (newest first by default)',
   description:
     'One row per scope holding an id. The order is stable: pages never repeat or skip items that existed when listing began.',
   request: { query },
@@ -55,6 +68,8 @@ export function registerListArtifacts(app: OpenAPIHono<AppEnv>, service: Artifac
       mimePrefix: q.mimePrefix,
       createdAfter: q.createdAfter,
       createdBefore: q.createdBefore,
+      q: q.q,
+      sort: q.sort,
       cursor: q.cursor,
       limit: q.limit === undefined ? undefined : Number(q.limit),
     });
