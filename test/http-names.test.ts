@@ -145,6 +145,26 @@ describe(`named versions over HTTP (${RUNTIME})`, () => {
     expect(again.json.version).toBe(0);
   });
 
+  it('deleting one version removes that version only, even when another holds the same bytes; its number is not given again', async () => {
+    const { save, req } = await setup();
+    const q = 'session=s1';
+    const v0 = await save('chart.txt', 'same', q);
+    await save('chart.txt', 'same', q);
+    await save('chart.txt', 'other', q);
+    const one = await req(`/v1/names/adk?name=chart.txt&version=1&${q}`, { method: 'DELETE' });
+    expect(one.status).toBe(204);
+    const versions = (await (await req(`/v1/names/adk/versions?name=chart.txt&${q}`)).json()) as any;
+    expect(versions.items.map((v: { version: number }) => v.version)).toEqual([0, 2]);
+    // Version 0 holds the same bytes, and still reads.
+    const kept = await req(`/v1/names/adk/content?name=chart.txt&version=0&${q}`);
+    expect([kept.status, await kept.text()]).toEqual([200, 'same']);
+    expect((await req(`/v1/artifacts/${v0.json.id}?${q}`)).status).toBe(200);
+    expect((await req(`/v1/names/adk?name=chart.txt&version=1&${q}`, { method: 'DELETE' })).status).toBe(404);
+    for (const bad of ['latest', '-1', 'x'])
+      expect((await req(`/v1/names/adk?name=chart.txt&version=${bad}&${q}`, { method: 'DELETE' })).status).toBe(400);
+    expect((await save('chart.txt', 'new', q)).json.version).toBe(3);
+  });
+
   it('named versions never expire by default and are never evicted; a full session refuses a new version', async () => {
     const { save, req, retention, advance } = await setup({
       maxArtifactsPerSession: 2,

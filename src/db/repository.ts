@@ -447,8 +447,11 @@ export interface NameRepository {
   listVersions(key: NameKey, now: number): Promise<RefRow[]>;
   /** Names with a live version, by name, after `after` ('' = from the start). */
   listNames(scope: NameScope, after: string, limit: number, now: number): Promise<NameSummary[]>;
-  /** Removes every version (with events) and the name itself; false when there was no such name. */
-  deleteName(key: NameKey, now: number): Promise<{ existed: boolean; removed: EvictedRef[] }>;
+  /**
+   * Removes every version (with events) and the name itself; with `version`, that version alone (the
+   * name stays). `existed`: whether there was such a name.
+   */
+  deleteName(key: NameKey, now: number, version?: number): Promise<{ existed: boolean; removed: EvictedRef[] }>;
 }
 
 /**

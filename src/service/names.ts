@@ -113,11 +113,14 @@ export function createNamedVersions(deps: NamedVersionDeps) {
       return namePageOf(scope, await repo.listNames(scope, after, limit + 1, now()), limit);
     },
 
-    /** Deletes a name and every version; a later save starts again at 0. False when there was none. */
-    async deleteName(key: NameKey): Promise<boolean> {
+    /**
+     * Deletes a name and every version (a later save starts again at 0); with `version`, that version
+     * alone (the name keeps counting). False when there was nothing to delete.
+     */
+    async deleteName(key: NameKey, version?: number): Promise<boolean> {
       checkNameKey(key);
-      const { existed, removed } = await repo.deleteName(key, now());
-      return existed || removed.length > 0;
+      const { existed, removed } = await repo.deleteName(key, now(), version);
+      return version === undefined ? existed || removed.length > 0 : removed.length > 0;
     },
   };
 }

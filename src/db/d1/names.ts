@@ -22,8 +22,8 @@ export function d1Names({ all, batch }: StatementContext): NameRepository {
       return all<NameSummary>(sql, params);
     },
 
-    async deleteName(key, now) {
-      const plan = deleteNamePlan(key, now);
+    async deleteName(key, now, version) {
+      const plan = deleteNamePlan(key, now, version);
       const results = await batch(plan.stmts);
       const existed = (results[plan.existedAt]![0] as { n: number }).n > 0;
       return { existed, removed: results[plan.removedAt] as EvictedRef[] };

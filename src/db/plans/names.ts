@@ -59,10 +59,12 @@ export function listNamesSql(scope: NameScope, after: string, limit: number, now
 
 /**
  * deleteName: every version (live or not) goes with an artifact.deleted event, then the name's row,
- * so a later save starts again at 0. The last statement reports whether the name existed.
+ * so a later save starts again at 0. With `version`, that version alone goes (live or not) and the
+ * name stays, so its numbers are never given again. The first statement reports whether the name
+ * existed.
  */
-export function deleteNamePlan(key: NameKey, now: number): RemovalPlan & { existedAt: number } {
-  const params = { ...keyParams(key), now };
+export function deleteNamePlan(key: NameKey, now: number, version?: number): RemovalPlan & { existedAt: number } {
+  const params = { ...keyParams(key), now, ...(version === undefined ? {} : { version }) };
   const existed: Stmt = {
     sql: `SELECT count(*) AS n FROM names WHERE tenant_id = @tenantId AND app = @app AND user_id = @userId
       AND session_id = @sessionId AND name = @name`,
@@ -70,7 +72,9 @@ export function deleteNamePlan(key: NameKey, now: number): RemovalPlan & { exist
   };
   const plan: Stmt = {
     sql: `INSERT INTO evict_plan (ref_id, pass, size_bytes, tenant_id, artifact_id)
-      SELECT r.ref_id, 0, r.size_bytes, r.tenant_id, r.artifact_id FROM ${REF_JOIN} WHERE ${VERSIONS_OF}`,
+      SELECT r.ref_id, 0, r.size_bytes, r.tenant_id, r.artifact_id FROM ${REF_JOIN} WHERE ${VERSIONS_OF}${
+        version === undefined ? '' : ' AND r.version = @version'
+      }`,
     params,
   };
   const tail = removePlanned('artifact.deleted', '@now', '', params);
@@ -79,5 +83,6 @@ export function deleteNamePlan(key: NameKey, now: number): RemovalPlan & { exist
       AND session_id = @sessionId AND name = @name`,
     params,
   };
-  return { stmts: [existed, plan, ...tail.stmts, dropName], removedAt: 2 + tail.removedAt, existedAt: 0 };
+  const stmts = [existed, plan, ...tail.stmts, ...(version === undefined ? [dropName] : [])];
+  return { stmts, removedAt: 2 + tail.removedAt, existedAt: 0 };
 }

@@ -34,8 +34,8 @@ export function sqliteNames({ sqlite, writing }: SqliteContext): NameRepository 
       return prepare(sql).all(params) as NameSummary[];
     },
 
-    async deleteName(key, now) {
-      const plan = deleteNamePlan(key, now);
+    async deleteName(key, now, version) {
+      const plan = deleteNamePlan(key, now, version);
       return writing(() =>
         sqlite
           .transaction(() => {

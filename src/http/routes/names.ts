@@ -148,9 +148,16 @@ const docs = [
     method: 'delete',
     path: '/v1/names/{app}',
     tags: ['names'],
-    summary: 'Delete a name and every version',
-    description: 'A later save of the name starts again at version 0.',
-    request: { params: AppParam, query: z.object(nameQuery) },
+    summary: 'Delete a name and every version, or one version',
+    description:
+      'Without version: the name and every version go, and a later save starts again at version 0. With ?version=V: that version alone goes (404 when there is none); the name keeps its other versions and its count, so V is never given again.',
+    request: {
+      params: AppParam,
+      query: z.object({
+        ...nameQuery,
+        version: z.string().optional().openapi({ description: 'One version to delete: a whole number from 0' }),
+      }),
+    },
     responses: { 204: { description: 'Deleted' }, ...errorResponses(400, 401, 403, 404) },
   }),
 ];
@@ -291,10 +298,15 @@ export function registerNames(app: OpenAPIHono<AppEnv>, service: ArtifactService
   app.delete('/v1/names/:app', async (c) => {
     requirePerm(c.get('caller'), 'write');
     const key = nameKeyOf(c);
-    if (!(await service.deleteName(key)))
+    const version = versionOf(c);
+    if (c.req.query('version') === 'latest')
+      throw errors.badRequest('Delete one version by its number (?version=3), or the whole name without version.');
+    if (!(await service.deleteName(key, version)))
       throw new ArtifactError(
         'not_found',
-        `No name ${JSON.stringify(key.name)} in app ${JSON.stringify(key.app)} in your scope. List names with GET /v1/names/{app}.`,
+        version === undefined
+          ? `No name ${JSON.stringify(key.name)} in app ${JSON.stringify(key.app)} in your scope. List names with GET /v1/names/{app}.`
+          : `No version ${version} of ${JSON.stringify(key.name)} in app ${JSON.stringify(key.app)} in your scope. List its versions with GET /v1/names/{app}/versions.`,
       );
     return c.body(null, 204);
   });
