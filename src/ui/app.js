@@ -5,7 +5,8 @@
  *
  *   sign-in.js, sign-out.js   the token: pasted or from the link, kept in this tab only
  *   live-list.js, table.js    the listing of one scope, kept live by /v1/events, and its table
- *   preview.js                previews and downloads through signed links
+ *   view.js, connection.js    the toolbar's view as listing parameters; the service's state
+ *   preview.js, actions.js    previews, downloads, links, copies and deletes
  *   upload.js                 drag and drop or the file picker
  *   resources.js              the Resources tab: the MCP gateway's servers and their resources
  *   usage.js, retention-chart.js, session-choice.js   the usage panel and the session in view
@@ -13,6 +14,7 @@
  */
 import './session-choice.js';
 import './upload.js';
+import './actions.js';
 import './resources.js';
 import { signInOnLoad } from './sign-in.js';
 

@@ -3,9 +3,13 @@
 
 /** @typedef {import('./types.js').ArtifactRef} ArtifactRef */
 
-/** One row per reference: the same id may sit in several sessions. @param {ArtifactRef} ref */
-export const keyOf = ({ id, scope: s }) =>
-  JSON.stringify([id, s.tenantId, s.userId ?? '', s.sessionId ?? '', s.traceId ?? '']);
+/**
+ * One row per reference: the same id may sit in several sessions, and two versions of a name that
+ * hold the same bytes are one artifact but two references.
+ * @param {ArtifactRef} ref
+ */
+export const keyOf = ({ id, scope: s, name, version }) =>
+  JSON.stringify([id, s.tenantId, s.userId ?? '', s.sessionId ?? '', s.traceId ?? '', name ?? '', version ?? '']);
 
 /** @param {ArtifactRef} r */
 export const nameOf = (r) => r.name || r.filename || r.id;
@@ -26,6 +30,18 @@ export const nameKeyOf = (r) =>
         r.scope.sessionId ?? '',
       ])
     : null;
+
+/**
+ * The query that names a version's name in /v1/names/{app}/…: its name, its user and its session (or
+ * user-wide). @param {ArtifactRef} r
+ */
+export function nameQueryOf(r) {
+  const q = new URLSearchParams({ name: r.name ?? '' });
+  if (r.scope.userId) q.set('user', r.scope.userId);
+  if (r.scope.sessionId) q.set('session', r.scope.sessionId);
+  else q.set('scope', 'user');
+  return q;
+}
 
 const TEXT_TYPES =
   /^(text\/|application\/(json|x-ndjson|xml|yaml|x-yaml|toml|csv|javascript|ecmascript|sql|graphql)\b|application\/[\w.+-]+\+(json|xml)\b)/i;

@@ -4,7 +4,7 @@
  * ever parsed as markup: images go in <img>, PDFs in a frame whose response carries
  * `Content-Security-Policy: sandbox`, text through textContent. Every link is a signed one.
  */
-import { SignedOut, signedLink } from './api.js';
+import { may, SignedOut, signedLink } from './api.js';
 import { nameOf, previewKind } from './artifacts.js';
 import { h, timeEl } from './dom.js';
 import { formatBytes, formatTime } from './format.js';
@@ -46,11 +46,20 @@ export async function showPreview(key) {
     ['Namespace / tool', [r.namespace, r.source?.tool].filter(Boolean).join(' / ') || '—'],
     ['Scope', scopeText(r.scope)],
     ['Created', timeEl(r.createdAt)],
+    ['Last read', r.lastAccessedAt ? timeEl(r.lastAccessedAt) : '—'],
     ['Expires', r.expiresAt ? timeEl(r.expiresAt) : 'never'],
   ];
   // A version's file name, where it differs from the name the title shows.
   if (r.name && r.filename && r.filename !== r.name) facts.splice(2, 0, ['File name', r.filename]);
+  if (r.source && Object.keys(r.source).length > 0) facts.push(['Source', jsonBlock(r.source)]);
+  if (r.meta !== undefined && r.meta !== null) facts.push(['Metadata', jsonBlock(r.meta)]);
   ui.previewFacts.replaceChildren(...facts.flatMap(([k, v]) => [h('dt', {}, [k]), h('dd', {}, [v])]));
+  const writable = may('write') && !entry.gone;
+  ui.deleteOne.hidden = !writable;
+  ui.deleteOne.textContent = typeof r.version === 'number' ? `Delete v${r.version}…` : 'Delete…';
+  ui.deleteName.hidden = !writable || !r.name;
+  ui.copyLink.disabled = Boolean(entry.gone);
+  ui.linkExpiry.disabled = Boolean(entry.gone);
   ui.downloadNote.textContent = '';
   ui.download.hidden = Boolean(entry.gone);
   ui.download.dataset.key = key;
@@ -72,6 +81,9 @@ export async function showPreview(key) {
   }
 }
 
+/** A JSON value as text, never as markup. @param {unknown} value */
+const jsonBlock = (value) => h('pre', { class: 'meta' }, [JSON.stringify(value, null, 2)]);
+
 /** @param {ArtifactRef} r @returns {Promise<Node>} */
 async function previewOf(r) {
   const kind = previewKind(r.mimeType);
@@ -85,8 +97,17 @@ async function previewOf(r) {
     case 'pdf': {
       // The browser's own viewer. The link's response carries `Content-Security-Policy: sandbox`, so
       // the document runs in an opaque origin; an iframe sandbox attribute would stop the viewer itself.
+      // The frame is out of the tab order (keys inside a viewer never reach this page, so focus could
+      // not leave it): the keyboard opens the PDF in its own tab instead.
       const link = await signedLink(r.id, 'inline', 'direct');
-      return h('iframe', { src: link.url, title: `PDF preview of ${name}`, class: 'pdf' });
+      const out = document.createDocumentFragment();
+      out.append(
+        h('iframe', { src: link.url, title: `PDF preview of ${name}`, class: 'pdf', tabindex: '-1' }),
+        h('p', {}, [
+          h('a', { href: link.url, target: '_blank', rel: 'noopener noreferrer' }, ['Open the PDF in a new tab']),
+        ]),
+      );
+      return out;
     }
     case 'audio':
     case 'video': {

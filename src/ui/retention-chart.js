@@ -7,8 +7,9 @@ import { ui } from './page.js';
 const SVG = 'http://www.w3.org/2000/svg';
 
 /**
- * The latest retention runs as a small bar chart of bytes freed, oldest on the left, with the same
- * numbers in a table for screen readers. Our own SVG, built node by node.
+ * The latest retention runs as a small bar chart of bytes freed, oldest on the left, its axes
+ * labelled (bytes up to the largest run; the first and last run's time), with the same numbers in a
+ * table a click away. Our own SVG, built node by node.
  * @param {import('./types.js').RetentionRun[]} runs newest first
  */
 export function renderRetention(runs) {
@@ -17,31 +18,56 @@ export function renderRetention(runs) {
     return;
   }
   const ordered = [...runs].reverse();
-  const width = 300;
-  const height = 80;
+  // The plot sits right of the y axis's labels and above the x axis's.
+  const width = 320;
+  const height = 110;
+  const left = 52;
+  const bottom = 16;
+  const plot = { w: width - left - 4, h: height - bottom - 8 };
   const max = Math.max(1, ...ordered.map((r) => r.bytesFreed));
-  const step = width / ordered.length;
+  const step = plot.w / ordered.length;
   const svg = document.createElementNS(SVG, 'svg');
   svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
   svg.setAttribute('class', 'chart');
   svg.setAttribute('aria-hidden', 'true');
+  /** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
+  const node = (tag, attrs, text) => {
+    const n = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+    if (text !== undefined) n.textContent = text;
+    svg.append(n);
+    return n;
+  };
+  const base = height - bottom;
+  node('line', { x1: left, y1: 8, x2: left, y2: base });
+  node('line', { x1: left, y1: base, x2: width - 4, y2: base });
+  node('text', { x: left - 4, y: 14, 'text-anchor': 'end' }, formatBytes(max));
+  node('text', { x: left - 4, y: base, 'text-anchor': 'end' }, '0 B');
+  node('text', { x: left, y: height - 3 }, formatTime(ordered[0].startedAt));
+  if (ordered.length > 1)
+    node(
+      'text',
+      { x: width - 4, y: height - 3, 'text-anchor': 'end' },
+      formatTime(ordered[ordered.length - 1].startedAt),
+    );
   ordered.forEach((run, i) => {
-    const barHeight = run.bytesFreed > 0 ? Math.max(2, (run.bytesFreed / max) * (height - 4)) : 1;
-    const rect = document.createElementNS(SVG, 'rect');
-    rect.setAttribute('x', String(i * step + 1));
-    rect.setAttribute('y', String(height - barHeight));
-    rect.setAttribute('width', String(Math.max(1, step - 2)));
-    rect.setAttribute('height', String(barHeight));
+    const barHeight = run.bytesFreed > 0 ? Math.max(2, (run.bytesFreed / max) * plot.h) : 1;
+    const rect = node('rect', {
+      x: left + i * step + 1,
+      y: base - barHeight,
+      width: Math.max(1, step - 2),
+      height: barHeight,
+    });
     const title = document.createElementNS(SVG, 'title');
     const freed = `${formatBytes(run.bytesFreed)} freed, ${run.expiredRefs} expired, ${run.evictedRefs} evicted`;
     title.textContent = `${formatTime(run.startedAt)} (${run.trigger}): ${freed}`;
     rect.append(title);
-    svg.append(rect);
   });
-  // Wrapped: a table itself ignores the 1px box that hides it, and would widen the page.
-  const table = h('div', { class: 'visually-hidden' }, [
-    h('table', {}, [
-      h('caption', {}, ['Retention runs']),
+  // The same numbers as a table, a click away (and for screen readers, instead of the chart).
+  const table = h('details', { class: 'retention-numbers' }, [
+    h('summary', {}, ['The numbers']),
+    h('table', { class: 'retention-table' }, [
+      h('caption', { class: 'visually-hidden' }, ['Retention runs, newest first']),
       h(
         'tr',
         {},

@@ -14,6 +14,7 @@ export function signOut(message = '') {
   state.token = '';
   sessionStorage.removeItem(TOKEN_KEY);
   ui.browser.hidden = true;
+  ui.expiry.hidden = true;
   ui.signout.hidden = true;
   ui.who.hidden = true;
   ui.signin.hidden = false;

@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * What the page knows: the token, the scope it looks at, and the rows it holds. One object that the
- * other modules read and change; `generation` lets a late response see that the scope moved on.
+ * What the page knows: the token, the scope and view it looks at, and the rows it holds. One object
+ * that the other modules read and change; `generation` lets a late response see that the view moved on.
  */
 
 /** The key the token is kept under in this tab's sessionStorage. */
@@ -15,19 +15,29 @@ export const state = {
   bound: false,
   /** the session a tenant-wide token is looking at ('' = all) */
   session: '',
-  /** @type {Map<string, import('./types.js').Entry>} */
+  /**
+   * The rows the page holds, by key (keyOf), in the service's order for the view: the listing's
+   * pages, then arrivals put where the view's order says.
+   * @type {Map<string, import('./types.js').Entry>}
+   */
   entries: new Map(),
   /** @type {Map<string, import('./types.js').Gone>} removals seen before the listing had the row */
   removed: new Map(),
   /** @type {Set<string>} the names (nameKeyOf) whose versions are shown */
   expanded: new Set(),
-  /** @type {string | null} */
+  /** @type {Map<string, import('./types.js').NameFacts>} each name's versions as the service lists them */
+  names: new Map(),
+  /** @type {Set<string>} the rows ticked for a bulk action */
+  picked: new Set(),
+  /** @type {string | null} the next page of the listing, if there is one */
   cursor: null,
+  /** the listing has been read at least once for this view */
+  listed: false,
   /** @type {string | null} the previewed row */
   selected: null,
   /** @type {string | null} the row keyboard focus sits on */
   focused: null,
-  /** bumped whenever the scope changes or the user signs out: stale responses are dropped */
+  /** bumped whenever the scope or the view changes or the user signs out: stale responses are dropped */
   generation: 0,
   /** @type {AbortController | null} */
   stream: null,

@@ -18,12 +18,21 @@ export interface ArtifactRef {
   filename?: string | null;
   namespace?: string | null;
   scope: Scope;
-  source?: { tool?: string } | null;
+  source?: ({ tool?: string } & Record<string, unknown>) | null;
   createdAt: string;
   expiresAt?: string | null;
   /** A named version's name (its app is `namespace`), and its number from 0. */
   name?: string;
   version?: number;
+  meta?: unknown;
+  lastAccessedAt?: string;
+}
+
+/** A name's versions, as GET /v1/names/{app}/versions lists them (oldest first), once read. */
+export interface NameFacts {
+  versions: ArtifactRef[];
+  /** the read failed: the row shows what it has */
+  failed?: boolean;
 }
 
 /** How a reference ended (deleted, evicted, expired) and when. */

@@ -15,8 +15,10 @@ export interface UiAssets {
  */
 const UI_SCRIPTS = [
   'app.js',
+  'actions.js',
   'api.js',
   'artifacts.js',
+  'connection.js',
   'dom.js',
   'format.js',
   'live-list.js',
@@ -31,6 +33,7 @@ const UI_SCRIPTS = [
   'table.js',
   'upload.js',
   'usage.js',
+  'view.js',
 ];
 
 const JS = 'text/javascript; charset=utf-8';
