@@ -124,6 +124,9 @@ async function loadPage(run, cursor) {
         const res = await api(`/v1/artifacts?${q}`);
         const page = /** @type {{ items: ArtifactRef[], nextCursor?: string }} */ (await res.json());
         if (run !== listing) return;
+        // The first page is the view: what arrived while it was read goes in after it, in its place.
+        const arrived = cursor ? [] : [...state.entries.values()];
+        if (!cursor) state.entries.clear();
         const keys = page.items.map((ref) => upsert(ref, false));
         state.cursor = page.nextCursor ?? null;
         state.listed = true;
@@ -134,6 +137,12 @@ async function loadPage(run, cursor) {
         }
         if (cursor) render(keys);
         else render();
+        for (const entry of arrived) {
+          const key = keyOf(entry.ref);
+          if (state.entries.has(key) || !inView(entry.ref)) continue;
+          state.entries.set(key, entry);
+          arrive(key);
+        }
         return;
       } catch (err) {
         if (run !== listing || err instanceof SignedOut) return;

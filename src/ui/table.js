@@ -62,7 +62,9 @@ function rowFor(key, entry, name, attrs) {
   const pick = h('input', { type: 'checkbox', tabindex: '-1' });
   pick.checked = state.picked.has(key);
   const tr = h('tr', { role: 'row', 'data-key': key, ...attrs, tabindex: key === state.focused ? '0' : '-1' }, [
-    h('td', { class: 'pick' }, [h('label', {}, [pick, h('span', { class: 'visually-hidden' }, [`Pick ${nameOf(r)}`])])]),
+    h('td', { class: 'pick' }, [
+      h('label', {}, [pick, h('span', { class: 'visually-hidden' }, [`Pick ${nameOf(r)}`])]),
+    ]),
     h('td', { class: 'name' }, name),
     h('td', { class: 'type' }, breakable(r.mimeType)),
     h('td', { class: 'size' }, [formatBytes(r.sizeBytes)]),

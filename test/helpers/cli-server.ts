@@ -67,17 +67,19 @@ export interface CliServer {
 }
 
 /**
- * Starts the CLI server on a free port over `dataDir`, with only the ARTIFACT_STORE_* variables given
- * (none inherited), and waits until it printed its URL and dev token.
+ * Starts the CLI server on a free port (or `port`, to start one again where it was) over `dataDir`,
+ * with only the ARTIFACT_STORE_* variables given (none inherited), and waits until it printed its URL
+ * and dev token.
  */
 export async function startCliServer(
   dataDir: string,
   env: Record<string, string> = {},
   timeoutMs = 60_000,
+  port = 0,
 ): Promise<CliServer> {
   const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
     process.execPath,
-    [...CLI_ARGS, 'serve', '--port', '0', '--data-dir', dataDir],
+    [...CLI_ARGS, 'serve', '--port', String(port), '--data-dir', dataDir],
     {
       cwd: ROOT,
       env: {
