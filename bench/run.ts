@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,ai-sdk,views,limits,footprint,install,postgres (sections to run;
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,ai-sdk,ui,views,limits,footprint,install,postgres (sections to run;
  * default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak),
  * BENCH_SERVICE_CODE=dist|source (dist: the service's processes run the built code, built once per bench, as the
@@ -21,6 +21,7 @@ import { killAllChildren, REPO_ROOT, startServerChild, watchRss, type ServerChil
 import { load, type LoadResult, wrkMissing } from './load.js';
 import { adkRows } from './adk.js';
 import { aiSdkRows } from './ai-sdk.js';
+import { uiRows } from './ui.js';
 import { gatewayRows } from './gateway.js';
 import { mcpRows } from './mcp.js';
 import { retentionRows } from './retention.js';
@@ -414,6 +415,14 @@ async function main() {
     aiSdkTable = r.rows;
   }
 
+  let uiTable: Row[] = [];
+  if (settings.only.has('ui')) {
+    progress('ui: the artifact browser with 10,000 artifacts in Chromium, against floors in the same browser');
+    const r = await uiRows({ progress });
+    serviceProblems.push(...r.problems);
+    uiTable = r.rows;
+  }
+
   let viewsTable: Row[] = [];
   const viewNotes: string[] = [];
   if (settings.only.has('views')) {
@@ -538,6 +547,7 @@ async function main() {
     ...gatewayTable,
     ...adkTable,
     ...aiSdkTable,
+    ...uiTable,
     ...viewsTable,
     ...limitsTable,
     ...postgresTable,
@@ -608,6 +618,11 @@ async function main() {
     "answering two JSON rows, withArtifacts' execute + toModelOutput against the bare execute; p50 of all calls, the added p50",
     'judged. 10 MiB: the Tableau-shaped result through the wrapped tool (execute + toModelOutput) against transformToolResult on',
     'the same raw result into the same store; 2 warm-ups, then 7 rounds each way, medians.',
+    "UI rows: the service in the bench process with 10,000 artifacts in one session, /ui in Debian's Chromium (headless, no GPU),",
+    '5 rounds, each a new tab. Main-thread work = CDP Performance.getMetrics TaskDuration (every task of the renderer) around the',
+    'step. First rows: navigation to the first row in the DOM. Keystroke: one key of "item-01" to the service\'s rows shown (the',
+    'debounce is idle time). Arrival: a put to its row painted (two frames), after 3.5 s of quiet, against the same row put on',
+    'top by a bare script, measured the same way.',
     ...(viewNotes.length > 0
       ? [
           'View rows: one service process (fs, the flags of `npm start`); the client times each call from the request to the parsed',

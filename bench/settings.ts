@@ -36,6 +36,7 @@ const SECTIONS = [
   'gateway',
   'adk',
   'ai-sdk',
+  'ui',
   'views',
   'limits',
   'footprint',

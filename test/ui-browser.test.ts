@@ -131,7 +131,9 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     const { page, problems, close } = await open(`${server.url}/ui`);
     await page.fill('#token', 'eyJhbGciOiJIUzI1NiJ9.e30.not-a-signature');
     await page.click('#signin-form button[type=submit]');
-    await expect.poll(() => page.locator('#signin-error').textContent()).toMatch(/did not accept this token.*Paste a new one/);
+    await expect
+      .poll(() => page.locator('#signin-error').textContent())
+      .toMatch(/did not accept this token.*Paste a new one/);
     expect(await page.locator('#browser').isHidden()).toBe(true);
     // The 401 itself is the only console line allowed here: Chromium logs every failed fetch.
     expect(problems.filter((p) => !/status of 401/.test(p))).toEqual([]);
