@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './helpers/axe.js';
 import { launchChromium, noChromium } from './helpers/chromium.js';
 import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { peerEntry } from './helpers/mcp-peers.js';
@@ -58,7 +59,8 @@ const tokenOf = (link: string) => new URLSearchParams(new URL(link).hash.slice(1
  * dialog: the page must produce none. `before` runs before the page loads (routes).
  */
 async function open(link: string, before?: (page: Page) => Promise<unknown>) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // The page's policy bypassed so that axe-core can be injected; nothing here tests the policy.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
   const page = await context.newPage();
   const problems: string[] = [];
   const asked: string[] = [];
@@ -185,6 +187,16 @@ describe.skipIf(noChromium)(`Resources tab in Chromium${noChromium ? ` (skipped:
       .poll(() => page.locator('#preview-body pre').textContent())
       .toMatch(/^Resource 1: This is a base64 blob created at/);
     await page.screenshot({ path: join(SHOTS, 'resources.png'), fullPage: true });
+    // No WCAG 2.1 A or AA violation in this view, at 1280 and 375 px, light and dark.
+    for (const width of [1280, 375])
+      for (const colorScheme of ['light', 'dark'] as const) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.emulateMedia({ colorScheme });
+        await page.screenshot({ path: join(SHOTS, `resources-${width}-${colorScheme}.png`) });
+        expect(await axeViolations(page), `resources at ${width} px, ${colorScheme}`).toEqual([]);
+      }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
 
     // Its id links to it in the Artifacts tab, selected in the list.
     await page.click(`#reading-body .stored button[data-key]`);
