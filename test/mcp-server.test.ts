@@ -200,6 +200,11 @@ describe('the artifact MCP server on the embedded store (SQLite + files)', () =>
     expect(list.artifacts.slice(0, 2).map((r: { id: string }) => r.id)).toEqual([json.id, ref.id]);
     expect(Object.keys(list.artifacts[0])).toEqual(['id', 'mimeType', 'sizeBytes', 'sha256']);
     expect(list.artifacts.map((r: { id: string }) => r.id)).not.toContain(foreign.id);
+    // A search and an order, done by the store over the whole scope.
+    const searched = JSON.parse(
+      textOf(await client.callTool({ name: 'artifact_list', arguments: { q: json.id.slice(-12), sort: 'oldest' } })),
+    );
+    expect(searched.artifacts.map((r: { id: string }) => r.id)).toEqual([json.id]);
     for (const [name, args] of [
       ['artifact_read', { id: foreign.id }],
       ['artifact_search', { id: foreign.id, pattern: 'secret' }],

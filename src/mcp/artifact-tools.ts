@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { ArtifactStore } from '../client/artifact-store.js';
 import { formatBytes } from '../core/bytes.js';
 import { isArtifactError } from '../core/errors.js';
+import { LIST_SORTS, type ListSort } from '../core/schemas.js';
 import { modelRef } from './summary.js';
 
 /** A tool as tools/list shows it: name, description, JSON Schema of its arguments. */
@@ -102,11 +103,17 @@ export const ARTIFACT_TOOLS: ArtifactToolDefinition[] = [
   {
     name: 'artifact_list',
     description:
-      'List the artifacts stored in your scope, newest first: id, type, size, filename and the tool that produced each.',
+      'List the artifacts stored in your scope, newest first (or as sort says), optionally only those whose id, filename or name holds q: id, type, size, filename and the tool that produced each.',
     inputSchema: {
       type: 'object',
       properties: {
         mimePrefix: { type: 'string', description: 'Only these types, e.g. image/ or application/pdf' },
+        q: { type: 'string', description: 'Only artifacts whose id, filename or name holds this text' },
+        sort: {
+          type: 'string',
+          enum: [...LIST_SORTS],
+          description: 'Order: newest (default), oldest, largest, smallest, or name',
+        },
         limit: whole('Artifacts per page (1-100, default 20)'),
         cursor: { type: 'string', description: 'nextCursor of the previous page' },
       },
@@ -167,6 +174,8 @@ const ARGS = {
   artifact_query: z.strictObject({ id: Id, path: z.string().min(1), entry: z.string().optional() }),
   artifact_list: z.strictObject({
     mimePrefix: z.string().optional(),
+    q: z.string().optional(),
+    sort: z.enum(LIST_SORTS).optional(),
     limit: Whole().max(100).optional(),
     cursor: z.string().optional(),
   }),
@@ -264,10 +273,15 @@ export async function callArtifactTool(
   }
 }
 
-async function listText(store: ArtifactStore, a: { mimePrefix?: string; limit?: number; cursor?: string }) {
+async function listText(
+  store: ArtifactStore,
+  a: { mimePrefix?: string; q?: string; sort?: ListSort; limit?: number; cursor?: string },
+) {
   const page = await store.list({
     limit: a.limit ?? 20,
     ...(a.mimePrefix ? { mimePrefix: a.mimePrefix } : {}),
+    ...(a.q ? { q: a.q } : {}),
+    ...(a.sort ? { sort: a.sort } : {}),
     ...(a.cursor ? { cursor: a.cursor } : {}),
   });
   return JSON.stringify({

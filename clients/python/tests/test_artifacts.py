@@ -175,6 +175,21 @@ async def test_list_pages_through_cursors(client: Any) -> None:
     assert later.items == []
 
 
+async def test_list_searches_and_sorts(client: Any) -> None:
+    small = await run(client.put(b"a", namespace="sorted", filename="Zeta report.txt"))
+    big = await run(client.put(b"b" * 50, namespace="sorted", filename="alpha.txt"))
+    found = await run(client.list(namespace="sorted", q="REPORT"))
+    assert [r.id for r in found.items] == [small.id]
+    largest = await run(client.list(namespace="sorted", sort="largest"))
+    assert [r.id for r in largest.items] == [big.id, small.id]
+    by_name = await run(client.list(namespace="sorted", sort="name", limit=1))
+    assert [r.id for r in by_name.items] == [small.id]  # byte order: capitals first
+    rest = await run(client.list(namespace="sorted", sort="name", limit=1, cursor=by_name.next_cursor))
+    assert [r.id for r in rest.items] == [big.id]
+    with pytest.raises(BadRequestError):
+        await run(client.list(sort="biggest"))
+
+
 async def test_list_of_a_session(client: Any) -> None:
     await run(client.put(b"in s1", session="s1"))
     await run(client.put(b"in s2", session="s2"))

@@ -40,7 +40,7 @@ def test_the_tools_have_the_typescript_names_and_arguments() -> None:
             ["id", "pattern"],
         ),
         "artifact_query": (["id", "path", "entry"], ["id", "path"]),
-        "artifact_list": (["mimePrefix", "limit", "cursor"], []),
+        "artifact_list": (["mimePrefix", "q", "sort", "limit", "cursor"], []),
         "artifact_info": (["id"], ["id"]),
         "artifact_url": (["id", "mode", "expiresIn"], ["id"]),
     }

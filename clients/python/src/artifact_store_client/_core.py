@@ -399,6 +399,8 @@ class ClientCore:
         mime_prefix: str | None,
         created_after: datetime | str | None,
         created_before: datetime | str | None,
+        q: str | None,
+        sort: str | None,
         cursor: str | None,
         limit: int | None,
         scope: Scope,
@@ -411,6 +413,8 @@ class ClientCore:
             "mimePrefix": mime_prefix,
             "createdAfter": None if created_after is None else query_time(created_after),
             "createdBefore": None if created_before is None else query_time(created_before),
+            "q": q,
+            "sort": sort,
             "cursor": cursor,
             "limit": None if limit is None else str(limit),
         }

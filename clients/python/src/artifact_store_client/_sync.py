@@ -318,19 +318,24 @@ class ArtifactStoreClient:
         mime_prefix: str | None = None,
         created_after: datetime | str | None = None,
         created_before: datetime | str | None = None,
+        q: str | None = None,
+        sort: str | None = None,
         cursor: str | None = None,
         limit: int | None = None,
         session: str | None = None,
         trace: str | None = None,
         user: str | None = None,
     ) -> Page:
-        """One page of references, newest first."""
+        """One page of references: `q` searches id, filename and name; `sort` is newest (default),
+        oldest, largest, smallest or name; a cursor goes on with the same filters and sort."""
         return self._run(
             self._core.list_page(
                 namespace=namespace,
                 mime_prefix=mime_prefix,
                 created_after=created_after,
                 created_before=created_before,
+                q=q,
+                sort=sort,
                 cursor=cursor,
                 limit=limit,
                 scope=self._core.scope_for(session, trace, user),

@@ -105,6 +105,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "type": "string",
                 "description": "Only types that start with this, e.g. image/ or application/pdf",
             },
+            "q": {"type": "string", "description": "Only artifacts whose id, filename or name holds this text"},
+            "sort": {
+                "type": "string",
+                "enum": ["newest", "oldest", "largest", "smallest", "name"],
+                "description": "Order (default newest first)",
+            },
             "limit": {
                 "type": "integer",
                 "minimum": 1,
@@ -147,8 +153,9 @@ DESCRIPTIONS = {
     "(regex), with line numbers and context lines around them; then read around a match with artifact_read.",
     "artifact_query": "Select values of a stored JSON artifact (or a JSON entry of a ZIP) with an RFC 9535 "
     "JSONPath, e.g. $.issues[?@.state == 'open'].title, instead of reading the whole document.",
-    "artifact_list": "List the stored artifacts you can read, newest first: id, type, size, sha256, filename and "
-    "where each came from. Pass nextCursor back as cursor for more.",
+    "artifact_list": "List the stored artifacts you can read, newest first (or as sort says; with q, only those "
+    "whose id, filename or name holds it): id, type, size, sha256, filename and where each came from. Pass "
+    "nextCursor back as cursor for more.",
     "artifact_info": "Describe one stored artifact by id: type, size, sha256, filename, where it came from and "
     "when it expires.",
     "artifact_url": "A signed download URL for one artifact, for a person or a browser to fetch without a token. "
@@ -240,7 +247,7 @@ class ArtifactTool:
             kwargs = {**_options(a, entry="entry"), "budget": budget}
             return _Plan("query", (a["id"], a["path"]), kwargs, _view_text)
         if self.name == "artifact_list":
-            kwargs = _options(a, mime_prefix="mimePrefix", limit="limit", cursor="cursor")
+            kwargs = _options(a, mime_prefix="mimePrefix", q="q", sort="sort", limit="limit", cursor="cursor")
             return _Plan("list", (), kwargs, _listing_text)
         if self.name == "artifact_info":
             artifact_id = a["id"]
