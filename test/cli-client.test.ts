@@ -117,6 +117,13 @@ describe('artifact-store put / get / ls / rm', () => {
       filename: 'notes.json',
       mimeType: 'application/json',
     });
+    const found = JSON.parse((await cli(['ls', '--json', '--search', 'NOTES.json', '--sort', 'largest'], as())).stdout);
+    expect(found.map((r: { id: string }) => r.id)).toContain(id);
+    for (const r of found as { id: string; filename?: string }[])
+      expect(`${r.id} ${r.filename}`.toLowerCase()).toContain('notes.json');
+    const badSort = await cli(['ls', '--sort', 'biggest'], as());
+    expect(badSort.code).not.toBe(0);
+    expect(badSort.stderr).toMatch(/--sort "biggest" must be one of newest, oldest, largest, smallest, name/);
   });
 
   it('puts to a name (--to APP/NAME) and gets a version back (APP/NAME@N), session and user-wide', async () => {

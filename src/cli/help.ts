@@ -72,12 +72,14 @@ Examples:
   artifact-store get art_3f1c0a… -o report.pdf
   artifact-store get art_3f1c0a… | jq .
   artifact-store get my-agent/report.pdf@2 -o report.pdf --session s-42`,
-  ls: `artifact-store ls [--session S] [--namespace NS] [--type PREFIX] [--limit N] [--json]
+  ls: `artifact-store ls [--session S] [--namespace NS] [--type PREFIX] [--search TEXT] [--sort ORDER] [--limit N] [--json]
 
 Lists artifacts in your scope, newest first, as a table (or JSON).
   --session S     only this session (tenant-wide tokens)
   --namespace NS  only this namespace
   --type PREFIX   only media types starting with this (image/, application/pdf)
+  --search TEXT   only those whose id, filename or name holds TEXT (either case)
+  --sort ORDER    newest (default), oldest, largest, smallest or name
   --limit N       at most N (default 50)
   --json          the ArtifactRefs as JSON
 

@@ -13,7 +13,7 @@ import mime from 'mime';
 import { createHttpArtifactStore } from '../client/http-store.js';
 import { formatBytes } from '../core/bytes.js';
 import { isArtifactId } from '../core/ids.js';
-import type { ArtifactRef, PutOptions } from '../core/schemas.js';
+import { type ArtifactRef, LIST_SORTS, type ListSort, type PutOptions } from '../core/schemas.js';
 import { checkSessionId } from '../core/sessions.js';
 import { CliError, EXIT, type RemoteCommand } from './cli-error.js';
 import { HELP } from './help.js';
@@ -231,10 +231,15 @@ const COMMANDS: Record<RemoteCommand, Command> = {
       session: { type: 'string' },
       namespace: { type: 'string' },
       type: { type: 'string' },
+      search: { type: 'string' },
+      sort: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean' },
     },
     async run(values) {
+      const sort = values.sort as string | undefined;
+      if (sort !== undefined && !(LIST_SORTS as readonly string[]).includes(sort))
+        throw new CliError(`--sort ${JSON.stringify(sort)} must be one of ${LIST_SORTS.join(', ')}.`, EXIT.usage);
       const limit = values.limit === undefined ? 50 : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
         throw new CliError(
@@ -251,6 +256,8 @@ const COMMANDS: Record<RemoteCommand, Command> = {
           ...(c.session ? { sessionId: c.session } : {}),
           ...(values.namespace ? { namespace: values.namespace as string } : {}),
           ...(values.type ? { mimePrefix: values.type as string } : {}),
+          ...(values.search ? { q: values.search as string } : {}),
+          ...(sort ? { sort: sort as ListSort } : {}),
           ...(cursor ? { cursor } : {}),
         });
         items.push(...page.items);
