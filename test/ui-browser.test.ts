@@ -4,7 +4,7 @@
  * test-results/ui/.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -13,7 +13,7 @@ import { mintToken, type TokenClaims } from '../src/http/tokens.js';
 import { createSqliteRepository } from '../src/db/sqlite.js';
 import { issueApiKey } from '../src/service/api-keys.js';
 import { launchChromium, noChromium } from './helpers/chromium.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { closeSuite, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { pdf as pdfOf, PNG_1X1, wav } from './helpers/payloads.js';
 
 const SECRET = { kid: 'ui', secret: randomBytes(32).toString('base64url') };
@@ -104,12 +104,7 @@ describe.skipIf(noChromium)(`artifact browser in Chromium${noChromium ? ` (skipp
     browser = await launchChromium();
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    server?.kill();
-    await server?.exited;
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeSuite(browser, server, dir));
 
   it('signs in from the link npm start prints, drops the token from the address bar, and shows a new artifact live', async () => {
     const { page, problems, close } = await open(uiLink);

@@ -4,13 +4,13 @@
  * opens, by keyboard too, onto its versions newest first, each previewed like any artifact, and a new
  * version arriving on /v1/events updates the row without a reload.
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, noChromium } from './helpers/chromium.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { closeSuite, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 
 const SHOTS = join(ROOT, 'test-results', 'ui');
 
@@ -56,12 +56,7 @@ describe.skipIf(noChromium)(
       browser = await launchChromium();
     }, 120_000);
 
-    afterAll(async () => {
-      await browser?.close();
-      server?.kill();
-      await server?.exited;
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => closeSuite(browser, server, dir));
 
     it('groups a name’s versions in one row that opens onto them, previews one, and follows a new version live', async () => {
       const saved = [];

@@ -4,7 +4,7 @@
  * (server-everything 2026.8.31 lists its seven documents in one page), and one that cannot start.
  * Screenshots are kept in test-results/ui/.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './helpers/axe.js';
 import { launchChromium, noChromium } from './helpers/chromium.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { closeSuite, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { peerEntry } from './helpers/mcp-peers.js';
 import { PNG_1X1 } from './helpers/payloads.js';
 
@@ -118,12 +118,7 @@ describe.skipIf(noChromium)(`Resources tab in Chromium${noChromium ? ` (skipped:
     browser = await launchChromium();
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    server?.kill();
-    await server?.exited;
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeSuite(browser, server, dir));
 
   it('lists the servers with their state, pages resources with "more", reads text inline and blobs into artifacts', async () => {
     const { page, problems, asked, close } = await open(uiLink);

@@ -6,7 +6,7 @@
  * at 375 and 1280 pixels, light and dark. Screenshots of each view go to test-results/ui/.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type TokenClaims } from '../src/http/tokens.js';
 import { axeViolations } from './helpers/axe.js';
 import { launchChromium, noChromium } from './helpers/chromium.js';
-import { ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
+import { closeSuite, ROOT, startCliServer, type CliServer } from './helpers/cli-server.js';
 import { pdf as pdfOf, PNG_1X1 } from './helpers/payloads.js';
 
 const SECRET = { kid: 'ui', secret: randomBytes(32).toString('base64url') };
@@ -125,12 +125,7 @@ describe.skipIf(noChromium)(`the artifact browser at scale${noChromium ? ` (skip
     token = await tokenFor();
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    server?.kill();
-    await server?.exited;
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeSuite(browser, server, dir));
 
   it('shows named versions that share bytes exactly as the API lists them', async () => {
     const session = 's-dup';

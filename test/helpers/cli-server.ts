@@ -1,5 +1,6 @@
 import { type ChildProcessByStdio, execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -112,4 +113,19 @@ export async function startCliServer(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The end of a browser suite: its browser closed, its server killed and gone, its folder removed
+ * (each as far as the suite got to start them).
+ */
+export async function closeSuite(
+  browser: { close(): Promise<void> } | undefined,
+  server: CliServer | undefined,
+  dir: string | undefined,
+): Promise<void> {
+  await browser?.close();
+  server?.kill();
+  await server?.exited;
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }
