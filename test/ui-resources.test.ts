@@ -95,6 +95,8 @@ async function readUri(page: Page, uri: string) {
 const fact = (page: Page, name: string) =>
   page.locator('#reading-facts dt', { hasText: name }).locator('xpath=following-sibling::dd[1]').textContent();
 
+const serverEnv = () => ({ ARTIFACT_STORE_ENV: 'development', ARTIFACT_STORE_GATEWAY_CONFIG: join(dir, 'mcp.json') });
+
 describe.skipIf(noChromium)(`Resources tab in Chromium${noChromium ? ` (skipped: ${noChromium})` : ''}`, () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'artifact-store-ui-resources-'));
@@ -109,10 +111,7 @@ describe.skipIf(noChromium)(`Resources tab in Chromium${noChromium ? ` (skipped:
       },
     };
     writeFileSync(join(dir, 'mcp.json'), JSON.stringify(config));
-    server = await startCliServer(join(dir, 'data'), {
-      ARTIFACT_STORE_ENV: 'development',
-      ARTIFACT_STORE_GATEWAY_CONFIG: join(dir, 'mcp.json'),
-    });
+    server = await startCliServer(join(dir, 'data'), serverEnv());
     uiLink = linkOf(server);
     expect(uiLink, server.output()).not.toBe('');
     browser = await launchChromium();
@@ -288,4 +287,37 @@ describe.skipIf(noChromium)(`Resources tab in Chromium${noChromium ? ` (skipped:
     expect(problems.filter((p) => !/status of 404/.test(p))).toEqual([]);
     await close();
   });
+
+  it('with the service away: the state shows in this view too, a refresh says so in plain words, and it lists again once back', async () => {
+    const { page, problems, close } = await open(uiLink);
+    await page.click('#tab-resources');
+    const everything = page.locator('#servers li[data-server="everything"]');
+    await expect.poll(() => everything.getAttribute('data-state')).toBe('ready');
+    const port = Number(new URL(server.url).port);
+    await server.stop();
+    await expect.poll(() => page.locator('#live').getAttribute('data-state'), { timeout: 20_000 }).toBe('down');
+    expect(await page.locator('#live').isVisible()).toBe(true);
+    await page.click('#servers-refresh');
+    await expect.poll(() => page.locator('#servers-error').textContent()).toMatch(/cannot be reached/);
+    expect(await page.locator('#servers-error').textContent()).not.toMatch(/Failed to fetch/);
+
+    server = await startCliServer(join(dir, 'data'), serverEnv(), 60_000, port);
+    await page.click('#retry-now');
+    await page.waitForSelector('#live[data-state="live"]', { timeout: 20_000 });
+    // The gateway's servers start again with the service: a refresh lists them once it answers.
+    await expect
+      .poll(
+        async () => {
+          await page.click('#servers-refresh');
+          await page.waitForTimeout(300);
+          return page.locator('#servers-error').textContent();
+        },
+        { timeout: 30_000 },
+      )
+      .toBe('');
+    await expect.poll(() => everything.getAttribute('data-state'), { timeout: 20_000 }).toBe('ready');
+    // The console logs each refused connection while the service was away; nothing else.
+    expect(problems.filter((p) => !/ERR_CONNECTION_REFUSED|Failed to load resource/.test(p))).toEqual([]);
+    await close();
+  }, 120_000);
 });

@@ -44,6 +44,7 @@ async function signIn(token) {
   ui.browser.hidden = false;
   ui.signout.hidden = false;
   ui.who.hidden = false;
+  ui.live.hidden = false;
   ui.who.textContent = describeToken();
   ui.sessionField.hidden = state.bound;
   ui.drop.hidden = !may('write');

@@ -15,6 +15,7 @@ export function signOut(message = '') {
   sessionStorage.removeItem(TOKEN_KEY);
   ui.browser.hidden = true;
   ui.expiry.hidden = true;
+  ui.live.hidden = true;
   ui.signout.hidden = true;
   ui.who.hidden = true;
   ui.signin.hidden = false;
