@@ -76,16 +76,19 @@ export function matchesSearch(row: Pick<ListedRow, 'artifactId' | 'filename' | '
   return [row.artifactId, row.filename ?? '', row.name ?? ''].some((v) => asciiLower(v).includes(s));
 }
 
-/** UTF-8 byte order (the databases' binary collation): code point order. */
+/** UTF-8 byte order (the databases' binary collation): code point order, read without copying. */
 function compareText(a: string, b: string): number {
   if (a === b) return 0;
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(j)!;
+    if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
   }
-  return x.length - y.length;
+  return a.length - i - (b.length - j);
 }
 
 /** The order of a listing, as a comparator of rows (negative: `a` comes first). */

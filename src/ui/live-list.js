@@ -42,6 +42,14 @@ export function scopeQuery() {
   return q;
 }
 
+/** A page of the view's listing: its scope, the toolbar's view, and where to go on. @param {string | null} cursor */
+function listQuery(cursor) {
+  const q = addViewParams(scopeQuery());
+  q.set('limit', String(PAGE_SIZE));
+  if (cursor) q.set('cursor', cursor);
+  return q;
+}
+
 /** The listing's own generation: bumped by a new scope and by a new view. */
 let listing = 0;
 
@@ -117,11 +125,8 @@ async function loadPage(run, cursor) {
   ui.loading.hidden = false;
   try {
     for (;;) {
-      const q = addViewParams(scopeQuery());
-      q.set('limit', String(PAGE_SIZE));
-      if (cursor) q.set('cursor', cursor);
       try {
-        const res = await api(`/v1/artifacts?${q}`);
+        const res = await api(`/v1/artifacts?${listQuery(cursor)}`);
         const page = /** @type {{ items: ArtifactRef[], nextCursor?: string }} */ (await res.json());
         if (run !== listing) return;
         // The first page is the view: what arrived while it was read goes in after it, in its place.
@@ -261,9 +266,9 @@ async function relist() {
   const backoff = new Backoff();
   for (;;) {
     try {
-      const q = addViewParams(scopeQuery());
-      q.set('limit', String(PAGE_SIZE));
-      const page = /** @type {{ items: ArtifactRef[] }} */ (await (await api(`/v1/artifacts?${q}`)).json());
+      const page = /** @type {{ items: ArtifactRef[] }} */ (
+        await (await api(`/v1/artifacts?${listQuery(null)}`)).json()
+      );
       if (run !== listing) return;
       if (!state.listed) return startView();
       for (const ref of page.items) arriveRef(ref, false);

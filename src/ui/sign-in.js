@@ -120,7 +120,6 @@ ui.renewForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const token = ui.renewToken.value.trim().replace(/^Bearer\s+/i, '');
   if (!token) return;
-  const before = { token: state.token, claims: state.claims, bound: state.bound };
   try {
     // Proved first: a token the service refuses leaves the page as it was.
     const res = await fetch('/v1/usage?top=1', { headers: { Authorization: `Bearer ${token}` } });
@@ -135,7 +134,6 @@ ui.renewForm.addEventListener('submit', async (event) => {
     return;
   }
   ui.renewDialog.close();
-  Object.assign(state, before);
   await signInKeeping(token);
 });
 

@@ -260,11 +260,7 @@ export function arrive(key) {
     void readName(nameKey, entry.ref);
     return;
   }
-  // Where it goes: before the first line that comes after it.
-  const at = lines.findIndex((l) => {
-    const other = state.entries.get(l.entry);
-    return other !== undefined && compareInView(entry.ref, other.ref) < 0;
-  });
+  const at = placeOf(entry.ref);
   // After every line held, while there are pages to come: the listing will bring it.
   if (at < 0 && state.cursor !== null) return;
   const before = at < 0 ? undefined : rowOf(lines[at].key);
@@ -277,6 +273,13 @@ export function arrive(key) {
   place(key, at);
   frame();
 }
+
+/** Where a reference's line goes: before the first line that comes after it (-1: the end). @param {ArtifactRef} ref */
+const placeOf = (ref) =>
+  lines.findIndex((l) => {
+    const other = state.entries.get(l.entry);
+    return other !== undefined && compareInView(ref, other.ref) < 0;
+  });
 
 /** Puts a line in the table at `at` (-1: the end). @param {string} key @param {number} at */
 function place(key, at) {
@@ -301,11 +304,7 @@ function showWaiting() {
   for (const key of keys) {
     const entry = state.entries.get(key);
     if (!entry) continue;
-    const at = lines.findIndex((l) => {
-      const other = state.entries.get(l.entry);
-      return other !== undefined && compareInView(entry.ref, other.ref) < 0;
-    });
-    place(key, at);
+    place(key, placeOf(entry.ref));
   }
   frame();
   ui.table.scrollIntoView({ block: 'start' });
@@ -317,13 +316,9 @@ ui.newBar.addEventListener('click', showWaiting);
  * @param {string} key @param {ArtifactRef} [ref]
  */
 export function changed(key, ref) {
-  const entry = state.entries.get(key);
-  const nameKey = nameKeyOf(entry?.ref ?? ref ?? /** @type {ArtifactRef} */ ({}));
-  if (nameKey && lineByKey.has(nameKey)) {
-    const line = /** @type {{ key: string, entry: string }} */ (lineByKey.get(nameKey));
-    void readName(nameKey, entry?.ref ?? state.entries.get(line.entry)?.ref ?? /** @type {ArtifactRef} */ (ref));
-    return;
-  }
+  const known = state.entries.get(key)?.ref ?? ref;
+  const nameKey = known ? nameKeyOf(known) : null;
+  if (known && nameKey && lineByKey.has(nameKey)) return void readName(nameKey, known);
   if (lineByKey.has(key)) redraw(key);
 }
 
