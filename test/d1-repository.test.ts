@@ -662,10 +662,26 @@ describe('D1 repository', () => {
       options: { mimeType: 'text/plain', meta: { a: 1 } },
       createdAt: T0,
       expiresAt: T0 + 100,
+      kind: 'put' as const,
+      multipartId: null,
+      partSize: null,
+      receivedBytes: 0,
     };
     await repo.createUpload(upload);
     await repo.createUpload({ ...upload, id: 'up2', expiresAt: T0 + 50 });
     expect(await repo.findUpload('acme', 'up1')).toEqual(upload);
+    const tus = { ...upload, id: 'up3', kind: 'tus' as const, sha256: '', expiresAt: T0 + 200 };
+    await repo.createUpload(tus);
+    // The offset moves only from where it stands: a second request with the same start loses.
+    expect(await repo.advanceUpload('up3', 0, 3, T0 + 300)).toBe(true);
+    expect(await repo.advanceUpload('up3', 0, 4, T0 + 300)).toBe(false);
+    expect(await repo.findUpload('acme', 'up3')).toEqual({ ...tus, receivedBytes: 3, expiresAt: T0 + 300 });
+    expect(await repo.advanceUpload('gone', 0, 1, T0)).toBe(false);
+    await repo.deleteUpload('up3');
+    const multipart = { ...upload, id: 'up4', kind: 'multipart' as const, multipartId: 'mp-1', partSize: 8 << 20 };
+    await repo.createUpload(multipart);
+    expect(await repo.findUpload('acme', 'up4')).toEqual(multipart);
+    await repo.deleteUpload('up4');
     expect(await repo.findUpload('beta', 'up1')).toBeUndefined();
     expect((await repo.expiredUploads(T0 + 101, 10)).map((u) => u.id)).toEqual(['up2', 'up1']);
     expect((await repo.expiredUploads(T0 + 100, 1)).map((u) => u.id)).toEqual(['up2']);

@@ -184,9 +184,16 @@ export function generateWorkload(seed: number, length: number): Op[] {
               options: { mimeType: 'text/plain', meta: { step } },
               createdAt: now,
               expiresAt: now + pick([10, 1000]),
+              kind: pick(['put', 'multipart', 'tus']),
+              multipartId: pick([null, `mp${step}`]),
+              partSize: pick([null, 5 << 20]),
+              receivedBytes: int(0, 99),
             },
           ]);
         },
+        () =>
+          uploads.length > 0 &&
+          ops.push(['advanceUpload', pick(uploads), pick([0, 5, 50]), int(0, 99), now + pick([10, 1000])]),
         () => uploads.length > 0 && ops.push(['deleteUpload', pick(uploads)]),
         () => {
           const id = `k${step}`;

@@ -206,6 +206,10 @@ describe('phase uploads', () => {
         options: {},
         createdAt: T0 - DAY,
         expiresAt,
+        kind: 'put',
+        multipartId: null,
+        partSize: null,
+        receivedBytes: 0,
       });
     await upload('up_done', T0 - 10_000);
     await upload('up_stuck', T0 - 10_000);

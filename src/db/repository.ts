@@ -145,7 +145,10 @@ export interface ListFilter extends ScopeFilter {
   now: number;
 }
 
-/** A direct upload in flight (see the uploads table). */
+/** How an upload's bytes arrive: one presigned PUT, S3 multipart parts, or tus through the service. */
+export type UploadKind = 'put' | 'multipart' | 'tus';
+
+/** An upload in flight (see the uploads table). */
 export interface UploadRecord {
   id: string;
   tenantId: string;
@@ -159,6 +162,13 @@ export interface UploadRecord {
   options: Record<string, unknown>;
   createdAt: number;
   expiresAt: number;
+  kind: UploadKind;
+  /** The S3 multipart upload's UploadId (multipart only). */
+  multipartId: string | null;
+  /** Every part's size but the last's (multipart only). */
+  partSize: number | null;
+  /** Bytes acknowledged so far (tus only: its Upload-Offset). */
+  receivedBytes: number;
 }
 
 export interface ApiKeyRecord {
@@ -270,11 +280,16 @@ export interface ReferenceRepository {
   storedTotals(now: number): Promise<StoredTotals>;
 }
 
-/** Direct uploads in flight. */
+/** Uploads in flight. */
 export interface UploadRepository {
   createUpload(upload: UploadRecord): Promise<void>;
   /** An upload of this tenant, expired or not. */
   findUpload(tenantId: string, id: string): Promise<UploadRecord | undefined>;
+  /**
+   * Moves a tus upload's acknowledged offset from `from` to `to` (and its expiry), only if it still
+   * reads `from`: false when another request moved it first or the upload is gone.
+   */
+  advanceUpload(id: string, from: number, to: number, expiresAt: number): Promise<boolean>;
   deleteUpload(id: string): Promise<void>;
   /** Up to `limit` direct uploads that expired before `before`. */
   expiredUploads(before: number, limit: number): Promise<UploadRecord[]>;

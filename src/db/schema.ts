@@ -143,8 +143,11 @@ export const apiKeys = sqliteTable(
 );
 
 /**
- * Direct uploads in flight: the client PUTs straight to the blob store's staging key, then completes.
- * Holds what the put will say (scope and options) and what the bytes must be (size and sha256).
+ * Uploads in flight: a direct upload (`put`: one PUT straight to the blob store's staging key;
+ * `multipart`: parts PUT straight to an S3 multipart upload at the staging key) or a resumable upload
+ * through the service (`tus`: bytes appended to a staging file). Holds what the put will say (scope
+ * and options) and what the bytes must be (size, and the sha256 when declared; '' for a tus upload
+ * that declared none).
  */
 export const uploads = sqliteTable(
   'uploads',
@@ -160,6 +163,13 @@ export const uploads = sqliteTable(
     options: text('options', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
     createdAt: integer('created_at').notNull(),
     expiresAt: integer('expires_at').notNull(),
+    kind: text('kind').$type<'put' | 'multipart' | 'tus'>().notNull().default('put'),
+    /** The S3 multipart upload's UploadId (multipart only). */
+    multipartId: text('multipart_id'),
+    /** Every part's size but the last's (multipart only). */
+    partSize: integer('part_size'),
+    /** Bytes acknowledged so far (tus only: the Upload-Offset). */
+    receivedBytes: integer('received_bytes').notNull().default(0),
   },
   (t) => [index('uploads_expires').on(t.expiresAt)],
 );

@@ -78,6 +78,10 @@ export function createDirectUploads(deps: DirectUploadsDeps): Pick<ArtifactServi
         options: JSON.parse(JSON.stringify(kept)) as Record<string, unknown>,
         createdAt: at,
         expiresAt: at + ttl * 1000,
+        kind: 'put',
+        multipartId: null,
+        partSize: null,
+        receivedBytes: 0,
       });
       return {
         uploadId: id,

@@ -23,6 +23,7 @@ const PG_CLOCK = 'greatest(@now, floor(extract(epoch from clock_timestamp()) * 1
 const PARAM_TYPES: Record<string, string> = {
   pinId: 'bigint',
   revokedAt: 'bigint',
+  partSize: 'bigint',
   upTo: 'bigint',
   mimeLength: 'int',
 };

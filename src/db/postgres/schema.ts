@@ -152,6 +152,10 @@ export const uploads = pgTable(
     options: text('options').notNull(),
     createdAt: int('created_at').notNull(),
     expiresAt: int('expires_at').notNull(),
+    kind: text('kind').notNull().default('put'),
+    multipartId: text('multipart_id'),
+    partSize: int('part_size'),
+    receivedBytes: int('received_bytes').notNull().default(0),
   },
   (t) => [index('uploads_expires').on(t.expiresAt)],
 );

@@ -1,4 +1,4 @@
-/** Direct uploads in flight, on SQLite. */
+/** Uploads in flight, on SQLite. */
 import { and, eq, lt } from 'drizzle-orm';
 import type { UploadRecord, UploadRepository } from '../repository.js';
 import { uploads } from '../schema.js';
@@ -18,6 +18,15 @@ export function sqliteUploads({ db }: SqliteContext): UploadRepository {
           .where(and(eq(uploads.tenantId, tenantId), eq(uploads.id, id)))
           .get() ?? undefined
       );
+    },
+
+    async advanceUpload(id, from, to, expiresAt) {
+      const done = db
+        .update(uploads)
+        .set({ receivedBytes: to, expiresAt })
+        .where(and(eq(uploads.id, id), eq(uploads.receivedBytes, from)))
+        .run();
+      return done.changes === 1;
     },
 
     async deleteUpload(id) {
