@@ -17,9 +17,12 @@ import { SHA256_PATTERN } from '../core/ids.js';
  *   is completed;
  * - `{prefix}staging/checked/{uuid}`: a direct upload presigned with its sha256 as the payload hash,
  *   which the backend checked when the bytes arrived;
- * - `{prefix}staging/payload-check-{uuid}`: the S3 driver's one-time probe of the backend.
+ * - `{prefix}staging/payload-check-{uuid}`: the S3 driver's one-time probe of the backend;
+ * - `{prefix}staging/parts/{uuid}`: a direct upload in parts (an S3 multipart upload, then the object
+ *   its parts assemble into until it is checked).
  *
- * Everything under `staging/` is reaped once it is older than the grace period.
+ * Everything under `staging/` is reaped once it is older than the grace period, except uploads in
+ * parts, which may take a day: theirs is `PARTS_MAX_AGE_MS`.
  */
 export interface BlobKeyLayout {
   /** `{prefix}blobs/sha256/`: where every committed blob's key starts. */
@@ -40,13 +43,21 @@ export interface BlobKeyLayout {
   isStagingKey(key: string): boolean;
   /** Whether `key` is a staging key made by `checkedStagingKey`. */
   isCheckedStagingKey(key: string): boolean;
+  /** `{prefix}staging/parts/`: where direct uploads in parts are staged. */
+  readonly partsPrefix: string;
+  /** A fresh staging key for a direct upload in parts. */
+  partsStagingKey(): string;
 }
+
+/** How long a direct upload in parts may stay open: its row's lifetime, and the sweep's limit for its parts. */
+export const PARTS_MAX_AGE_MS = 24 * 3600 * 1000;
 
 /** The layout under `prefix` ("" or ending in "/"; "artifacts/" puts every key under artifacts/). */
 export function blobKeyLayout(prefix = ''): BlobKeyLayout {
   const blobsPrefix = `${prefix}blobs/sha256/`;
   const stagingPrefix = `${prefix}staging/`;
   const checkedPrefix = `${stagingPrefix}checked/`;
+  const partsPrefix = `${stagingPrefix}parts/`;
   // ab/cd/{sha256}: two shard folders, then the whole hash.
   const blobKeyLength = blobsPrefix.length + 6 + 64;
   const blobKey = (sha256: string) => `${blobsPrefix}${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}`;
@@ -64,6 +75,8 @@ export function blobKeyLayout(prefix = ''): BlobKeyLayout {
     probeKey: () => `${stagingPrefix}payload-check-${crypto.randomUUID()}`,
     isStagingKey: (key) => key.startsWith(stagingPrefix) && !key.includes('..'),
     isCheckedStagingKey: (key) => key.startsWith(checkedPrefix),
+    partsPrefix,
+    partsStagingKey: () => `${partsPrefix}${crypto.randomUUID()}`,
   };
 }
 

@@ -41,9 +41,60 @@ export interface StagedUpload {
   headers: Record<string, string>;
 }
 
+/** A multipart upload in the bucket: its staging key and the bucket's id for it. */
+export interface PartsUpload {
+  stagingKey: string;
+  multipartId: string;
+}
+
+/** A part the bucket holds. */
+export interface HeldPart {
+  partNumber: number;
+  sizeBytes: number;
+  etag: string;
+}
+
+/**
+ * Resumable direct uploads in parts (S3 multipart): the client PUTs each part straight to the
+ * bucket through its own presigned URL, signed with that part's sha256 where the backend checks
+ * payload hashes, so the bucket refuses a part that changed on the way. The bucket says which parts
+ * it holds, so a client resumes where it stopped. Nothing is an object until `complete`.
+ */
+export interface DirectParts {
+  /** The backend's limits: every part but the last at least `minPartBytes`, at most `maxParts` parts. */
+  readonly minPartBytes: number;
+  readonly maxParts: number;
+  /** Opens a multipart upload at a fresh staging key. */
+  begin(): Promise<PartsUpload>;
+  /**
+   * A presigned PUT of part `partNumber`: exactly `sizeBytes`, signed with `sha256` as its payload
+   * hash where the backend checks those (the bucket then refuses other bytes).
+   */
+  presignPart(
+    upload: PartsUpload,
+    part: { partNumber: number; sizeBytes: number; sha256: string; expiresInSeconds: number },
+  ): Promise<{ url: string; headers: Record<string, string> }>;
+  /** The parts the bucket holds, by part number; null when the upload is no longer open. */
+  listParts(upload: PartsUpload): Promise<HeldPart[] | null>;
+  /**
+   * Assembles `parts` (every part, ascending) into the staging object, then reads it back once,
+   * streamed, to check its size and sha256 against `expected` (S3 keeps no sha256 of a multipart
+   * object), and commits it under its hash like `commitUpload`. Wrong bytes: checksum_mismatch and
+   * nothing kept. An upload assembled already by an earlier call that died is checked and committed.
+   */
+  complete(
+    upload: PartsUpload,
+    parts: HeldPart[],
+    expected: { sizeBytes: number; sha256: string },
+    beforeCommit?: BlobPutOptions['beforeCommit'],
+  ): Promise<BlobInfo>;
+  /** Aborts the upload (the bucket drops its parts) and removes any assembled staging object. */
+  abort(upload: PartsUpload): Promise<void>;
+}
+
 /**
  * The client talks to the bucket directly: the bytes skip the service both ways. A driver declares
- * all of it or none (`BlobStore.direct`). Resumable uploads in parts belong here too.
+ * all of it or none (`BlobStore.direct`); uploads in parts (`parts`) are optional within it.
  */
 export interface DirectAccess {
   /**
@@ -71,6 +122,8 @@ export interface DirectAccess {
   ): Promise<BlobInfo>;
   /** Drops a staged upload, if any. */
   discardUpload(stagingKey: string): Promise<void>;
+  /** Resumable uploads in parts; absent where the driver has none (r2's binding). */
+  readonly parts?: DirectParts;
 }
 
 /** A CDN in front of the bucket. */

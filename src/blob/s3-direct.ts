@@ -6,7 +6,7 @@
 import { errors, isArtifactError } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
-import type { BlobPutOptions, DirectAccess } from './blob-store.js';
+import type { BlobPutOptions, DirectAccess, DirectParts } from './blob-store.js';
 import { uploadSizeMismatch as sizeMismatch } from './ingest.js';
 import type { CloudFrontCdn } from './s3-cdn.js';
 import { s3Failure } from './s3-client.js';
@@ -22,10 +22,12 @@ export interface S3DirectOptions {
   presigner: ObjectPresigner;
   /** With a CDN in front, links are CloudFront signed URLs instead of S3 presigned ones. */
   cdn?: CloudFrontCdn;
+  /** Resumable direct uploads in parts. */
+  parts?: DirectParts;
 }
 
 export function createS3Direct(options: S3DirectOptions): DirectAccess {
-  const { objects, copy, hash, presigner, cdn } = options;
+  const { objects, copy, hash, presigner, cdn, parts } = options;
   const { layout, where } = objects;
 
   /** Commits a staging object the backend checked at its PUT: nothing to re-read. */
@@ -53,6 +55,8 @@ export function createS3Direct(options: S3DirectOptions): DirectAccess {
   }
 
   return {
+    ...(parts ? { parts } : {}),
+
     async presignGet(sha256, o) {
       if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
       if (cdn) return cdn.signedUrl(sha256, o);

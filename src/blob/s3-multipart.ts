@@ -50,9 +50,10 @@ export interface S3Multipart {
   copy(from: string, to: string, size: number): Promise<void>;
   /**
    * Aborts the multipart uploads under `prefix` initiated before `before` (ms since the epoch): puts
-   * that died mid-stream, whose parts take space but are no objects. How many it aborted.
+   * that died mid-stream, whose parts take space but are no objects. Keys under `except` are left
+   * alone. How many it aborted.
    */
-  abortStale(prefix: string, before: number): Promise<number>;
+  abortStale(prefix: string, before: number, except?: string): Promise<number>;
 }
 
 export function createS3Multipart(options: S3MultipartOptions): S3Multipart {
@@ -229,7 +230,7 @@ export function createS3Multipart(options: S3MultipartOptions): S3Multipart {
     }
   }
 
-  async function abortStale(prefix: string, before: number): Promise<number> {
+  async function abortStale(prefix: string, before: number, except?: string): Promise<number> {
     const uploads = paginate<
       { Key?: string; UploadId?: string; Initiated?: Date },
       { keyMarker: string; uploadIdMarker: string | undefined }
@@ -258,6 +259,7 @@ export function createS3Multipart(options: S3MultipartOptions): S3Multipart {
     let aborted = 0;
     for await (const u of uploads) {
       if (!u.Key || !u.UploadId || !u.Initiated || u.Initiated.getTime() >= before) continue;
+      if (except && u.Key.startsWith(except)) continue;
       // Dropped on purpose: an upload that cannot be aborted now is listed, and tried, again by the
       // next sweep; the bucket's lifecycle rule aborts it in the end.
       await client

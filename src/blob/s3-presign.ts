@@ -1,4 +1,4 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { PresignGetOptions } from './blob-store.js';
 
@@ -24,8 +24,8 @@ export interface ObjectPresigner {
  * Makes `sha256` the command's SigV4 payload hash: the signer takes a request's own
  * x-amz-content-sha256 instead of hashing the body, and the backend checks the body against it.
  */
-export function withPayloadHash<C extends PutObjectCommand>(command: C, sha256: string): C {
-  command.middlewareStack.add(
+export function withPayloadHash<C extends PutObjectCommand | UploadPartCommand>(command: C, sha256: string): C {
+  (command.middlewareStack as unknown as BuildStep).add(
     (next) => (args) => {
       (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = sha256;
       return next(args);
@@ -35,8 +35,39 @@ export function withPayloadHash<C extends PutObjectCommand>(command: C, sha256: 
   return command;
 }
 
+/** The one middleware step withPayloadHash adds to, whichever command it is. */
+interface BuildStep {
+  add(
+    middleware: (
+      next: (args: { request: unknown }) => Promise<unknown>,
+    ) => (args: { request: unknown }) => Promise<unknown>,
+    options: { step: 'build'; name: string },
+  ): void;
+}
+
 /** S3 accepts 1 s to 7 days. */
-const expiry = (seconds: number) => Math.min(7 * 24 * 3600, Math.max(1, Math.floor(seconds)));
+export const expiry = (seconds: number) => Math.min(7 * 24 * 3600, Math.max(1, Math.floor(seconds)));
+
+/**
+ * Presigns `command` with `signed` headers in its signature. Those after the first stay headers, not
+ * query parameters: the backend compares the body with x-amz-content-sha256 only as a header.
+ */
+export function presignWithHeaders(
+  client: S3Client,
+  command: PutObjectCommand | UploadPartCommand,
+  signed: string[],
+  expiresInSeconds: number,
+): Promise<string> {
+  const options = {
+    expiresIn: expiry(expiresInSeconds),
+    signableHeaders: new Set(signed),
+    unhoistableHeaders: new Set(signed.filter((h) => h === 'x-amz-content-sha256')),
+  };
+  // Two calls, one per command type: the signer's types take one command type at a time.
+  return command instanceof UploadPartCommand
+    ? getSignedUrl(client, command, options)
+    : getSignedUrl(client, command, options);
+}
 
 export function s3Presigner(client: S3Client, bucket: string): ObjectPresigner {
   return {
@@ -58,12 +89,7 @@ export function s3Presigner(client: S3Client, bucket: string): ObjectPresigner {
       });
       if (o.sha256) withPayloadHash(command, o.sha256);
       const signed = o.sha256 ? ['content-type', 'x-amz-content-sha256'] : ['content-type'];
-      const url = await getSignedUrl(client, command, {
-        expiresIn: expiry(o.expiresInSeconds),
-        signableHeaders: new Set(signed),
-        // A header, not a query parameter: the backend compares the body with the header.
-        unhoistableHeaders: new Set(signed.slice(1)),
-      });
+      const url = await presignWithHeaders(client, command, signed, o.expiresInSeconds);
       return {
         url,
         headers: {

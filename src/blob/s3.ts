@@ -10,13 +10,14 @@ import { errors } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { ByteRange } from '../core/schemas.js';
-import { blobKeyLayout } from './blob-keys.js';
+import { blobKeyLayout, PARTS_MAX_AGE_MS } from './blob-keys.js';
 import type { BlobInfo, BlobPutOptions, BlobStore, DirectAccess } from './blob-store.js';
 import { nodeSha256 } from './node-hash.js';
 import { type CdnSigning, createCloudFrontCdn } from './s3-cdn.js';
 import { isPayloadMismatch, s3Failure } from './s3-client.js';
 import { createS3Direct } from './s3-direct.js';
 import { createS3Multipart } from './s3-multipart.js';
+import { createS3Parts } from './s3-parts.js';
 import { createS3Objects } from './s3-objects.js';
 import { s3Presigner } from './s3-presign.js';
 
@@ -204,7 +205,14 @@ export function createS3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       }
     },
 
-    direct: createS3Direct({ objects, copy: multipart.copy, hash, presigner: s3Presigner(client, bucket), cdn }),
+    direct: createS3Direct({
+      objects,
+      copy: multipart.copy,
+      hash,
+      presigner: s3Presigner(client, bucket),
+      cdn,
+      parts: createS3Parts({ objects, copy: multipart.copy, hash }),
+    }),
     ...(cdn?.access ? { cdn: cdn.access } : {}),
 
     async sweepStaging(before: number) {
@@ -228,7 +236,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       }
       await removeStale();
       // Multipart uploads of puts that died mid-stream: their parts take space but are no objects.
-      removed += await multipart.abortStale(layout.stagingPrefix, before);
+      removed += await multipart.abortStale(layout.stagingPrefix, before, layout.partsPrefix);
+      // Direct uploads in parts are ended by retention when their row expires; these have no row left.
+      removed += await multipart.abortStale(layout.partsPrefix, before - PARTS_MAX_AGE_MS);
       return { removed, bytes };
     },
 

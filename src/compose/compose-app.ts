@@ -138,6 +138,8 @@ export function composeService(
       maxTtlSeconds: config.maxTtlSeconds,
       touchFlushMs: config.touchFlushMs,
       smallBlobCacheBytes: config.smallBlobCacheBytes,
+      multipartUploadBytes: config.multipartUploadBytes,
+      uploadPartBytes: config.uploadPartBytes,
       ...parts.limits,
     },
     links: {

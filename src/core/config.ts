@@ -85,6 +85,10 @@ export const ConfigSchema = z.object({
   /** The CloudFront distribution's id: purges then invalidate the blob's path. */
   cdnDistributionId: z.string().optional(),
   maxArtifactBytes: positiveFromEnv(50 * MiB),
+  /** Direct uploads larger than this come in parts, where the blob store takes parts (s3). */
+  multipartUploadBytes: positiveFromEnv(64 * MiB),
+  /** The part size of direct uploads in parts (at least 5 MiB; raised for files over 10,000 parts). */
+  uploadPartBytes: positiveFromEnv(16 * MiB),
   /** Largest request body the platform in front lets through (0 = none; the Worker defaults to 100 MB): bigger puts are told to upload directly. */
   maxRequestBodyBytes: intFromEnv(0),
   defaultTtlSeconds: positiveFromEnv(3600),
@@ -209,6 +213,8 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   cdnDistributionId: 'ARTIFACT_STORE_CDN_DISTRIBUTION_ID',
   maxArtifactBytes: 'ARTIFACT_STORE_MAX_ARTIFACT_BYTES',
   maxRequestBodyBytes: 'ARTIFACT_STORE_MAX_REQUEST_BODY_BYTES',
+  multipartUploadBytes: 'ARTIFACT_STORE_MULTIPART_UPLOAD_BYTES',
+  uploadPartBytes: 'ARTIFACT_STORE_UPLOAD_PART_BYTES',
   defaultTtlSeconds: 'ARTIFACT_STORE_DEFAULT_TTL_SECONDS',
   maxTtlSeconds: 'ARTIFACT_STORE_MAX_TTL_SECONDS',
   jwtSecrets: 'ARTIFACT_STORE_JWT_SECRETS',

@@ -88,6 +88,8 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     puts,
     now,
     ...(limits.uploadTtlSeconds ? { uploadTtlSeconds: limits.uploadTtlSeconds } : {}),
+    ...(limits.multipartUploadBytes ? { multipartUploadBytes: limits.multipartUploadBytes } : {}),
+    ...(limits.uploadPartBytes ? { uploadPartBytes: limits.uploadPartBytes } : {}),
   });
   const names = createNamedVersions({ repo, now, logger, puts, reads, links });
   const sessions = createSessionEnding({ repo, now });

@@ -28,8 +28,12 @@ export interface ServiceLimits {
   touchFlushMs: number;
   /** Memory for the bytes of hot small artifacts served by getBody (0 = no cache). */
   smallBlobCacheBytes?: number;
-  /** How long a direct upload may take from begin to complete (default 3600 s). */
+  /** How long a direct upload may take from begin to complete (default 3600 s; in parts, a day). */
   uploadTtlSeconds?: number;
+  /** Direct uploads larger than this come in parts where the blob store takes parts (default 64 MiB). */
+  multipartUploadBytes?: number;
+  /** The part size of direct uploads in parts (default 16 MiB), raised to fit the backend's limits. */
+  uploadPartBytes?: number;
   /**
    * How long a put's pin keeps garbage collection off its blob (default 1 h): a put must commit its
    * metadata within this time of committing its bytes.
@@ -76,13 +80,56 @@ export interface DownloadUrl {
 }
 
 /** What a client needs to upload directly to the blob store. */
-export interface UploadTicket {
+/** A direct upload in one PUT. */
+export interface PutUploadTicket {
   uploadId: string;
+  kind: 'put';
   url: string;
   method: 'PUT';
   /** Headers the PUT must carry (they are part of the signature). */
   headers: Record<string, string>;
   expiresAt: string;
+}
+
+/**
+ * A direct upload in parts: part n (from 1) holds bytes [(n-1)·partSize, n·partSize) of the file;
+ * ask for each part's URL with its sha256 (`uploadParts`), PUT it, then complete.
+ */
+export interface PartsUploadTicket {
+  uploadId: string;
+  kind: 'multipart';
+  sizeBytes: number;
+  partSize: number;
+  partCount: number;
+  expiresAt: string;
+}
+
+export type UploadTicket = PutUploadTicket | PartsUploadTicket;
+
+/** Where to PUT one part of a direct upload in parts. */
+export interface PartUrl {
+  partNumber: number;
+  /** The part's exact size. */
+  sizeBytes: number;
+  url: string;
+  method: 'PUT';
+  headers: Record<string, string>;
+}
+
+/** An upload in flight, as a client resuming it needs to see it. */
+export interface UploadStatus {
+  uploadId: string;
+  kind: 'put' | 'multipart' | 'tus';
+  sizeBytes: number;
+  /** The declared sha256 ('' for a tus upload that declared none). */
+  sha256: string;
+  expiresAt: string;
+  /** Multipart: the part size, the number of parts, and the parts the bucket holds (ascending). */
+  partSize?: number;
+  partCount?: number;
+  parts?: { partNumber: number; sizeBytes: number; etag: string }[];
+  /** Tus: the bytes acknowledged so far. */
+  receivedBytes?: number;
 }
 
 /** Who is reading: a tenant and the scope parts the caller is bound to. */
@@ -158,8 +205,17 @@ export interface ArtifactService extends NamedVersions, SessionEnding {
     declared: { sizeBytes: number; sha256: string },
     options?: PutOptions,
   ): Promise<UploadTicket>;
-  /** Finishes a direct upload: re-reads and hashes the staged bytes, then commits like a put. */
-  completeUpload(access: Access, uploadId: string): Promise<PutResult>;
+  /** URLs for parts of a direct upload in parts, each signed with the part's sha256. */
+  uploadParts(access: Access, uploadId: string, parts: { partNumber: number; sha256: string }[]): Promise<PartUrl[]>;
+  /** An upload in flight: what it is and, in parts, which parts the bucket holds. */
+  getUpload(access: Access, uploadId: string): Promise<UploadStatus>;
+  /**
+   * Finishes a direct upload: re-reads and hashes the staged (or assembled) bytes, then commits like
+   * a put. `parts`, when given, is what the client uploaded: it must list every part, ascending.
+   */
+  completeUpload(access: Access, uploadId: string, parts?: { partNumber: number; etag?: string }[]): Promise<PutResult>;
+  /** Ends an upload in flight and drops what was uploaded; false when there was none. */
+  abortUpload(access: Access, uploadId: string): Promise<boolean>;
   /** Removes the caller's visible references; the artifact goes with its last reference. */
   delete(access: Access, id: string): Promise<boolean>;
   /** Admin purge: every reference of the tenant to `id`, and the bytes unless another tenant holds them. */

@@ -1,9 +1,10 @@
-/** Phase `uploads`: direct uploads that were never completed. */
+/** Phase `uploads`: uploads that were never completed. */
 import { errorText } from '../../core/logger.js';
+import { discardStaged } from '../direct-uploads.js';
 import type { PhaseContext } from './context.js';
 
 /**
- * Removes each direct upload that expired more than the grace period ago: its staged object first,
+ * Removes each upload that expired more than the grace period ago: its staged object (or its parts) first,
  * then its row, so a crash in between leaves a row the next run finds again. When the blob store
  * cannot discard the object, the row stays for the next run, and the failure is counted and logged.
  */
@@ -15,7 +16,7 @@ export async function discardExpiredUploads({ deps, now, batch, pace, logger, re
     for (const up of page) {
       seen.add(up.id);
       try {
-        await deps.blobs.direct?.discardUpload(up.stagingKey);
+        await discardStaged(deps.blobs, up);
       } catch (err) {
         report.uploads.stagingFailed++;
         logger.warn('staged upload not discarded; kept for the next run', {
