@@ -3,8 +3,12 @@
  * parts PUT straight to the bucket and checked there, the bucket's list of parts for a resume, the
  * whole object's sha256 checked at complete, bad requests, and retention ending abandoned uploads.
  */
+import type { ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { openAsBlob } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -12,7 +16,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createS3BlobStore } from '../src/blob/s3.js';
 import { loadConfig, policiesOf } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
+import type { Readable } from 'node:stream';
+import { createHttpArtifactStore } from '../src/client/index.js';
 import { runRetention } from '../src/service/retention/index.js';
+import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
+import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { createTestBucket, describeS3, s3TestTarget, testS3Client } from './helpers/s3.js';
 
 const target = s3TestTarget();
@@ -26,8 +34,8 @@ let bucket: string;
 let dropBucket: (() => Promise<void>) | undefined;
 let token: string;
 
-const api = (path: string, init: RequestInit = {}, as = token) =>
-  fetch(`${server.url}${path}`, {
+const api = (path: string, init: RequestInit = {}, as = token, base = server.url) =>
+  fetch(`${base}${path}`, {
     ...init,
     headers: { Authorization: `Bearer ${as}`, 'Content-Type': 'application/json', ...(init.headers as object) },
   });
@@ -96,6 +104,57 @@ async function openMultipartUploads(): Promise<string[]> {
 async function artifactCount(): Promise<number> {
   return ((await json(await api('/v1/artifacts?limit=100'))).items as unknown[]).length;
 }
+
+/**
+ * An HTTP proxy in front of the S3 server that counts the part PUTs it passed and, once `passAfter`
+ * of them went through, holds every further one (never forwarded) until it is opened again: a
+ * client can be stopped part way, deterministically. The Host header goes through unchanged, so
+ * presigned signatures still hold.
+ */
+async function partGate(upstream: string) {
+  const target = new URL(upstream);
+  let passed = 0;
+  let started = 0;
+  let held: ServerResponse[] = [];
+  const gate = { passAfter: Number.POSITIVE_INFINITY, passed: () => passed, held: () => held.length };
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const isPart = req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? '');
+    if (isPart && started >= gate.passAfter) {
+      held.push(res);
+      return;
+    }
+    if (isPart) started++;
+    const out = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        if (isPart && answer.statusCode === 200) passed++;
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return {
+    gate,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    open() {
+      gate.passAfter = Number.POSITIVE_INFINITY;
+      for (const res of held) res.destroy();
+      held = [];
+    },
+    close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+}
+
+const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 60_000) => {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
 
 describeS3('direct uploads in parts', () => {
   beforeAll(async () => {
@@ -323,5 +382,105 @@ describeS3('direct uploads in parts', () => {
     }
     expect(await openMultipartUploads()).toEqual([]);
     expect((await api(`/v1/uploads/${ticket.uploadId}`)).status).toBe(404);
+  });
+
+  it('the SDK puts a file-backed Blob in parts, reports progress, and resumes from a record', async () => {
+    const file = join(dir, 'sdk.bin');
+    const bytes = randomBytes(17 * MiB + 5);
+    await writeFile(file, bytes);
+    const seen: number[] = [];
+    const records = new Map<string, string>();
+    const store = createHttpArtifactStore({
+      baseUrl: server.url,
+      token,
+      uploads: { resume: records, onProgress: (p) => seen.push(p.sentBytes), concurrency: 2 },
+    });
+    const ref = await store.putBlob(await openAsBlob(file), { filename: 'sdk.bin' });
+    expect(ref.sha256).toBe(sha256(bytes));
+    expect(seen[0]).toBe(0);
+    expect(seen.at(-1)).toBe(bytes.byteLength);
+    expect([...seen].sort((a, b) => a - b)).toEqual(seen);
+    // The record went with the upload.
+    expect(records.size).toBe(0);
+
+    // A record of an upload begun elsewhere: the SDK sends only the parts the bucket lacks.
+    const other = randomBytes(16 * MiB);
+    const ticket = await begin(other);
+    await putParts(ticket, other, [2, 4]);
+    records.set(`${server.url} ${sha256(other)} ${other.byteLength}`, ticket.uploadId);
+    seen.length = 0;
+    const resumed = await store.putBlob(new Blob([other]));
+    expect(resumed.sha256).toBe(sha256(other));
+    expect(seen[0]).toBe(PART + MiB);
+    expect(records.size).toBe(0);
+  });
+
+  it('`put --resume` killed after half its parts resumes in a new process and sends only the rest', async () => {
+    const proxy = await partGate(target!.endpoint);
+    const gated = await startServer(
+      loadConfig(
+        {},
+        {
+          port: 0,
+          dataDir: await mkdtemp(join(tmpdir(), 'artifact-parts-gated-')),
+          logLevel: 'silent',
+          env: 'test',
+          blobDriver: 's3',
+          s3Bucket: bucket,
+          s3Region: target!.region,
+          s3Endpoint: proxy.url,
+          s3ForcePathStyle: 'true',
+          s3AccessKeyId: target!.accessKeyId,
+          s3SecretAccessKey: target!.secretAccessKey,
+          s3Prefix: 'mp/',
+          multipartUploadBytes: String(8 * MiB),
+          uploadPartBytes: String(PART),
+          maxArtifactBytes: String(64 * MiB),
+        },
+      ),
+    );
+    const records = join(dir, 'uploads.json');
+    const file = join(dir, 'cli.bin');
+    const bytes = randomBytes(8 * PART);
+    await writeFile(file, bytes);
+    const own = await gated.mintToken({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
+    const put = () => {
+      const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
+        process.execPath,
+        [...CLI_ARGS, 'put', file, '--resume', '-q', '--url', gated.url, '--token', own],
+        { cwd: ROOT, env: { ...process.env, ARTIFACT_STORE_RESUME_FILE: records }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      proc.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const exited = new Promise<number | null>((ok) => proc.on('exit', (code) => ok(code)));
+      return { proc, exited, output: () => out };
+    };
+    try {
+      proxy.gate.passAfter = 4;
+      const first = put();
+      // Four parts answered, and the fifth held: the process dies with half its parts uploaded.
+      await until('half the parts', () => proxy.gate.passed() >= 4 && proxy.gate.held() >= 1);
+      await stopProcess(first.proc, { signal: 'SIGKILL' });
+      await first.exited;
+      proxy.open();
+      const uploadId = Object.values(JSON.parse(await readFile(records, 'utf8')) as Record<string, string>)[0]!;
+      const held = await json(await api(`/v1/uploads/${uploadId}`, {}, own, gated.url));
+      expect(held.parts, JSON.stringify(held) + first.output()).toHaveLength(4);
+
+      const second = put();
+      expect(await second.exited, second.output()).toBe(0);
+      expect(second.output()).toContain(`resuming upload ${uploadId}: 20 MiB of 40 MiB already uploaded`);
+      // Only the four parts the bucket lacked went again.
+      expect(proxy.gate.passed()).toBe(8);
+      const id = second.output().match(/^(art_\S+)$/m)![1]!;
+      const back = Buffer.from(await (await api(`/v1/artifacts/${id}`, {}, own, gated.url)).arrayBuffer());
+      expect(sha256(back)).toBe(sha256(bytes));
+      expect(JSON.parse(await readFile(records, 'utf8'))).toEqual({});
+    } finally {
+      proxy.open();
+      await gated.close();
+      await proxy.close();
+    }
   });
 });

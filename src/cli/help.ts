@@ -36,7 +36,7 @@ const DATA_DIR_HELP = `  --data-dir DIR   the service's data folder. Default: ./
 
 /** `artifact-store <command> --help`. */
 export const HELP: Record<CommandName, string> = {
-  put: `artifact-store put <file|-> [--name N] [--type MIME] [--ttl 1h] [--session S] [-q]
+  put: `artifact-store put <file|-> [--name N] [--type MIME] [--ttl 1h] [--session S] [--resume] [-q]
 artifact-store put <file|-> --to APP/NAME [--user-wide] [--session S] [-q]
 
 Stores a file (or stdin, with -) and prints its ArtifactRef as JSON.
@@ -47,6 +47,10 @@ Stores a file (or stdin, with -) and prints its ArtifactRef as JSON.
   --session S        the session to store it in (tenant-wide tokens)
   --to APP/NAME      save it as the next version of a name (docs/http-api.md#named-versions)
   --user-wide        with --to: the user's name across sessions, not the session's
+  --resume           keep a resume record: an interrupted upload of a big file resumes where it
+                     stopped when the same file is put again with --resume (direct uploads in
+                     parts; the record is in ~/.local/state/artifact-store/uploads.json, or
+                     ARTIFACT_STORE_RESUME_FILE)
   --quiet, -q        print only the id (with --to: APP/NAME@VERSION)
 
 ${CONNECTION_HELP}

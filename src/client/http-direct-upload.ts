@@ -1,17 +1,55 @@
 /**
  * Direct uploads: a large body goes straight to the blob store (POST /v1/uploads → PUT to the
- * presigned URL → complete), when the service offers it (its s3 driver does). A stream, whose size
- * and sha256 a direct upload must declare, is first kept in a spool while it is hashed.
+ * presigned URL → complete), when the service offers it (its s3 driver does). Above the service's
+ * threshold the ticket is in parts: each part is hashed, PUT to its own URL (signed with that hash,
+ * retried on its own), a few at a time; an interrupted upload resumes from the parts the bucket
+ * holds, found through a resume record kept by content. A stream, whose size and sha256 a direct
+ * upload must declare, is first kept in a spool while it is hashed.
  */
 import { concatBytes } from '../core/bytes.js';
 import { errors, isArtifactError } from '../core/errors.js';
-import { sha256Hex } from '../core/hash.js';
+import { sha256Hex, sha256OfBlob } from '../core/hash.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
-import { readAnswer, REF_ANSWER, TICKET_ANSWER, type UploadTicket } from './http-response-schemas.js';
+import {
+  PART_URLS_ANSWER,
+  readAnswer,
+  REF_ANSWER,
+  TICKET_ANSWER,
+  UPLOAD_STATUS_ANSWER,
+  type UploadTicket,
+} from './http-response-schemas.js';
 import { scopeHeadersOf } from './http-headers.js';
 import { backoffMs, describeError, isNetworkError, sleep } from './http-retry.js';
 import type { HttpTransport } from './http-transport.js';
 import type { UploadSpool } from './upload-spool.js';
+
+/** How far a resumable upload has come: bytes the bucket (or the service) acknowledged. */
+export interface UploadProgress {
+  uploadId: string;
+  sentBytes: number;
+  totalBytes: number;
+}
+
+/**
+ * Where resumable uploads are remembered, by the content they carry (`key` names the service, the
+ * sha256 and the size), so that the same bytes put again, from this process or a new one, resume the
+ * upload instead of starting over. A Map will do within a process; the CLI keeps a small JSON file.
+ */
+export interface ResumeRecords {
+  get(key: string): Promise<string | undefined> | string | undefined;
+  set(key: string, uploadId: string): Promise<unknown> | unknown;
+  delete(key: string): Promise<unknown> | unknown;
+}
+
+/** Big uploads: progress, resume records, and how many parts go at once. */
+export interface BigUploadOptions {
+  onProgress?: (progress: UploadProgress) => void;
+  resume?: ResumeRecords;
+  /** Parts in flight at once (default 4). */
+  concurrency?: number;
+}
+
+type PartsTicket = Extract<UploadTicket, { kind: 'multipart' }>;
 
 export interface DirectUploads {
   /** Learnt from the first answer: false once the service said it has no direct uploads. */
@@ -23,8 +61,83 @@ export interface DirectUploads {
   put(data: Uint8Array | Blob, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef | null>;
 }
 
-export function createDirectUploads(transport: HttpTransport): DirectUploads {
+export function createDirectUploads(transport: HttpTransport, big: BigUploadOptions = {}): DirectUploads {
   let offered: boolean | undefined;
+
+  /** The upload a resume record names, when it is still open and for these bytes; else null. */
+  async function recorded(key: string, declared: { sizeBytes: number; sha256: string }) {
+    const uploadId = await big.resume?.get(key);
+    if (!uploadId) return null;
+    const call = { method: 'GET', path: `/v1/uploads/${encodeURIComponent(uploadId)}` } as const;
+    try {
+      const status = await readAnswer(await transport.request(call), UPLOAD_STATUS_ANSWER, call);
+      if (
+        status.kind === 'multipart' &&
+        status.sizeBytes === declared.sizeBytes &&
+        status.sha256 === declared.sha256 &&
+        status.partSize &&
+        status.partCount
+      ) {
+        const ticket: PartsTicket = {
+          kind: 'multipart',
+          uploadId,
+          sizeBytes: status.sizeBytes,
+          partSize: status.partSize,
+          partCount: status.partCount,
+        };
+        return { ticket, held: status.parts ?? [] };
+      }
+    } catch (err) {
+      // Gone (completed, expired, aborted): start a new one.
+      if (!isArtifactError(err) || err.code !== 'not_found') throw err;
+    }
+    await big.resume?.delete(key);
+    return null;
+  }
+
+  /**
+   * Sends the parts the bucket does not hold yet, `concurrency` at a time, each hashed, presigned
+   * with that hash, PUT (retried on its own), then completes. The record goes once the upload is over.
+   */
+  async function putParts(
+    ticket: PartsTicket,
+    data: Uint8Array | Blob,
+    held: { partNumber: number; sizeBytes: number }[],
+    key: string,
+  ): Promise<ArtifactRef> {
+    const { uploadId, partSize, partCount, sizeBytes } = ticket;
+    const sizeOf = (n: number) => Math.min(partSize, sizeBytes - (n - 1) * partSize);
+    const have = new Set(held.filter((p) => p.sizeBytes === sizeOf(p.partNumber)).map((p) => p.partNumber));
+    let sent = [...have].reduce((sum, n) => sum + sizeOf(n), 0);
+    big.onProgress?.({ uploadId, sentBytes: sent, totalBytes: sizeBytes });
+    const todo: number[] = [];
+    for (let n = 1; n <= partCount; n++) if (!have.has(n)) todo.push(n);
+    const path = `/v1/uploads/${encodeURIComponent(uploadId)}`;
+    const worker = async () => {
+      for (let n = todo.shift(); n !== undefined; n = todo.shift()) {
+        const start = (n - 1) * partSize;
+        const bytes =
+          data instanceof Blob
+            ? new Uint8Array(await data.slice(start, start + sizeOf(n)).arrayBuffer())
+            : data.subarray(start, start + sizeOf(n));
+        const ask = { method: 'POST', path: `${path}/parts` } as const;
+        const body = new TextEncoder().encode(
+          JSON.stringify({ parts: [{ partNumber: n, sha256: await sha256Hex(bytes) }] }),
+        );
+        const res = await transport.request({ ...ask, headers: { 'Content-Type': 'application/json' }, body });
+        const [part] = (await readAnswer(res, PART_URLS_ANSWER, ask)).parts;
+        if (!part) throw errors.backendUnavailable(`The service sent no URL for part ${n} of upload ${uploadId}.`);
+        await putToBlobStore(part.url, part.headers, bytes);
+        sent += bytes.byteLength;
+        big.onProgress?.({ uploadId, sentBytes: sent, totalBytes: sizeBytes });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, big.concurrency ?? 4) }, worker));
+    const complete = { method: 'POST', path: `${path}/complete` } as const;
+    const ref = await readAnswer(await transport.request(complete), REF_ANSWER, complete);
+    await big.resume?.delete(key);
+    return ref;
+  }
 
   async function put(
     data: Uint8Array | Blob,
@@ -33,7 +146,7 @@ export function createDirectUploads(transport: HttpTransport): DirectUploads {
   ): Promise<ArtifactRef | null> {
     const declared = {
       sizeBytes: data instanceof Blob ? data.size : data.byteLength,
-      sha256: o.sha256 ?? (await sha256Hex(data instanceof Blob ? new Uint8Array(await data.arrayBuffer()) : data)),
+      sha256: o.sha256 ?? (await (data instanceof Blob ? sha256OfBlob(data) : sha256Hex(data))),
       mimeType: headers['Content-Type'],
       filename: o.filename,
       namespace: o.namespace,
@@ -41,6 +154,12 @@ export function createDirectUploads(transport: HttpTransport): DirectUploads {
       source: o.source,
       ttl: o.ttl,
     };
+    const key = `${transport.baseUrl} ${declared.sha256} ${declared.sizeBytes}`;
+    const resumed = await recorded(key, declared);
+    if (resumed) {
+      offered = true;
+      return putParts(resumed.ticket, data, resumed.held, key);
+    }
     const begin = { method: 'POST', path: '/v1/uploads' } as const;
     let ticket: UploadTicket;
     try {
@@ -58,6 +177,10 @@ export function createDirectUploads(transport: HttpTransport): DirectUploads {
       return null;
     }
     offered = true;
+    if (ticket.kind === 'multipart') {
+      await big.resume?.set(key, ticket.uploadId);
+      return putParts(ticket, data, [], key);
+    }
     await putToBlobStore(ticket.url, ticket.headers ?? {}, data);
     const complete = { method: 'POST', path: `/v1/uploads/${encodeURIComponent(ticket.uploadId)}/complete` } as const;
     return readAnswer(await transport.request(complete), REF_ANSWER, complete);

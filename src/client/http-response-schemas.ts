@@ -84,19 +84,66 @@ export const SESSION_END_ANSWER: Answer<SessionEndReport> = {
   schema: z.object({ sessionId: z.string(), refs: count, bytes: count, versions: count }),
 };
 
-/** POST /v1/uploads: where to PUT the bytes. The fields the SDK uses; `headers` may be left out. */
-export interface UploadTicket {
-  uploadId: string;
-  url: string;
-  headers?: Record<string, string>;
-}
+/**
+ * POST /v1/uploads: where to PUT the bytes (one PUT; a service that predates uploads in parts sends
+ * no `kind`), or an upload in parts. The fields the SDK uses; `headers` may be left out.
+ */
+export type UploadTicket =
+  | { kind: 'put'; uploadId: string; url: string; headers?: Record<string, string> }
+  | { kind: 'multipart'; uploadId: string; sizeBytes: number; partSize: number; partCount: number };
+
+const PUT_TICKET = z.object({
+  kind: z.literal('put').default('put'),
+  uploadId: z.string().min(1),
+  url: z.string().min(1),
+  headers: z.record(z.string(), z.string()).optional(),
+});
+const PARTS_TICKET = z.object({
+  kind: z.literal('multipart'),
+  uploadId: z.string().min(1),
+  sizeBytes: z.number().int().nonnegative(),
+  partSize: z.number().int().positive(),
+  partCount: z.number().int().positive(),
+});
 
 export const TICKET_ANSWER: Answer<UploadTicket> = {
   name: 'UploadTicket',
+  schema: z.union([PARTS_TICKET, PUT_TICKET]),
+} as unknown as Answer<UploadTicket>;
+
+/** GET /v1/uploads/{id}: an upload in flight, and in parts the parts the bucket holds. */
+export interface UploadStatus {
+  uploadId: string;
+  kind: 'put' | 'multipart' | 'tus';
+  sizeBytes: number;
+  sha256: string;
+  partSize?: number;
+  partCount?: number;
+  parts?: { partNumber: number; sizeBytes: number }[];
+}
+
+export const UPLOAD_STATUS_ANSWER: Answer<UploadStatus> = {
+  name: 'UploadStatus',
   schema: z.object({
-    uploadId: z.string().min(1),
-    url: z.string().min(1),
-    headers: z.record(z.string(), z.string()).optional(),
+    uploadId: z.string(),
+    kind: z.enum(['put', 'multipart', 'tus']),
+    sizeBytes: z.number().int().nonnegative(),
+    sha256: z.string(),
+    partSize: z.number().int().positive().optional(),
+    partCount: z.number().int().positive().optional(),
+    parts: z.array(z.object({ partNumber: z.number().int(), sizeBytes: z.number().int() })).optional(),
+  }),
+} as unknown as Answer<UploadStatus>;
+
+/** POST /v1/uploads/{id}/parts: where to PUT each part. */
+export const PART_URLS_ANSWER: Answer<{
+  parts: { partNumber: number; url: string; headers: Record<string, string> }[];
+}> = {
+  name: 'PartUrls',
+  schema: z.object({
+    parts: z.array(
+      z.object({ partNumber: z.number().int(), url: z.string().min(1), headers: z.record(z.string(), z.string()) }),
+    ),
   }),
 };
 

@@ -30,7 +30,7 @@ import {
   SEARCH_ANSWER,
   SESSION_END_ANSWER,
 } from './http-response-schemas.js';
-import { createDirectUploads, putSpooled } from './http-direct-upload.js';
+import { type BigUploadOptions, createDirectUploads, putSpooled } from './http-direct-upload.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
 import { putHeaders, readHeaders, type ScopeNames } from './http-headers.js';
@@ -83,10 +83,22 @@ export interface HttpArtifactStoreOptions {
    * service.
    */
   spool?: UploadSpool;
+  /**
+   * Direct uploads in parts (the service's s3 driver, above its ARTIFACT_STORE_MULTIPART_UPLOAD_BYTES):
+   * progress as parts are acknowledged, resume records that let the same bytes put again (here or
+   * in a new process) resume an interrupted upload, and how many parts go at once.
+   */
+  uploads?: BigUploadOptions;
 }
 
 export interface HttpArtifactStore extends ArtifactStore {
   readonly baseUrl: string;
+  /**
+   * Puts a Blob (on Node, `fs.openAsBlob(path)` reads a file in slices as it is sent). Above
+   * directUploadAboveBytes it goes direct when the service offers it, in parts above the service's
+   * threshold (resumable with `uploads.resume`); else it streams through the service.
+   */
+  putBlob(blob: Blob, options?: PutOptions): Promise<ArtifactRef>;
   /**
    * DELETE /v1/sessions/{id}: ends `sessionId`, by default the store's `scope.sessionId` (a
    * session-bound token's own session is not known here: name it). Retried like any delete.
@@ -128,7 +140,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     views: true,
   };
   const directAbove = options.directUploadAboveBytes ?? 8 * 1024 * 1024;
-  const direct = createDirectUploads(transport);
+  const direct = createDirectUploads(transport, options.uploads);
 
   /** Direct to the blob store when the body is large and the service offers it; else POST /v1/artifacts. */
   async function put(body: RequestBody, headers: Record<string, string>, o?: PutOptions): Promise<ArtifactRef> {
@@ -161,6 +173,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     names: httpNames(request, scope),
 
     putBytes: async (data: Uint8Array, o: PutOptions = {}) => put(data, putHeaders(o, scope, undefined), o),
+    putBlob: async (blob: Blob, o: PutOptions = {}) => put(blob, putHeaders(o, scope, undefined), o),
     putText: async (text: string, o: PutOptions = {}) =>
       put(new TextEncoder().encode(text), putHeaders(o, scope, TEXT_MIME), o),
     async putBase64(data: string, o: PutOptions = {}) {

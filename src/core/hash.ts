@@ -10,7 +10,8 @@ export interface StreamingHash {
 
 export type HashFactory = () => StreamingHash;
 
-type NodeCrypto = { createHash(alg: 'sha256'): { update(b: Uint8Array): { digest(enc: 'hex'): string } } };
+type NodeHash = { update(b: Uint8Array): NodeHash; digest(enc: 'hex'): string };
+type NodeCrypto = { createHash(alg: 'sha256'): NodeHash };
 
 /**
  * node:crypto where the runtime has it (Node ≥ 20.16 offers process.getBuiltinModule), found without
@@ -29,6 +30,22 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   if (nodeCrypto) return nodeCrypto.createHash('sha256').update(bytes).digest('hex');
   const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
   return toHex(new Uint8Array(digest));
+}
+
+/**
+ * Hashes a Blob as a stream (a file-backed Blob is read in chunks, never held whole) on Node; where
+ * only Web Crypto exists, which cannot hash a stream, the Blob is read into memory.
+ */
+export async function sha256OfBlob(blob: Blob): Promise<string> {
+  if (!nodeCrypto) return sha256Hex(new Uint8Array(await blob.arrayBuffer()));
+  const hasher = nodeCrypto.createHash('sha256');
+  const reader = blob.stream().getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    hasher.update(value);
+  }
+  return hasher.digest('hex');
 }
 
 export function toHex(bytes: Uint8Array): string {
