@@ -6,6 +6,7 @@
  * test/docs-troubleshooting.test.ts's.
  */
 import { type ChildProcessByStdio, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -549,6 +550,67 @@ describeS3('docs/s3-and-cdn.md', () => {
     },
     60_000,
   );
+});
+
+describeS3('docs/s3-and-cdn.md: uploads in parts', () => {
+  const target = s3TestTarget();
+  it('parts-upload: `put --resume` sends only the parts an earlier, cut-off attempt left out', async () => {
+    const bucket = await createTestBucket(target!, 'docs-parts');
+    try {
+      const { cwd, server: s } = await serveIn({
+        env: 'test',
+        blobDriver: 's3',
+        s3Bucket: bucket.bucket,
+        s3Region: target!.region,
+        s3Endpoint: target!.endpoint,
+        s3ForcePathStyle: target!.forcePathStyle ? 'true' : 'false',
+        s3AccessKeyId: target!.accessKeyId,
+        s3SecretAccessKey: target!.secretAccessKey,
+        multipartUploadBytes: String(8 * 1024 * 1024),
+        uploadPartBytes: String(5 * 1024 * 1024),
+      });
+      const token = await s.mintToken({ tenant: 'dev', sub: 'docs', perms: ['read', 'write'] });
+      const bytes = randomBytes(20 * 1024 * 1024);
+      writeFileSync(join(cwd, 'big.iso'), bytes);
+      const sha = createHash('sha256').update(bytes).digest('hex');
+      // An earlier attempt that got the first two of four parts into the bucket, and its record.
+      const api = (path: string, body: unknown) =>
+        fetch(`${s.url}${path}`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((r) => r.json() as Promise<Record<string, any>>);
+      const ticket = await api('/v1/uploads', { sizeBytes: bytes.byteLength, sha256: sha, filename: 'big.iso' });
+      const half = [1, 2].map((n) => bytes.subarray((n - 1) * ticket.partSize, n * ticket.partSize));
+      const { parts } = await api(`/v1/uploads/${ticket.uploadId}/parts`, {
+        parts: half.map((b, i) => ({ partNumber: i + 1, sha256: createHash('sha256').update(b).digest('hex') })),
+      });
+      for (const [i, p] of (parts as { url: string; headers: Record<string, string> }[]).entries())
+        expect((await fetch(p.url, { method: 'PUT', headers: p.headers, body: new Uint8Array(half[i]!) })).status).toBe(
+          200,
+        );
+      const records = join(cwd, 'uploads.json');
+      writeFileSync(records, JSON.stringify({ [`${s.url} ${sha} ${bytes.byteLength}`]: ticket.uploadId }));
+      const env = { ARTIFACT_STORE_URL: s.url, ARTIFACT_STORE_TOKEN: token, ARTIFACT_STORE_RESUME_FILE: records };
+      const script = `exec 2> stderr.txt\n${runBlock('docs/s3-and-cdn.md', 'parts-upload')}`;
+      const id = (await runBash(CLI_SHIM + script, { cwd, env })).trim();
+      expect(id).toMatch(/^art_[0-9a-f]{24}$/);
+      expect(readFileSync(join(cwd, 'stderr.txt'), 'utf8')).toContain(
+        `resuming upload ${ticket.uploadId}: 10 MiB of 20 MiB already uploaded`,
+      );
+      const got = Buffer.from(
+        await (
+          await fetch(`${s.url}/v1/artifacts/${id}`, { headers: { Authorization: `Bearer ${token}` } })
+        ).arrayBuffer(),
+      );
+      expect(got.equals(bytes), 'the bytes read back are the bytes put').toBe(true);
+      expect(JSON.parse(readFileSync(records, 'utf8'))).toEqual({});
+      await s.close();
+      server = undefined;
+    } finally {
+      await bucket.cleanup();
+    }
+  }, 120_000);
 });
 
 describe('docs/gateway.md', () => {

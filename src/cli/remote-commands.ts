@@ -6,29 +6,20 @@
  * 3 no such artifact (in your scope).
  */
 import { createHash } from 'node:crypto';
-import {
-  createReadStream,
-  createWriteStream,
-  existsSync,
-  mkdirSync,
-  openAsBlob,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { createReadStream, createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import mime from 'mime';
-import type { BigUploadOptions, ResumeRecords } from '../client/http-direct-upload.js';
+import type { BigUploadOptions } from '../client/http-direct-upload.js';
 import { createHttpArtifactStore } from '../client/http-store.js';
 import { formatBytes } from '../core/bytes.js';
 import { isArtifactId } from '../core/ids.js';
 import { type ArtifactRef, LIST_SORTS, type ListSort, type PutOptions } from '../core/schemas.js';
 import { checkSessionId } from '../core/sessions.js';
+import { BIG_FILE_BYTES, putBigFile } from './big-put.js';
 import { CliError, EXIT, type RemoteCommand } from './cli-error.js';
 import { HELP } from './help.js';
+import { progress } from './progress.js';
 import { type Command, CONNECTION, type Connection, connection, parseDuration, runCommand } from './connection.js';
 
 function storeOf(c: Connection, uploads?: BigUploadOptions) {
@@ -61,121 +52,6 @@ function nameTarget(text: string, what: string): { app: string; name: string; ve
   const name = at ? rest.slice(0, at.index) : rest;
   if (!name) throw new CliError(`${what}: the name is empty in ${JSON.stringify(text)}.`, EXIT.usage);
   return { app, name, ...(at && at[1] !== 'latest' ? { version: Number(at[1]) } : {}) };
-}
-
-/**
- * Where `put --resume` keeps its resume records: a small JSON file of { key: uploadId }, the key
- * naming the service, the file's sha256 and its size. ARTIFACT_STORE_RESUME_FILE moves it.
- */
-function resumeFile(): string {
-  const state = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
-  return process.env.ARTIFACT_STORE_RESUME_FILE || join(state, 'artifact-store', 'uploads.json');
-}
-
-function fileResumeRecords(file: string): ResumeRecords {
-  const read = (): Record<string, string> => {
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-      return parsed && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
-    } catch {
-      return {};
-    }
-  };
-  const write = (records: Record<string, string>) => {
-    mkdirSync(dirname(file), { recursive: true });
-    // Written aside then renamed: a process killed mid-write leaves the old records whole.
-    const aside = `${file}.${process.pid}.tmp`;
-    writeFileSync(aside, `${JSON.stringify(records, null, 2)}\n`, { mode: 0o600 });
-    renameSync(aside, file);
-  };
-  return {
-    get: (key) => read()[key],
-    set: (key, uploadId) => write({ ...read(), [key]: uploadId }),
-    delete: (key) => {
-      const { [key]: _gone, ...rest } = read();
-      write(rest);
-    },
-  };
-}
-
-/** A progress bar on stderr, only when stderr is a terminal and the transfer is big enough to wait for. */
-function progress(label: string, total: number | undefined, startAt = 0) {
-  const tty = process.stderr.isTTY && (total === undefined || total >= 1024 * 1024);
-  let done = startAt;
-  let last = 0;
-  const draw = (final = false) => {
-    const now = Date.now();
-    if (!tty || (!final && now - last < 100)) return;
-    last = now;
-    const width = 30;
-    const share = total ? Math.min(1, done / total) : 0;
-    const bar = total
-      ? `[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${Math.floor(share * 100)}%`
-      : '';
-    process.stderr.write(
-      `\r${label} ${bar} ${formatBytes(done)}${total ? ` / ${formatBytes(total)}` : ''}\x1b[K${final ? '\n' : ''}`,
-    );
-  };
-  return {
-    /** Sets how far the transfer is (uploads in parts report acknowledged bytes, not a stream's). */
-    at(bytes: number) {
-      done = bytes;
-      draw();
-    },
-    counter: new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        done += chunk.byteLength;
-        draw();
-        controller.enqueue(chunk);
-      },
-    }),
-    done: () => done,
-    finish: () => draw(true),
-  };
-}
-
-/** Files above this go as a Blob read in slices: direct (in parts, resumable) where the service offers it. */
-const BIG_FILE_BYTES = 8 * 1024 * 1024;
-
-/**
- * A big file: hashed as a stream, then put as a file-backed Blob. On a service with direct uploads
- * it goes straight to the bucket (in parts above the service's threshold: each part retried on its
- * own; with --resume, a record lets a later run resume where this one stopped); else through the
- * service.
- */
-async function putBigFile(
-  c: Connection,
-  path: string,
-  size: number,
-  options: PutOptions,
-  how: { resume: boolean; label: string },
-): Promise<ArtifactRef> {
-  const hashing = progress(`hash ${how.label.slice(4)}`, size);
-  const hasher = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
-    hasher.update(chunk as Buffer);
-    hashing.at(hashing.done() + (chunk as Buffer).byteLength);
-  }
-  hashing.finish();
-  const sha256 = hasher.digest('hex');
-  const bar = progress(how.label, size);
-  let first = true;
-  const store = storeOf(c, {
-    ...(how.resume ? { resume: fileResumeRecords(resumeFile()) } : {}),
-    onProgress: (p) => {
-      if (first && p.sentBytes > 0)
-        process.stderr.write(
-          `resuming upload ${p.uploadId}: ${formatBytes(p.sentBytes)} of ${formatBytes(p.totalBytes)} already uploaded\n`,
-        );
-      first = false;
-      bar.at(p.sentBytes);
-    },
-  });
-  const blob = await openAsBlob(path);
-  const ref = await store.putBlob(blob, { ...options, sha256 });
-  bar.at(size);
-  bar.finish();
-  return ref;
 }
 
 const notFound = (id: string) =>
@@ -234,7 +110,8 @@ const COMMANDS: Record<RemoteCommand, Command> = {
           EXIT.usage,
         );
       if (!fromStdin && !target && size !== undefined && size > BIG_FILE_BYTES) {
-        const ref = await putBigFile(c, path, size, options, { resume: Boolean(values.resume), label: `put ${name}` });
+        const how = { resume: Boolean(values.resume), label: `put ${name}` };
+        const ref = await putBigFile((uploads) => storeOf(c, uploads), path, size, options, how);
         process.stdout.write(values.quiet ? `${ref.id}\n` : `${JSON.stringify(ref, null, 2)}\n`);
         return;
       }
