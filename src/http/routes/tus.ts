@@ -119,7 +119,8 @@ export function registerTus(app: OpenAPIHono<AppEnv>, tus: TusUploads, publicUrl
     });
   });
 
-  app.on('HEAD', '/v1/tus/:id', async (c) => {
+  // Hono routes a HEAD to its GET route (and sends no body); tus defines no GET, which answers the same.
+  app.get('/v1/tus/:id', async (c) => {
     const caller = c.get('caller');
     requirePerm(caller, 'write');
     const state = await tus.status(readAccessOf(c, caller), c.req.param('id'));
