@@ -103,7 +103,6 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
         puts,
         now,
         logger,
-        maxArtifactBytes: limits.maxArtifactBytes,
       })
     : undefined;
   const names = createNamedVersions({ repo, now, logger, puts, reads, links });

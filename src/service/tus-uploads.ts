@@ -17,7 +17,7 @@ import { refusalBeforeBytes } from '../db/put-limits.js';
 import type { ArtifactRepository, UploadRecord } from '../db/repository.js';
 import type { PutPolicies } from './put-policy.js';
 import type { Puts } from './puts.js';
-import type { AppendResult, ChunkChecksum, TusStaging } from './tus-staging.js';
+import type { ChunkChecksum, TusStaging } from './tus-staging.js';
 import type { Access, PutResult } from './types.js';
 
 /** An upload as a client sees it: HEAD's answer. */
@@ -38,8 +38,6 @@ export interface TusAppendResult extends TusUploadState {
 }
 
 export interface TusUploads {
-  /** The largest upload this tenant may create (Tus-Max-Size). */
-  maxBytes(tenantId?: string): number;
   /**
    * Creates an upload of exactly `sizeBytes` in `scope` narrowed by the options' scope: every option,
    * the size cap and the "larger than a whole scope" quota refusal are checked now, as for a direct
@@ -81,8 +79,6 @@ export interface TusUploadsDeps {
   puts: Pick<Puts, 'commit' | 'pin'>;
   now: () => number;
   logger: Logger;
-  /** The service's largest artifact, for Tus-Max-Size before a tenant is known. */
-  maxArtifactBytes: number;
   /** How long an upload lives after its last append (default 24 h); a finished one is remembered as long. */
   ttlSeconds?: number;
 }
@@ -221,8 +217,6 @@ export function createTusUploads(deps: TusUploadsDeps): TusUploads {
   }
 
   return {
-    maxBytes: (tenantId) => (tenantId === undefined ? deps.maxArtifactBytes : policies.of(tenantId).maxArtifactBytes),
-
     async create(scope, declared, rawOptions = {}) {
       const options = policies.check(scope.tenantId, rawOptions);
       const putScope = narrowScope(scope, options.scope);
@@ -273,7 +267,11 @@ export function createTusUploads(deps: TusUploadsDeps): TusUploads {
 
     async status(access, id) {
       const held = busy.get(id);
-      if (held) await Promise.race([held, new Promise((ok) => setTimeout(ok, STATUS_WAIT_MS))]);
+      if (held) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([held, new Promise((ok) => (timer = setTimeout(ok, STATUS_WAIT_MS)))]);
+        clearTimeout(timer);
+      }
       return stateOf(await findOwn(access, id));
     },
 
@@ -297,18 +295,12 @@ export function createTusUploads(deps: TusUploadsDeps): TusUploads {
           await body.cancel().catch(() => {});
           return stateOf(up);
         }
-        let appended: AppendResult;
-        try {
-          appended = await staging.append(id, offset, body, {
-            maxBytes: up.sizeBytes - offset,
-            ...(checksum ? { checksum } : {}),
-          });
-        } catch (err) {
-          // The staged bytes are gone (a store took them, and the commit then failed): the upload is over.
-          if (isArtifactError(err) && err.code === 'not_found') await repo.deleteUpload(id);
-          throw err;
-        }
-        const { written, interrupted } = appended;
+        // Staged bytes missing here (another replica holds them) answer not_found from the staging,
+        // leaving the upload to the process that has them.
+        const { written, interrupted } = await staging.append(id, offset, body, {
+          maxBytes: up.sizeBytes - offset,
+          ...(checksum ? { checksum } : {}),
+        });
         const to = offset + written;
         if (to === up.sizeBytes) return finish(up);
         const expiresAt = now() + ttlMs;
