@@ -100,7 +100,7 @@ const patch = (url: string, offset: number, body: Uint8Array, headers: Record<st
   fetch(url, {
     method: 'PATCH',
     headers: { ...auth(bearer), ...TUS, ...OCTETS, 'Upload-Offset': String(offset), ...headers },
-    body,
+    body: body as Uint8Array<ArrayBuffer>,
   });
 
 async function download(id: string, bearer = acme, headers: Record<string, string> = {}) {
