@@ -31,6 +31,7 @@ import { footprintRows } from './footprint.js';
 import { installRows } from './install.js';
 import { pythonRows } from './python.js';
 import { s3Rows } from './s3.js';
+import { tusRows } from './tus.js';
 import { viewRows } from './views.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
@@ -463,6 +464,14 @@ async function main() {
     postgresTable = r.rows;
   }
 
+  let tusTable: Row[] = [];
+  if (settings.only.has('tus')) {
+    progress('tus: a resumable upload through the service against a plain POST put of the same bytes');
+    const r = await tusRows({ work, input, size, runs: settings.runs, timeoutMs: transferTimeoutMs, progress });
+    serviceProblems.push(...r.problems);
+    tusTable = r.rows;
+  }
+
   let footprintTable: Row[] = [];
   if (settings.only.has('footprint')) {
     progress(`footprint: the built server idle, then a ${settings.soakS} s mixed soak at concurrency 32`);
@@ -551,6 +560,7 @@ async function main() {
     ...viewsTable,
     ...limitsTable,
     ...postgresTable,
+    ...tusTable,
     ...footprintTable,
     ...installTable,
   );

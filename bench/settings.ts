@@ -42,6 +42,7 @@ const SECTIONS = [
   'footprint',
   'install',
   'postgres',
+  'tus',
 ] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

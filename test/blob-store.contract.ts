@@ -1,4 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../src/blob/blob-store.js';
 import { expectArtifactError } from './helpers/artifact-errors.js';
@@ -177,6 +181,33 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       expect(Buffer.from((await store.readSmall(sha256, { start: 0, end: bytes.length - 1 }))!).equals(bytes)).toBe(
         true,
       );
+    });
+
+    it('adoptFile (where the driver has it) takes a file as the blob, after beforeCommit; a wrong size or a refused pin stores nothing', async (ctx) => {
+      if (!store.adoptFile) return ctx.skip('this driver adopts no files; callers stream them into put');
+      const folder = await mkdtemp(join(tmpdir(), 'blob-adopt-'));
+      try {
+        const bytes = randomBytes(300 * KiB + 5);
+        const sha256 = sha256Of(bytes);
+        const file = join(folder, 'staged');
+        await writeFile(file, bytes);
+        const wrong = store.adoptFile(file, { sha256, sizeBytes: bytes.length + 1 });
+        await expectArtifactError(wrong, 'bad_request');
+        await expect(
+          store.adoptFile(file, { sha256, sizeBytes: bytes.length }, () => Promise.reject(new Error('pin refused'))),
+        ).rejects.toThrow('pin refused');
+        expect(await store.exists(sha256)).toBe(false);
+        const seen: boolean[] = [];
+        const info = await store.adoptFile(file, { sha256, sizeBytes: bytes.length }, async (b) => {
+          seen.push(await store.exists(b.sha256));
+        });
+        expect(info).toEqual({ sha256, sizeBytes: bytes.length });
+        expect(seen).toEqual([false]);
+        expect(Buffer.from(await readAll((await store.get(sha256))!)).equals(bytes)).toBe(true);
+        expect(existsSync(file)).toBe(false);
+      } finally {
+        await rm(folder, { recursive: true, force: true });
+      }
     });
 
     it('beforeCommit sees the hash before the blob is visible, with and without a declared sha256; its failure stores nothing', async () => {

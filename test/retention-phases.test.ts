@@ -39,6 +39,7 @@ import { trimAudit, trimEvents } from '../src/service/retention/trims.js';
 import { removeUnfinishedBlobRows } from '../src/service/retention/unfinished.js';
 import { dropUnreferencedArtifacts } from '../src/service/retention/unreferenced.js';
 import { discardExpiredUploads } from '../src/service/retention/uploads.js';
+import { createTusFileStaging } from '../src/node/tus-file-staging.js';
 import { TEST_POLICY } from './helpers/policy.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
@@ -242,6 +243,48 @@ describe('phase uploads', () => {
         error: 'Error: staging unreachable',
       }),
     ]);
+  });
+});
+
+describe('phase uploads, tus', () => {
+  it("drops an expired tus upload's staged file, then its row; a run without the staging (the CLI) leaves it", async () => {
+    const h = await open();
+    const folder = await mkdtemp(join(tmpdir(), 'tus-phase-'));
+    try {
+      const staging = createTusFileStaging({ dir: folder, fsync: false });
+      const tus = async (id: string, expiresAt: number, stagingKey = id) => {
+        await h.repo.createUpload({
+          id,
+          tenantId: 'acme',
+          userId: '',
+          sessionId: '',
+          traceId: '',
+          stagingKey,
+          sizeBytes: 10,
+          sha256: '',
+          options: {},
+          createdAt: T0 - DAY,
+          expiresAt,
+          kind: 'tus',
+          multipartId: null,
+          partSize: null,
+          receivedBytes: 0,
+        });
+        if (stagingKey !== '') await staging.create(id);
+      };
+      await tus('up_old', T0 - 10_000);
+      await tus('up_live', T0 - 1000);
+      await tus('up_finished', T0 - 10_000, '');
+      const withoutStaging = await h.runPhase(discardExpiredUploads, { graceMs: 5000 });
+      expect(withoutStaging.uploads).toEqual({ reaped: 1, stagingFailed: 0 });
+      expect(h.column('SELECT id FROM uploads ORDER BY id')).toEqual(['up_live', 'up_old']);
+      const report = await h.runPhase(discardExpiredUploads, { graceMs: 5000, tusStaging: staging });
+      expect(report.uploads).toEqual({ reaped: 1, stagingFailed: 0 });
+      expect(h.column('SELECT id FROM uploads ORDER BY id')).toEqual(['up_live']);
+      expect((await readdir(folder)).sort()).toEqual(['up_live']);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 

@@ -141,7 +141,7 @@ export interface CdnAccess {
  *
  * What a driver offers as a whole is a group (`direct`, `cdn`): a caller asks `if (blobs.direct)`
  * once. The other optional members stand alone: `readSmall` and `openReader` are fast paths whose
- * callers fall back to `get`, and `sweepStaging` and `list` each serve one maintenance job
+ * callers fall back to `get`, `adoptFile` one whose callers fall back to `put`, and `sweepStaging` and `list` each serve one maintenance job
  * (retention, fsck) that a driver supports on its own (memory lists its blobs but stages nothing).
  */
 export interface BlobStore {
@@ -160,6 +160,14 @@ export interface BlobStore {
    * chunk per read. Null when the blob does not exist.
    */
   openReader?(sha256: string): Promise<BlobReader | null>;
+  /**
+   * Optional, for drivers that keep blobs as local files (fs): takes a file whose sha256 and size the
+   * caller has already established (a resumable upload's staged file, hashed as it arrived) as that
+   * blob's bytes, by rename where it can (no copy, no second hash), and removes it from `path`. The
+   * size is checked; the hash is the caller's word. `beforeCommit` as for `put`. Callers without it
+   * stream the file into `put`.
+   */
+  adoptFile?(path: string, blob: BlobInfo, beforeCommit?: BlobPutOptions['beforeCommit']): Promise<BlobInfo>;
   /** Size of a committed blob, or null. */
   stat(sha256: string): Promise<BlobInfo | null>;
   exists(sha256: string): Promise<boolean>;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { errors } from '../core/errors.js';
 import type { HashFactory } from '../core/hash.js';
 import { SHA256_PATTERN } from '../core/ids.js';
 import type { ByteRange } from '../core/schemas.js';
@@ -44,8 +45,54 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
     }
   };
 
+  /** Moves a durable file into place as a blob (rename over an existing blob is harmless: same bytes). */
+  const place = async (file: string, sha256: string) => {
+    const final = blobPath(sha256);
+    const dir = join(final, '..');
+    const firstCreated = await mkdir(dir, { recursive: true });
+    await rename(file, final);
+    if (doSync) {
+      // The new entry, and every folder created for it, must reach the disk before the metadata
+      // row that points at it: fsync the blob's folder and each newly created folder's parent.
+      await syncDir(dir);
+      if (firstCreated) {
+        for (let d = dir; d.length >= firstCreated.length; d = dirname(d)) await syncDir(dirname(d));
+      }
+    }
+  };
+
   return {
     driver: 'fs',
+
+    async adoptFile(path: string, blob: BlobInfo, beforeCommit?: BlobPutOptions['beforeCommit']) {
+      if (!check(blob.sha256)) throw errors.badRequest(`Not a sha256: ${JSON.stringify(blob.sha256)}.`);
+      const size = (await stat(path)).size;
+      if (size !== blob.sizeBytes)
+        throw errors.badRequest(`The file to adopt holds ${size} bytes, not the ${blob.sizeBytes} declared.`);
+      await beforeCommit?.({ sha256: blob.sha256 });
+      try {
+        await place(path, blob.sha256);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        // Another filesystem than the blobs' (ARTIFACT_STORE_BLOB_DIR elsewhere): copy, then rename.
+        tmpReady ??= mkdir(tmpDir, { recursive: true });
+        await tmpReady;
+        const tmp = join(tmpDir, `${randomUUID()}.part`);
+        try {
+          await copyFile(path, tmp);
+          if (doSync) {
+            const copy = await open(tmp, 'r+');
+            await copy.sync().finally(() => copy.close());
+          }
+          await place(tmp, blob.sha256);
+        } catch (copyErr) {
+          await rm(tmp, { force: true }).catch(() => {});
+          throw copyErr;
+        }
+        await unlink(path);
+      }
+      return { sha256: blob.sha256, sizeBytes: blob.sizeBytes };
+    },
 
     async put(body: ReadableStream<Uint8Array>, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
       tmpReady ??= mkdir(tmpDir, { recursive: true });
@@ -61,19 +108,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         await fh.close();
         fh = undefined;
         await putOptions.beforeCommit?.({ sha256: info.sha256 });
-        const final = blobPath(info.sha256);
-        const dir = join(final, '..');
-        const firstCreated = await mkdir(dir, { recursive: true });
-        // rename over an existing blob is harmless: same hash, same bytes.
-        await rename(tmp, final);
-        if (doSync) {
-          // The new entry, and every folder created for it, must reach the disk before the metadata
-          // row that points at it: fsync the blob's folder and each newly created folder's parent.
-          await syncDir(dir);
-          if (firstCreated) {
-            for (let d = dir; d.length >= firstCreated.length; d = dirname(d)) await syncDir(dirname(d));
-          }
-        }
+        await place(tmp, info.sha256);
         return { sha256: info.sha256, sizeBytes: info.sizeBytes };
       } catch (err) {
         if (fh) await fh.close().catch(() => {});

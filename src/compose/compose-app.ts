@@ -20,6 +20,7 @@ import { type AuditActor, recordPolicyChange } from '../service/audit.js';
 import { type FsckReport, fsck } from '../service/fsck.js';
 import { createServiceOperations, type ServiceOperations } from '../service/operations.js';
 import { type RetentionReport, runRetention } from '../service/retention/index.js';
+import type { TusStaging } from '../service/tus-staging.js';
 import type { ArtifactService, ServiceLimits, ServiceObserver } from '../service/types.js';
 import type { ArtifactViews } from '../service/views/index.js';
 import type { ViewSandbox } from '../service/views/sandbox.js';
@@ -73,6 +74,11 @@ export interface RuntimeParts {
   /** Who records policy changes: `pid 123` on Node, `worker` on Workers. */
   hostActorId: string;
   /**
+   * Where resumable (tus) uploads stage their bytes: a folder of the data dir on Node. Without it
+   * (Workers, which have no filesystem) /v1/tus is not served.
+   */
+  tusStaging?: TusStaging;
+  /**
    * The HTTP app's runtime parts: assets, /mcp and the gateway (Node), draining, the metrics token,
    * event polling, the platform's body limit, the version.
    */
@@ -117,6 +123,7 @@ export interface ServiceParts {
   viewSandbox?: ViewSandbox;
   observer?: ServiceObserver;
   logger?: Logger;
+  tusStaging?: TusStaging;
 }
 
 /**
@@ -151,6 +158,7 @@ export function composeService(
     views: { budget: config.viewBudgetChars, ...(parts.viewSandbox ? { sandbox: parts.viewSandbox } : {}) },
     ...(parts.observer ? { observer: parts.observer } : {}),
     ...(parts.logger ? { logger: parts.logger } : {}),
+    ...(parts.tusStaging ? { tusStaging: parts.tusStaging } : {}),
   });
 }
 
@@ -177,6 +185,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     ...(runtime.viewSandbox ? { viewSandbox: runtime.viewSandbox } : {}),
     ...(runtime.observer ? { observer: runtime.observer } : {}),
     ...(runtime.logger ? { logger: runtime.logger } : {}),
+    ...(runtime.tusStaging ? { tusStaging: runtime.tusStaging } : {}),
   });
   const { views } = service;
   const ops = createServiceOperations({ repo, blobs, policies, ...(runtime.now ? { now: runtime.now } : {}) });
@@ -197,6 +206,7 @@ export async function composeApp(config: Config, drivers: Drivers, runtime: Runt
     ...(runtime.retention?.pause ? { pause: runtime.retention.pause } : {}),
     ...(runtime.retention?.batchTargetMs ? { batchTargetMs: runtime.retention.batchTargetMs } : {}),
     ...(runtime.retention?.yieldToPuts ? { busy: () => service.putsInFlight() > 0 } : {}),
+    ...(runtime.tusStaging ? { tusStaging: runtime.tusStaging } : {}),
   });
   const run =
     runtime.retention?.shareRuns === false

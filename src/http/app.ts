@@ -44,6 +44,7 @@ import { registerOpenApi } from './routes/openapi.js';
 import { registerPutArtifact } from './routes/put-artifact.js';
 import { registerSessions } from './routes/sessions.js';
 import { registerUi, type UiAssets } from './routes/ui.js';
+import { registerTus, tusProtocol } from './routes/tus.js';
 import { registerUploads } from './routes/uploads.js';
 import { registerUsage } from './routes/usage.js';
 import { registerViews } from './routes/views.js';
@@ -142,6 +143,8 @@ export function createApp(deps: AppDeps): App {
 
   app.use('*', chain(steps.all, onError));
   if (corsOn) app.use('*', corsFor(deps.corsOrigins!));
+  // tus's own rules (OPTIONS, Tus-Resumable, its statuses) wrap /v1/tus before authentication.
+  if (deps.service.tus) app.use('/v1/tus/*', tusProtocol(deps.service.limits.maxArtifactBytes));
   app.use('/v1/*', chain(steps.v1, onError));
 
   const { service, publicUrl } = deps;
@@ -152,6 +155,7 @@ export function createApp(deps: AppDeps): App {
   const getArtifact = registerGetArtifact(app, service, deps.urlSigner, deps.now, linkAdmission(deps.rateLimiter));
   registerArtifactUrl(app, service, publicUrl);
   registerUploads(app, service, publicUrl);
+  if (service.tus) registerTus(app, service.tus, publicUrl);
   registerDeleteArtifact(app, service);
   registerSessions(app, service);
   registerAdminRetention(app, deps.retention);

@@ -5,6 +5,7 @@
 import { enableLinearRegExps } from './regexps.js';
 import { createNodeViewSandbox } from './view-sandbox.js';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -24,6 +25,7 @@ import { openNodeDrivers } from './drivers.js';
 import { nodeKeySources } from './keys.js';
 import { createServiceLogger } from './logger.js';
 import { scheduleRetention } from './retention-schedule.js';
+import { createTusFileStaging } from './tus-file-staging.js';
 
 export interface RunningServer {
   url: string;
@@ -68,6 +70,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
       observer,
       hostActorId: `pid ${process.pid}`,
       logger,
+      tusStaging: createTusFileStaging({ dir: resolve(config.dataDir, 'tus') }),
       // prom-client is loaded only when metrics are on.
       metrics: async (ops) =>
         config.metrics || config.metricsToken ? (await import('../http/metrics.js')).createMetrics(ops) : undefined,

@@ -5,7 +5,8 @@
  *
  * This module composes the service from its parts, each a module with declared dependencies:
  * put-policy.ts (what a put is held to), puts.ts, reads.ts (the one read path), links.ts,
- * direct-uploads.ts, names.ts, sessions.ts, deletes.ts (delete and purge), listing.ts, and the
+ * direct-uploads.ts, tus-uploads.ts (resumable uploads through the service), names.ts, sessions.ts,
+ * deletes.ts (delete and purge), listing.ts, and the
  * views (views/index.ts, made on first use). Its shapes are in types.ts.
  */
 import type { BlobStore } from '../blob/blob-store.js';
@@ -25,6 +26,8 @@ import { createPuts } from './puts.js';
 import { createReads } from './reads.js';
 import { rowToRef } from '../core/refs.js';
 import { createSessionEnding } from './sessions.js';
+import type { TusStaging } from './tus-staging.js';
+import { createTusUploads } from './tus-uploads.js';
 import type { ArtifactService, LinkSettings, PutFaultPoint, ServiceLimits, ServiceObserver } from './types.js';
 import { type ArtifactViews, type ArtifactViewsDeps, createArtifactViews } from './views/index.js';
 /** The service's shapes live in types.ts; importers of this module see them here too. */
@@ -52,6 +55,8 @@ export interface ArtifactServiceDeps {
   views?: Pick<ArtifactViewsDeps, 'sandbox' | 'budget'>;
   /** Fault injection for tests: awaited at named points of a put (crash, pause or fail there). */
   faults?: (point: PutFaultPoint) => Promise<void>;
+  /** Where resumable (tus) uploads stage their bytes (Node: files in the data dir); without it, no tus. */
+  tusStaging?: TusStaging;
 }
 
 export function createArtifactService(deps: ArtifactServiceDeps): ArtifactService {
@@ -91,6 +96,17 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     ...(limits.multipartUploadBytes ? { multipartUploadBytes: limits.multipartUploadBytes } : {}),
     ...(limits.uploadPartBytes ? { uploadPartBytes: limits.uploadPartBytes } : {}),
   });
+  const tus = deps.tusStaging
+    ? createTusUploads({
+        repo,
+        blobs,
+        staging: deps.tusStaging,
+        policies,
+        puts,
+        now,
+        logger,
+      })
+    : undefined;
   const names = createNamedVersions({ repo, now, logger, puts, reads, links });
   const sessions = createSessionEnding({ repo, now });
   const deletes = createDeletes({ repo, blobs, now, logger, reads });
@@ -146,6 +162,7 @@ export function createArtifactService(deps: ArtifactServiceDeps): ArtifactServic
     ...names,
     ...sessions,
     ...uploads,
+    ...(tus ? { tus } : {}),
     delete: deletes.delete,
     purge: deletes.purge,
     list,

@@ -36,6 +36,8 @@ const PART_URL_SECONDS = 3600;
 
 /** Drops what an upload staged: its object, or its parts. Retention and aborts share it. */
 export async function discardStaged(blobs: BlobStore, up: UploadRecord): Promise<void> {
+  // A tus upload's bytes are in the service's tus staging, not the blob store.
+  if (up.kind === 'tus') return;
   if (up.kind === 'multipart' && up.multipartId) {
     await blobs.direct?.parts?.abort({ stagingKey: up.stagingKey, multipartId: up.multipartId });
     return;
@@ -92,8 +94,11 @@ export function createDirectUploads(
         `Upload ${JSON.stringify(uploadId)} was not found in your scope. Start a new one with POST /v1/uploads.`,
       );
     if (up.expiresAt <= now()) {
-      await discardStaged(blobs, up);
-      await repo.deleteUpload(up.id);
+      // A tus upload's staged file is the tus staging's to drop (retention does it).
+      if (up.kind !== 'tus') {
+        await discardStaged(blobs, up);
+        await repo.deleteUpload(up.id);
+      }
       throw new ArtifactError(
         'not_found',
         `Upload ${uploadId} expired at ${new Date(up.expiresAt).toISOString()}. Start a new one.`,
@@ -322,6 +327,10 @@ export function createDirectUploads(
         throw err;
       });
       if (!up) return false;
+      if (up.kind === 'tus')
+        throw errors.badRequest(`Upload ${up.id} is a tus upload: end it with DELETE /v1/tus/${up.id}.`, {
+          details: { reason: 'tus_upload' },
+        });
       await discardStaged(blobs, up);
       await repo.deleteUpload(up.id);
       return true;

@@ -2,6 +2,7 @@
 import type { NamedVersions } from './names.js';
 import type { ArtifactViews } from './views/index.js';
 import type { SessionEnding } from './sessions.js';
+import type { TusUploads } from './tus-uploads.js';
 import type { Policy } from '../core/policy.js';
 import type { UrlSigner } from '../core/url-signing.js';
 import type {
@@ -216,6 +217,11 @@ export interface ArtifactService extends NamedVersions, SessionEnding {
   completeUpload(access: Access, uploadId: string, parts?: { partNumber: number; etag?: string }[]): Promise<PutResult>;
   /** Ends an upload in flight and drops what was uploaded; false when there was none. */
   abortUpload(access: Access, uploadId: string): Promise<boolean>;
+  /**
+   * Resumable uploads through the service (tus), where the runtime stages bytes on a disk (Node);
+   * absent elsewhere (Workers).
+   */
+  readonly tus?: TusUploads;
   /** Removes the caller's visible references; the artifact goes with its last reference. */
   delete(access: Access, id: string): Promise<boolean>;
   /** Admin purge: every reference of the tenant to `id`, and the bytes unless another tenant holds them. */

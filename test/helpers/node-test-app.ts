@@ -14,6 +14,7 @@ import type { ArtifactRepository } from '../../src/db/repository.js';
 import { registerMcp } from '../../src/http/routes/mcp.js';
 import { registerGateway } from '../../src/http/routes/mcp-gateway.js';
 import { enableLinearRegExps } from '../../src/node/regexps.js';
+import { createTusFileStaging } from '../../src/node/tus-file-staging.js';
 import { createNodeViewSandbox } from '../../src/node/view-sandbox.js';
 import { testAppVars, type TestAppOptions } from './test-app-options.js';
 
@@ -41,6 +42,7 @@ export async function openNodeTestApp(
       ...(options.now ? { now: options.now } : {}),
       hostActorId: 'test',
       viewSandbox,
+      tusStaging: createTusFileStaging({ dir: join(dir, 'tus'), fsync: false }),
       http: {
         mcp: { mount: registerMcp },
         ...(options.events ? { events: options.events } : {}),

@@ -3,6 +3,7 @@ import type { BlobStore } from '../../blob/blob-store.js';
 import { type Logger, silentLogger } from '../../core/logger.js';
 import type { Policy } from '../../core/policy.js';
 import type { ArtifactRepository } from '../../db/repository.js';
+import type { TusStaging } from '../tus-staging.js';
 import { BATCH_TARGET_MS, type BatchSizer, createBatchSizer, DEFAULT_BATCH } from './batch-sizer.js';
 import { createPacer, type Pacer, type RetentionPhase } from './pacing.js';
 import type { RetentionReport } from './report.js';
@@ -50,6 +51,11 @@ export interface RetentionDeps {
   logger?: Logger;
   /** Fault injection for tests: awaited at named points (crash, pause or fail there). */
   faults?: (point: 'gc:after-mark' | 'gc:after-delete') => Promise<void>;
+  /**
+   * Where this process stages resumable (tus) uploads. Without it (a CLI run, another runtime) an
+   * expired tus upload is left for the service's own run, which can drop its staged file.
+   */
+  tusStaging?: Pick<TusStaging, 'discard'>;
 }
 
 /** The name of each phase in the run's table (src/service/retention/index.ts), also its log lines' `phase`. */

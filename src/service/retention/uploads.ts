@@ -1,10 +1,10 @@
-/** Phase `uploads`: uploads that were never completed. */
+/** Phase `uploads`: direct and resumable (tus) uploads that were never completed, or finished long ago. */
 import { errorText } from '../../core/logger.js';
 import { discardStaged } from '../direct-uploads.js';
 import type { PhaseContext } from './context.js';
 
 /**
- * Removes each upload that expired more than the grace period ago: its staged object (or its parts) first,
+ * Removes each upload that expired more than the grace period ago: its staged object, parts or file first,
  * then its row, so a crash in between leaves a row the next run finds again. When the blob store
  * cannot discard the object, the row stays for the next run, and the failure is counted and logged.
  */
@@ -15,8 +15,12 @@ export async function discardExpiredUploads({ deps, now, batch, pace, logger, re
     const page = (await deps.repo.expiredUploads(now() - deps.graceMs, batch)).filter((u) => !seen.has(u.id));
     for (const up of page) {
       seen.add(up.id);
+      // A tus upload's bytes are staged by the service that took them: a run without its staging
+      // leaves the upload to that service's own run (a finished one has nothing staged).
+      if (up.kind === 'tus' && up.stagingKey !== '' && !deps.tusStaging) continue;
       try {
-        await discardStaged(deps.blobs, up);
+        if (up.kind === 'tus') await deps.tusStaging?.discard(up.id);
+        else await discardStaged(deps.blobs, up);
       } catch (err) {
         report.uploads.stagingFailed++;
         logger.warn('staged upload not discarded; kept for the next run', {
