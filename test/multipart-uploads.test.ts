@@ -7,8 +7,6 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -20,6 +18,7 @@ import type { Readable } from 'node:stream';
 import { createHttpArtifactStore } from '../src/client/index.js';
 import { runRetention } from '../src/service/retention/index.js';
 import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
+import { requestGate } from './helpers/request-gate.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
 import { createTestBucket, describeS3, s3TestTarget, testS3Client } from './helpers/s3.js';
 
@@ -103,49 +102,6 @@ async function openMultipartUploads(): Promise<string[]> {
 
 async function artifactCount(): Promise<number> {
   return ((await json(await api('/v1/artifacts?limit=100'))).items as unknown[]).length;
-}
-
-/**
- * An HTTP proxy in front of the S3 server that counts the part PUTs it passed and, once `passAfter`
- * of them went through, holds every further one (never forwarded) until it is opened again: a
- * client can be stopped part way, deterministically. The Host header goes through unchanged, so
- * presigned signatures still hold.
- */
-async function partGate(upstream: string) {
-  const target = new URL(upstream);
-  let passed = 0;
-  let started = 0;
-  let held: ServerResponse[] = [];
-  const gate = { passAfter: Number.POSITIVE_INFINITY, passed: () => passed, held: () => held.length };
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const isPart = req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? '');
-    if (isPart && started >= gate.passAfter) {
-      held.push(res);
-      return;
-    }
-    if (isPart) started++;
-    const out = request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        if (isPart && answer.statusCode === 200) passed++;
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return {
-    gate,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    open() {
-      gate.passAfter = Number.POSITIVE_INFINITY;
-      for (const res of held) res.destroy();
-      held = [];
-    },
-    close: () => new Promise<void>((ok) => server.close(() => ok())),
-  };
 }
 
 const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 60_000) => {
@@ -416,7 +372,10 @@ describeS3('direct uploads in parts', () => {
   });
 
   it('`put --resume` killed after half its parts resumes in a new process and sends only the rest', async () => {
-    const proxy = await partGate(target!.endpoint);
+    const proxy = await requestGate(
+      target!.endpoint,
+      (req) => req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? ''),
+    );
     const gated = await startServer(
       loadConfig(
         {},

@@ -1,7 +1,7 @@
 /**
  * `put` of a big file: hashed as a stream, then sent as a file-backed Blob, so it goes straight to the
- * bucket where the service offers direct uploads (in parts above its threshold, resumable with
- * `--resume`, whose records live in a small JSON file).
+ * bucket where the service offers direct uploads (in parts above its threshold), else through the
+ * service's tus endpoint; both resume with `--resume`, whose records live in a small JSON file.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, openAsBlob, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -75,6 +75,8 @@ export async function putBigFile(
   const bar = progress(how.label, size);
   let first = true;
   const store = storeOf({
+    // Without direct uploads (the fs driver) a big file goes through the service's tus: resumable too.
+    tusAboveBytes: BIG_FILE_BYTES,
     ...(how.resume ? { resume: fileResumeRecords(resumeFile()) } : {}),
     onProgress: (p) => {
       if (first && p.sentBytes > 0)

@@ -41,12 +41,19 @@ export interface ResumeRecords {
   delete(key: string): Promise<unknown> | unknown;
 }
 
-/** Big uploads: progress, resume records, and how many parts go at once. */
+/** Big uploads: progress, resume records, how many parts go at once, and when tus takes over. */
 export interface BigUploadOptions {
   onProgress?: (progress: UploadProgress) => void;
   resume?: ResumeRecords;
   /** Parts in flight at once (default 4). */
   concurrency?: number;
+  /**
+   * Where the service takes no direct uploads (its fs driver), bodies larger than this go through
+   * its tus endpoint, resumable (default 64 MiB); smaller ones, and services without tus, POST.
+   */
+  tusAboveBytes?: number;
+  /** Bytes per tus PATCH (default 64 MiB): progress moves, and a retry resumes, at least this often. */
+  tusChunkBytes?: number;
 }
 
 type PartsTicket = Extract<UploadTicket, { kind: 'multipart' }>;

@@ -31,6 +31,8 @@ import {
   SESSION_END_ANSWER,
 } from './http-response-schemas.js';
 import { type BigUploadOptions, createDirectUploads, putSpooled } from './http-direct-upload.js';
+import { createTusUploads } from './http-tus-upload.js';
+import { sha256Hex, sha256OfBlob } from '../core/hash.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
 import { putHeaders, readHeaders, type ScopeNames } from './http-headers.js';
@@ -141,13 +143,21 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   };
   const directAbove = options.directUploadAboveBytes ?? 8 * 1024 * 1024;
   const direct = createDirectUploads(transport, options.uploads);
+  const tus = createTusUploads(transport, options.uploads);
+  const tusAbove = options.uploads?.tusAboveBytes ?? 64 * 1024 * 1024;
 
   /** Direct to the blob store when the body is large and the service offers it; else POST /v1/artifacts. */
   async function put(body: RequestBody, headers: Record<string, string>, o?: PutOptions): Promise<ArtifactRef> {
-    if (o && direct.offered !== false && (body instanceof Uint8Array || body instanceof Blob)) {
+    if (o && (body instanceof Uint8Array || body instanceof Blob)) {
       const size = body instanceof Blob ? body.size : body.byteLength;
-      if (size > directAbove) {
+      if (size > directAbove && direct.offered !== false) {
         const ref = await direct.put(body, headers, o);
+        if (ref) return ref;
+      }
+      // No direct uploads (the fs driver): a big body goes resumable, through the service's tus.
+      if (size > tusAbove && direct.offered === false && tus.offered !== false) {
+        const sha256 = o.sha256 ?? (await (body instanceof Blob ? sha256OfBlob(body) : sha256Hex(body)));
+        const ref = await tus.put(body, { sizeBytes: size, sha256 }, headers, o);
         if (ref) return ref;
       }
     }
