@@ -159,3 +159,73 @@ async def read_all(chunks: Any) -> bytes:
 
 async def close(client: Any) -> None:
     await run(client.aclose() if hasattr(client, "aclose") else client.close())
+
+
+class Wire:
+    """The real network under a client, keeping each request that went out (method, URL, body
+    size) and failing the ones `fault` picks: `fault(request, seen)` (seen: how many requests like
+    it went before, by method and path) returns None to let it through, a status to answer in its
+    stead, or "cut" to deliver it and lose the answer (the connection drops after the service acted).
+    """
+
+    def __init__(self, fault: Callable[[httpx.Request, int], int | str | None] | None = None) -> None:
+        self.sent: list[tuple[str, httpx.URL, int]] = []
+        self.requests: list[httpx.Request] = []
+        self._fault = fault
+        self._seen: dict[tuple[str, str], int] = {}
+
+    def _note(self, request: httpx.Request, size: int) -> int | str | None:
+        self.sent.append((request.method, request.url, size))
+        self.requests.append(request)
+        key = (request.method, request.url.path)
+        seen = self._seen.get(key, 0)
+        self._seen[key] = seen + 1
+        return self._fault(request, seen) if self._fault else None
+
+    def count(self, method: str, contains: str = "") -> int:
+        return sum(1 for m, url, _ in self.sent if m == method and contains in str(url))
+
+    def sync(self) -> httpx.BaseTransport:
+        wire, inner = self, httpx.HTTPTransport()
+
+        class Transport(httpx.BaseTransport):
+            def handle_request(self, request: httpx.Request) -> httpx.Response:
+                body = request.read()
+                fault = wire._note(request, len(body))
+                if isinstance(fault, int):
+                    return httpx.Response(fault, json={"code": "backend_unavailable", "message": "injected"})
+                response = inner.handle_request(request)
+                if fault == "cut":
+                    response.read()
+                    response.close()
+                    raise httpx.ReadError("connection cut by the test", request=request)
+                return response
+
+            def close(self) -> None:
+                inner.close()
+
+        return Transport()
+
+    def asynchronous(self) -> httpx.AsyncBaseTransport:
+        wire, inner = self, httpx.AsyncHTTPTransport()
+
+        class Transport(httpx.AsyncBaseTransport):
+            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+                body = await request.aread()
+                fault = wire._note(request, len(body))
+                if isinstance(fault, int):
+                    return httpx.Response(fault, json={"code": "backend_unavailable", "message": "injected"})
+                response = await inner.handle_async_request(request)
+                if fault == "cut":
+                    await response.aread()
+                    await response.aclose()
+                    raise httpx.ReadError("connection cut by the test", request=request)
+                return response
+
+            async def aclose(self) -> None:
+                await inner.aclose()
+
+        return Transport()
+
+    def transport(self, is_async: bool) -> Any:
+        return self.asynchronous() if is_async else self.sync()

@@ -2,6 +2,7 @@
 
 from ._async import AsyncArtifactStoreClient
 from ._sync import ArtifactStoreClient
+from ._uploads import FileResumeRecords, ResumeRecords, UploadProgress, default_resume_file
 from .errors import (
     ArtifactStoreError,
     BackendUnavailableError,
@@ -61,6 +62,10 @@ __all__ = [
     "SessionEnd",
     "StreamedVersion",
     "UploadTicket",
+    "UploadProgress",
+    "ResumeRecords",
+    "FileResumeRecords",
+    "default_resume_file",
     "ArtifactStoreError",
     "BadRequestError",
     "UnauthorizedError",

@@ -6,6 +6,7 @@ import asyncio
 import builtins
 import inspect
 import os
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from datetime import datetime
@@ -24,7 +25,10 @@ from ._core import (
     ClientCore,
     HashBody,
     Op,
+    ReadSlice,
+    Sleep,
     Step,
+    Together,
     bearer,
     file_put_names,
     unreachable,
@@ -32,6 +36,7 @@ from ._core import (
 from ._events import RECONNECT_ERRORS, EventFeed
 from ._ranges import ByteRange, acut_range
 from ._retry import RetryPolicy, retry_after_seconds
+from ._uploads import PART_CONCURRENCY, TUS_CHUNK_BYTES, BigUpload, ResumeRecords, UploadProgress, records_of
 from .errors import ArtifactStoreError, error_for
 from .models import (
     ArtifactEvent,
@@ -149,11 +154,38 @@ class AsyncArtifactStoreClient:
         *,
         mime_type: str | None = None,
         filename: str | None = None,
-        **options: Any,
+        namespace: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | None = None,
+        ttl: int | str | None = None,
+        sha256: str | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+        resume: bool | ResumeRecords = False,
+        on_progress: Callable[[UploadProgress], None] | None = None,
+        part_concurrency: int = PART_CONCURRENCY,
+        tus_chunk_bytes: int = TUS_CHUNK_BYTES,
     ) -> ArtifactRef:
-        """Stores a file, named after it and typed by its extension unless told otherwise."""
+        """Stores a file, named after it and typed by its extension unless told otherwise; a big
+        one survives failures and resumes, as ArtifactStoreClient.put_file says. Parts go
+        `part_concurrency` at a time as tasks; file reads and hashing run in threads."""
         filename, mime_type = file_put_names(path, filename, mime_type)
-        return await self.put(Path(path), mime_type=mime_type, filename=filename, **options)
+        big = BigUpload(records_of(resume), on_progress, part_concurrency, tus_chunk_bytes)
+        return await self._run(
+            self._core.put_big(
+                Path(path),
+                mime_type=mime_type,
+                filename=filename,
+                namespace=namespace,
+                meta=meta,
+                source=source,
+                ttl=ttl,
+                sha256=sha256,
+                scope=self._core.scope_for(session, trace, user),
+                big=big,
+            )
+        )
 
     async def begin_upload(
         self,
@@ -644,11 +676,43 @@ class AsyncArtifactStoreClient:
     async def _perform(self, step: Step) -> Any:
         if isinstance(step, HashBody):
             return await asyncio.to_thread(step.body.sha256)
+        if isinstance(step, ReadSlice):
+            return await asyncio.to_thread(step.body.read_slice, step.start, step.size)
+        if isinstance(step, Sleep):
+            await asyncio.sleep(step.seconds)
+            return None
+        if isinstance(step, Together):
+            return await self._together(step)
         response = await self._open(step)
         try:
             return Answer(step, response.status_code, response.headers, await response.aread())
         finally:
             await response.aclose()
+
+    async def _together(self, step: Together) -> builtins.list[Any]:
+        """Runs the operations as up to `step.limit` tasks at once."""
+        waiting = deque(enumerate(step.ops))
+        results: builtins.list[Any] = [None] * len(step.ops)
+        failures: builtins.list[Exception] = []
+
+        async def work() -> None:
+            while waiting and not failures:
+                index, op = waiting.popleft()
+                try:
+                    results[index] = await self._run(op)
+                except Exception as err:  # noqa: BLE001 - raised again once the others are over
+                    failures.append(err)
+                    return
+
+        try:
+            await asyncio.gather(*(work() for _ in range(max(1, min(step.limit, len(waiting))))))
+        finally:
+            for _, op in waiting:
+                op.close()
+            waiting.clear()
+        if failures:
+            raise failures[0]
+        return results
 
     async def _open(self, call: Call, *, retry: bool = True) -> httpx.Response:
         """A successful answer with its body unread; a failed one raises its ArtifactStoreError."""
@@ -660,7 +724,12 @@ class AsyncArtifactStoreClient:
             async with content as body:
                 headers = await self._headers_for(call)
                 request = self._http.build_request(
-                    call.method, call.url, params=call.params or None, headers=headers, content=body
+                    call.method,
+                    call.url,
+                    params=call.params or None,
+                    headers=headers,
+                    content=body,
+                    **({"timeout": call.timeout} if call.timeout is not None else {}),
                 )
                 try:
                     response = await self._http.send(request, stream=True)

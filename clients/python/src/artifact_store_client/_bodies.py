@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import io
 import os
+import threading
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager, nullcontext
 from typing import IO, Any, Union
@@ -39,6 +40,10 @@ class Body:
     def sha256(self) -> str:
         raise NotImplementedError
 
+    def read_slice(self, start: int, size: int) -> bytes:
+        """`size` bytes from `start` (a part of an upload in parts, a tus chunk): only those are read."""
+        raise TypeError("Only bytes and seekable files can be sent in parts.")
+
 
 class BytesBody(Body):
     def __init__(self, data: bytes, default_mime: str | None = None) -> None:
@@ -55,6 +60,9 @@ class BytesBody(Body):
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
 
+    def read_slice(self, start: int, size: int) -> bytes:
+        return self.data[start : start + size]
+
 
 class FileBody(Body):
     """A path, opened anew for each attempt, or a seekable file, sent from where it stood."""
@@ -68,6 +76,8 @@ class FileBody(Body):
             self._start = source.tell()
             self.size = source.seek(0, io.SEEK_END) - self._start
             source.seek(self._start)
+        # Parts read at once from one file object take turns (a path is opened by each read).
+        self._lock = threading.Lock()
 
     @contextmanager
     def _opened(self) -> Iterator[IO[bytes]]:
@@ -94,6 +104,19 @@ class FileBody(Body):
             for chunk in chunks:
                 digest.update(chunk)
         return digest.hexdigest()
+
+    def read_slice(self, start: int, size: int) -> bytes:
+        if isinstance(self._source, os.PathLike):
+            with open(self._source, "rb") as file:
+                file.seek(start)
+                data = file.read(size)
+        else:
+            with self._lock:
+                self._source.seek(self._start + start)
+                data = self._source.read(size)
+        if len(data) != size:
+            raise ValueError(f"The file is shorter than when its upload began: {start + len(data)} bytes, not {start + size}.")
+        return data
 
 
 class StreamBody(Body):

@@ -15,12 +15,12 @@ import re
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union
 from urllib.parse import quote
 
 import httpx
 
-from ._bodies import Body, BytesBody, PutData, body_of
+from ._bodies import Body, BytesBody, FileBody, PutData, body_of
 from ._headers import OCTET_STREAM, put_headers, scope_headers
 from ._ranges import ByteRange, range_header
 from ._retry import RETRYABLE_STATUSES, RetryPolicy
@@ -61,10 +61,15 @@ class Call:
     # Not idempotent (a name's next version): a connection error is not retried, since the first
     # attempt may have committed. Refusals that commit nothing (429, 503) still are.
     once: bool = False
+    # False: one attempt, whatever happens; the operation decides what comes next (a tus PATCH asks
+    # where the upload stands before it sends again).
+    retry: bool = True
+    # Seconds for this request instead of the client's timeout (completing an upload re-reads it).
+    timeout: float | None = None
 
     @property
     def replayable(self) -> bool:
-        return self.body is None or self.body.replayable
+        return self.retry and (self.body is None or self.body.replayable)
 
     def retryable(self, status: int) -> bool:
         # A blob store's 500 is worth another try; the service says 503 when it means that.
@@ -98,6 +103,30 @@ class HashBody:
 
 
 @dataclass(frozen=True)
+class ReadSlice:
+    """`size` bytes of a body from `start`, read off the event loop by the async client."""
+
+    body: Body
+    start: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Together:
+    """Runs `ops` (each an operation of its own), at most `limit` at a time; sends back their
+    results in order. The first failure stops new ones from starting, and is raised once the
+    running ones are over."""
+
+    ops: tuple[Any, ...]
+    limit: int
+
+
+@dataclass(frozen=True)
 class Answer:
     call: Call
     status: int
@@ -116,7 +145,7 @@ class Answer:
             ) from err
 
 
-Step = Call | HashBody
+Step = Union[Call, HashBody, ReadSlice, Sleep, Together]
 Op = Generator[Step, Any, T]
 
 
@@ -284,14 +313,15 @@ class ClientCore:
                 ttl=ttl,
                 scope=scope,
             )
-            ref = yield from self._put_direct(body, ticket_of)
+            ref = yield from self._put_direct(body, ticket_of, scope)
             if ref is not None:
                 return ref
         answer: Answer = yield Call("POST", "/v1/artifacts", headers=headers, body=body)
         return answer.parse(ArtifactRef.from_json, "ArtifactRef")
 
-    def _put_direct(self, body: Body, ticket_of: Op[UploadTicket]) -> Op[ArtifactRef | None]:
-        """begin → PUT to the blob store → complete; None when the service offers no direct uploads."""
+    def _put_direct(self, body: Body, ticket_of: Op[UploadTicket], scope: Scope) -> Op[ArtifactRef | None]:
+        """begin → PUT to the blob store (in parts, when the ticket says so) → complete; None when the
+        service offers no direct uploads."""
         try:
             ticket = yield from ticket_of
         except ArtifactStoreError as err:
@@ -301,6 +331,10 @@ class ClientCore:
             self.direct_uploads_offered = False
             return None
         self.direct_uploads_offered = True
+        if ticket.kind == "multipart":
+            from ._uploads import BigUpload, put_parts
+
+            return (yield from put_parts(body, ticket, [], scope, BigUpload(), None))
         try:
             yield Call(ticket.method, ticket.url, headers=dict(ticket.headers), body=body, external=True)
         except ArtifactStoreError as err:
@@ -308,6 +342,123 @@ class ClientCore:
                 f"The blob store refused the direct upload: {err.message}", status=err.status
             ) from err
         return (yield from self.complete_upload(ticket.upload_id))
+
+    def put_big(
+        self,
+        path: os.PathLike[str],
+        *,
+        mime_type: str | None,
+        filename: str | None,
+        namespace: str | None,
+        meta: Mapping[str, Any] | None,
+        source: Mapping[str, Any] | None,
+        ttl: int | str | None,
+        sha256: str | None,
+        scope: Scope,
+        big: Any,
+    ) -> Op[ArtifactRef]:
+        """A file that survives failures: straight to the bucket (one PUT, or in parts) where the
+        service offers direct uploads, else over tus through the service; a resume record lets the
+        same file put again continue. A small file is one put. See _uploads."""
+        from ._uploads import put_parts, put_tus, recorded_parts
+
+        body = FileBody(path)
+        size = body.size or 0
+        mime = mime_type or OCTET_STREAM
+        headers = put_headers(
+            mime_type=mime,
+            filename=filename,
+            namespace=namespace,
+            meta=meta,
+            source=source,
+            ttl=ttl,
+            sha256=sha256,
+            scope=scope,
+        )
+        if size <= self.direct_upload_above_bytes:
+            answer: Answer = yield Call("POST", "/v1/artifacts", headers=headers, body=body)
+            ref = answer.parse(ArtifactRef.from_json, "ArtifactRef")
+            if big.on_progress is not None:
+                from ._uploads import UploadProgress
+
+                big.on_progress(UploadProgress(ref.id, size, size))
+            return ref
+        digest: str = sha256 or (yield HashBody(body))
+        parts_key = f"{self.base_url} {digest} {size}"
+        tus_key = f"{self.base_url} tus {digest} {size}"
+        if self.direct_uploads_offered is not False:
+            resumed = yield from recorded_parts(big.records, parts_key, size, digest, scope)
+            if resumed is not None:
+                self.direct_uploads_offered = True
+                ticket, held = resumed
+                return (yield from put_parts(body, ticket, held, scope, big, parts_key))
+        tus_recorded = big.records is not None and big.records.get(tus_key) is not None
+        if self.direct_uploads_offered is not False and not tus_recorded:
+            try:
+                ticket = yield from self.begin_upload(
+                    size_bytes=size,
+                    sha256=digest,
+                    mime_type=mime,
+                    filename=filename,
+                    namespace=namespace,
+                    meta=meta,
+                    source=source,
+                    ttl=ttl,
+                    scope=scope,
+                )
+            except ArtifactStoreError as err:
+                no_route = isinstance(err, NotFoundError) and "No route" in err.message
+                if err.details.get("reason") != "direct_uploads_unavailable" and not no_route:
+                    raise
+                self.direct_uploads_offered = False
+            else:
+                self.direct_uploads_offered = True
+                if ticket.kind == "multipart":
+                    if big.records is not None:
+                        big.records.set(parts_key, ticket.upload_id)
+                    return (yield from put_parts(body, ticket, [], scope, big, parts_key))
+                return (yield from self._put_one(body, ticket, big))
+        # tus has no field for `source`: with one, the file is streamed in one put instead.
+        if source is None:
+            ref = yield from put_tus(
+                body,
+                size=size,
+                sha256=digest,
+                mime_type=mime,
+                filename=filename,
+                namespace=namespace,
+                meta=meta,
+                ttl=ttl,
+                scope=scope,
+                big=big,
+                key=tus_key,
+                retries=self.retry.retries,
+                wait=self.retry.wait_after,
+            )
+            if ref is not None:
+                return ref
+        headers["X-Artifact-Sha256"] = digest
+        answer = yield Call("POST", "/v1/artifacts", headers=headers, body=body)
+        return answer.parse(ArtifactRef.from_json, "ArtifactRef")
+
+    def _put_one(self, body: Body, ticket: UploadTicket, big: Any) -> Op[ArtifactRef]:
+        """A direct upload in one PUT: progress at its start and its end."""
+        from ._uploads import UploadProgress, commit_timeout
+
+        size = body.size or 0
+        if big.on_progress is not None:
+            big.on_progress(UploadProgress(ticket.upload_id, 0, size))
+        try:
+            yield Call(ticket.method, ticket.url, headers=dict(ticket.headers), body=body, external=True)
+        except ArtifactStoreError as err:
+            raise BackendUnavailableError(
+                f"The blob store refused the direct upload: {err.message}", status=err.status
+            ) from err
+        if big.on_progress is not None:
+            big.on_progress(UploadProgress(ticket.upload_id, size, size))
+        path = f"/v1/uploads/{quote(ticket.upload_id, safe='')}/complete"
+        answer: Answer = yield Call("POST", path, timeout=commit_timeout(size))
+        return answer.parse(ArtifactRef.from_json, "ArtifactRef")
 
     def begin_upload(
         self,

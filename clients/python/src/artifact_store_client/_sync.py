@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import builtins
 import os
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
@@ -23,7 +25,10 @@ from ._core import (
     ClientCore,
     HashBody,
     Op,
+    ReadSlice,
+    Sleep,
     Step,
+    Together,
     bearer,
     file_put_names,
     unreachable,
@@ -31,6 +36,7 @@ from ._core import (
 from ._events import RECONNECT_ERRORS, EventFeed
 from ._ranges import ByteRange, cut_range
 from ._retry import RetryPolicy, retry_after_seconds
+from ._uploads import PART_CONCURRENCY, TUS_CHUNK_BYTES, BigUpload, ResumeRecords, UploadProgress, records_of
 from .errors import ArtifactStoreError, error_for
 from .models import (
     ArtifactEvent,
@@ -147,11 +153,46 @@ class ArtifactStoreClient:
         *,
         mime_type: str | None = None,
         filename: str | None = None,
-        **options: Any,
+        namespace: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | None = None,
+        ttl: int | str | None = None,
+        sha256: str | None = None,
+        session: str | None = None,
+        trace: str | None = None,
+        user: str | None = None,
+        resume: bool | ResumeRecords = False,
+        on_progress: Callable[[UploadProgress], None] | None = None,
+        part_concurrency: int = PART_CONCURRENCY,
+        tus_chunk_bytes: int = TUS_CHUNK_BYTES,
     ) -> ArtifactRef:
-        """Stores a file, named after it and typed by its extension unless told otherwise."""
+        """Stores a file, named after it and typed by its extension unless told otherwise.
+
+        A file above `direct_upload_above_bytes` is hashed (read in a stream), then goes straight
+        to the bucket where the service offers direct uploads (in parts above the service's
+        threshold, `part_concurrency` at a time, each retried on its own), else through the service
+        over tus in chunks of `tus_chunk_bytes`, resumed after a dropped connection. Only a part or
+        a chunk is held in memory. `resume=True` keeps a record in FileResumeRecords' file (or pass
+        resume records) so that putting the same file again, here or from a new process, continues
+        an interrupted upload. `on_progress` hears of the bytes acknowledged so far (an
+        UploadProgress), from the threads that send the parts.
+        """
         filename, mime_type = file_put_names(path, filename, mime_type)
-        return self.put(Path(path), mime_type=mime_type, filename=filename, **options)
+        big = BigUpload(records_of(resume), on_progress, part_concurrency, tus_chunk_bytes)
+        return self._run(
+            self._core.put_big(
+                Path(path),
+                mime_type=mime_type,
+                filename=filename,
+                namespace=namespace,
+                meta=meta,
+                source=source,
+                ttl=ttl,
+                sha256=sha256,
+                scope=self._core.scope_for(session, trace, user),
+                big=big,
+            )
+        )
 
     def begin_upload(
         self,
@@ -637,11 +678,61 @@ class ArtifactStoreClient:
     def _perform(self, step: Step) -> Any:
         if isinstance(step, HashBody):
             return step.body.sha256()
+        if isinstance(step, ReadSlice):
+            return step.body.read_slice(step.start, step.size)
+        if isinstance(step, Sleep):
+            time.sleep(step.seconds)
+            return None
+        if isinstance(step, Together):
+            return self._together(step)
         response = self._open(step)
         try:
             return Answer(step, response.status_code, response.headers, response.read())
         finally:
             response.close()
+
+    def _together(self, step: Together) -> builtins.list[Any]:
+        """Runs the operations on up to `step.limit` threads (httpx.Client is shared between them)."""
+        waiting = deque(enumerate(step.ops))
+        results: builtins.list[Any] = [None] * len(step.ops)
+        failures: builtins.list[BaseException] = []
+        lock = threading.Lock()
+
+        def work() -> None:
+            while True:
+                with lock:
+                    if failures or not waiting:
+                        return
+                    index, op = waiting.popleft()
+                try:
+                    results[index] = self._run(op)
+                except BaseException as err:  # noqa: BLE001 - raised again by the caller's thread
+                    with lock:
+                        failures.append(err)
+                    return
+
+        try:
+            if step.limit <= 1 or len(waiting) <= 1:
+                work()
+            else:
+                threads = [threading.Thread(target=work, daemon=True) for _ in range(min(step.limit, len(waiting)))]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+        except BaseException as err:
+            # Interrupted (Ctrl-C): no new operation starts; those running end on their own.
+            with lock:
+                failures.append(err)
+            raise
+        finally:
+            with lock:
+                for _, op in waiting:
+                    op.close()
+                waiting.clear()
+        if failures:
+            raise failures[0]
+        return results
 
     def _open(self, call: Call, *, retry: bool = True) -> httpx.Response:
         """A successful answer with its body unread; a failed one raises its ArtifactStoreError."""
@@ -652,7 +743,12 @@ class ArtifactStoreClient:
             content = call.body.content() if call.body is not None else nullcontext(None)
             with content as body:
                 request = self._http.build_request(
-                    call.method, call.url, params=call.params or None, headers=self._headers_for(call), content=body
+                    call.method,
+                    call.url,
+                    params=call.params or None,
+                    headers=self._headers_for(call),
+                    content=body,
+                    **({"timeout": call.timeout} if call.timeout is not None else {}),
                 )
                 try:
                     response = self._http.send(request, stream=True)

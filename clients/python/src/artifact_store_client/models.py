@@ -224,17 +224,39 @@ class DownloadLink:
 
 @dataclass(frozen=True)
 class UploadTicket:
-    """Where to PUT the bytes of a direct upload: `url` with `headers`, and no Authorization."""
+    """Where to PUT the bytes of a direct upload: `url` with `headers`, and no Authorization.
+
+    `kind` is "put" (one PUT to `url`) or, above the service's threshold on its s3 driver,
+    "multipart": then `url` is empty and the bytes go in `part_count` parts of `part_size` bytes
+    (the last holds the rest), each PUT to the URL the service presigns for it.
+    """
 
     upload_id: str
     url: str
     method: str = "PUT"
     headers: dict[str, str] = field(default_factory=dict)
     expires_at: datetime | None = None
+    kind: str = "put"
+    size_bytes: int | None = None
+    part_size: int | None = None
+    part_count: int | None = None
 
     @classmethod
     def from_json(cls, data: object) -> UploadTicket:
         r = _Reader(data, "")
+        if r.text("kind", required=False) == "multipart":
+            part_size = r.count("partSize")
+            if part_size < 1:
+                raise ValueError("field partSize: expected a positive number")
+            return cls(
+                upload_id=r.text("uploadId"),
+                url="",
+                expires_at=r.time("expiresAt", required=False),
+                kind="multipart",
+                size_bytes=r.count("sizeBytes"),
+                part_size=part_size,
+                part_count=r.count("partCount"),
+            )
         headers = r.mapping("headers", required=False) or {}
         if not all(isinstance(v, str) for v in headers.values()):
             raise ValueError("field headers: expected string values")
