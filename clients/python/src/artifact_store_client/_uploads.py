@@ -251,7 +251,13 @@ def put_parts(
     parts = tuple(_put_part(body, upload_id, n, (n - 1) * part_size, size_of(n), scope, progress) for n in todo)
     yield Together(parts, max(1, big.part_concurrency))
     complete = Call("POST", f"{upload_path(upload_id)}/complete", timeout=commit_timeout(size))
-    answer: Answer = yield complete
+    try:
+        answer: Answer = yield complete
+    except ArtifactStoreError as err:
+        # Parts that do not make the declared sha256 end the upload (422); so does its expiry (404).
+        if err.status in (404, 422) and big.records is not None and key is not None:
+            big.records.delete(key)
+        raise
     ref = answer.parse(ArtifactRef.from_json, "ArtifactRef")
     if big.records is not None and key is not None:
         big.records.delete(key)
