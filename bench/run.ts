@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_SIZE_MIB (256), BENCH_RUNS (3), BENCH_DURATION (10 s of load per small-GET run),
  * BENCH_CONNECTIONS (50), BENCH_TIMEOUT (1800 s for everything), BENCH_STRICT=1 (exit 1 on a FAIL),
- * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,ai-sdk,ui,views,limits,footprint,install,postgres (sections to run;
+ * BENCH_ONLY=transfers,small,python,s3,retention,mcp,gateway,adk,ai-sdk,ui,views,limits,footprint,install,postgres,tus,parts (sections to run;
  * default all),
  * BENCH_SOAK_SECONDS (60: the footprint section's soak),
  * BENCH_SERVICE_CODE=dist|source (dist: the service's processes run the built code, built once per bench, as the
@@ -32,6 +32,7 @@ import { installRows } from './install.js';
 import { pythonRows } from './python.js';
 import { s3Rows } from './s3.js';
 import { tusRows } from './tus.js';
+import { partsRows } from './parts.js';
 import { viewRows } from './views.js';
 import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
@@ -472,6 +473,15 @@ async function main() {
     tusTable = r.rows;
   }
 
+  let partsTable: Row[] = [];
+  if (settings.only.has('parts')) {
+    progress('parts: a direct upload in parts through the SDK against lib-storage, same S3 server');
+    const r = await partsRows({ work, runs: settings.runs, progress });
+    serviceProblems.push(...r.problems);
+    partsTable = r.rows;
+    await r.teardown();
+  }
+
   let footprintTable: Row[] = [];
   if (settings.only.has('footprint')) {
     progress(`footprint: the built server idle, then a ${settings.soakS} s mixed soak at concurrency 32`);
@@ -561,6 +571,7 @@ async function main() {
     ...limitsTable,
     ...postgresTable,
     ...tusTable,
+    ...partsTable,
     ...footprintTable,
     ...installTable,
   );

@@ -245,7 +245,7 @@ export async function s3Rows(
   return { rows: rows(), problems, teardown };
 }
 
-async function s3Server(): Promise<{ info: S3Info; stop(): Promise<void> }> {
+export async function s3Server(): Promise<{ info: S3Info; stop(): Promise<void> }> {
   const env = process.env;
   if (env.S3_ENDPOINT) {
     if (!env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY)
@@ -284,7 +284,7 @@ async function emptyPrefix(client: S3Client, bucket: string, prefix: string): Pr
   if (keys.length > 0) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys } }));
 }
 
-async function sha256OfFile(file: string): Promise<string> {
+export async function sha256OfFile(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file, { highWaterMark: MiB })) hash.update(chunk as Buffer);
   return hash.digest('hex');
@@ -308,7 +308,13 @@ async function putsPerSecond(
 }
 
 /** How an application would put a large file with the SDK: lib-storage, multipart, parts in parallel. */
-async function sdkPut(client: S3Client, bucket: string, key: string, file: string, size: number): Promise<number> {
+export async function sdkPut(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  file: string,
+  size: number,
+): Promise<number> {
   const started = performance.now();
   await new Upload({
     client,

@@ -43,6 +43,7 @@ const SECTIONS = [
   'install',
   'postgres',
   'tus',
+  'parts',
 ] as const;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -8,6 +8,7 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  GetObjectCommand,
   ListPartsCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
@@ -66,27 +67,26 @@ export function createS3Parts(options: S3PartsOptions): DirectParts {
     return held.sort((a, b) => a.partNumber - b.partNumber);
   }
 
-  /** The staging object's size and sha256, read once as a stream; more bytes than `limit` stop the read. */
-  async function digestOf(key: string, limit: number): Promise<{ sizeBytes: number; sha256: string }> {
-    const body = await objects.read(key);
-    if (!body) throw errors.badRequest('The upload has no assembled object: upload its parts, then complete it.');
+  /**
+   * The assembled object's sha256, read once as it comes (the SDK's body straight into the hash,
+   * no stream bridging): memory stays flat whatever the size. More bytes than `size` stop the read.
+   */
+  async function digestOf(key: string, size: number): Promise<string> {
     const hasher = hash();
-    let size = 0;
-    const reader = body.getReader();
+    let at = 0;
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
-        if (size > limit) throw uploadSizeMismatch(limit, 'more');
-        hasher.update(value);
+      const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      for await (const chunk of out.Body as AsyncIterable<Uint8Array>) {
+        at += chunk.byteLength;
+        if (at > size) throw uploadSizeMismatch(size, 'more');
+        hasher.update(chunk);
       }
     } catch (err) {
-      await reader.cancel(err).catch(() => {});
       if (isArtifactError(err)) throw err;
       throw s3Failure(err, where('reading', key));
     }
-    return { sizeBytes: size, sha256: await hasher.digest() };
+    if (at !== size) throw uploadSizeMismatch(size, `${at}`);
+    return hasher.digest();
   }
 
   return {
@@ -149,8 +149,11 @@ export function createS3Parts(options: S3PartsOptions): DirectParts {
       }
       let blob;
       try {
-        blob = await digestOf(key, expected.sizeBytes);
-        if (blob.sizeBytes !== expected.sizeBytes) throw uploadSizeMismatch(expected.sizeBytes, `${blob.sizeBytes}`);
+        const size = await objects.head(key);
+        if (size === null)
+          throw errors.badRequest('The upload has no assembled object: upload its parts, then complete it.');
+        if (size !== expected.sizeBytes) throw uploadSizeMismatch(expected.sizeBytes, `${size}`);
+        blob = { sizeBytes: size, sha256: await digestOf(key, size) };
         if (blob.sha256 !== expected.sha256) throw errors.checksumMismatch(expected.sha256, blob.sha256);
       } catch (err) {
         // Other bytes than declared end the upload: nothing of them is kept.
