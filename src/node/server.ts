@@ -20,6 +20,7 @@ import { mintToken, type TokenClaims } from '../http/tokens.js';
 import type { RetentionReport } from '../service/retention/index.js';
 import type { ArtifactService, ServiceObserver } from '../service/types.js';
 import { nodeDocsAssets, nodeUiAssets } from './assets.js';
+import { withNodeBodies } from './body-writer.js';
 import { openNodeDrivers } from './drivers.js';
 import { nodeKeySources } from './keys.js';
 import { createServiceLogger } from './logger.js';
@@ -110,7 +111,11 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const { devSecret } = composed.settings.keys;
 
   const server = await new Promise<Server>((ok, fail) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
+    // Downloads of fs and S3 blobs are written by their driver's Node writer (body-writer.ts).
+    const fetch = withNodeBodies(app.fetch, (err) =>
+      logger.warn('download cut short: its bytes could not be read', { error: String(err) }),
+    );
+    const s = serve({ fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
     s.once('error', fail);
   }).catch(async (err) => {
     await gateway?.gateway.close();
