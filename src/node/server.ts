@@ -3,6 +3,7 @@
  * with the in-process retention schedule and a draining shutdown.
  */
 import { enableLinearRegExps } from './regexps.js';
+import { countExternalMemoryInGlobalLimit } from './external-memory.js';
 import { createNodeViewSandbox } from './view-sandbox.js';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -55,6 +56,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   // A gateway config is checked and its servers started before anything opens: a bad file fails the start.
   const gateway = config.gatewayConfig ? await startGateway(config.gatewayConfig, logger) : undefined;
   enableLinearRegExps();
+  countExternalMemoryInGlobalLimit();
   const viewSandbox = createNodeViewSandbox();
   const drivers = await openNodeDrivers(config).catch(async (err) => {
     await gateway?.gateway.close();
