@@ -112,7 +112,15 @@ function downloadReusedHandler(file: string) {
           free.push(buf);
           wake?.();
         });
-        if (!fits && !gone) await new Promise<void>((ok) => res.once('drain', ok).once('close', ok));
+        if (!fits && !gone) {
+          await new Promise<void>((ok) => {
+            const done = () => {
+              res.off('drain', done).off('close', done);
+              ok();
+            };
+            res.on('drain', done).on('close', done);
+          });
+        }
       }
       if (!gone) res.end();
     } finally {
