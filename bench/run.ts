@@ -615,6 +615,8 @@ async function main() {
     'sha256) against the AWS SDK (lib-storage multipart upload, PutObject, GetObject) putting and getting the same bytes on',
     'the same S3 server (Ceph RGW from scripts/rgw.sh unless S3_ENDPOINT is set). Direct rows: a presigned PUT plus complete',
     '(the PUT is signed with the sha256, which the bucket checks, so complete reads nothing back), and a presigned GET.',
+    "The service's downloads are also set against a minimal Node proxy of the same object (node:http, GetObject with the",
+    "driver's S3 client, its body piped to the response), taking turns with the service and the SDK in each round.",
     'Small puts: 40 new 1 MiB bodies, one after another.',
     'Retention rows: 2,000 puts of distinct 4 KiB artifacts, 16 at a time, into 8 sessions, through the service in its own process',
     '(fs blobs with fsync, SQLite), with quotas (125 artifacts per session, so most puts evict) against the same puts without',
