@@ -217,6 +217,49 @@ describe('withNodeBodies on @hono/node-server', () => {
   });
 });
 
+describe('withNodeBodies when the bytes cannot be read', () => {
+  it('cuts the response short and reports the error', async () => {
+    const path = join(tempDir(), 'blob');
+    writeFileSync(path, bytes);
+    const errors: unknown[] = [];
+    const app = new Hono();
+    app.get('/', async () => {
+      const file = await fileSource(path);
+      const read = file.read;
+      let reads = 0;
+      file.read = (target, position) =>
+        ++reads > 2 ? Promise.reject(new Error('EIO: the disk went away')) : read(target, position);
+      return downloadResponse(fileRangeStream(file, 0, bytes.length), 200, {
+        'Content-Length': String(bytes.length),
+      });
+    });
+    const server = serve({
+      fetch: withNodeBodies(app.fetch, (err) => errors.push(err)),
+      port: 0,
+      hostname: '127.0.0.1',
+    });
+    await new Promise<void>((ok) => server.once('listening', ok));
+    try {
+      const got = await new Promise<{ status: number; bytes: number; complete: boolean }>((ok) => {
+        http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { agent: false }, (res) => {
+          let n = 0;
+          res.on('data', (c: Buffer) => {
+            n += c.length;
+          });
+          res.on('error', () => {});
+          res.on('close', () => ok({ status: res.statusCode!, bytes: n, complete: res.complete }));
+        });
+      });
+      expect(got.status).toBe(200);
+      expect(got.complete).toBe(false);
+      expect(got.bytes).toBeLessThan(bytes.length);
+      expect(String(errors[0])).toMatch(/EIO/);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('downloads from the fs driver through startServer', () => {
   let server: RunningServer;
   let dataDir: string;

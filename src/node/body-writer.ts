@@ -33,7 +33,11 @@ export function withNodeBodies<Env extends NodeBindings>(
     const headers: Record<string, string> = {};
     for (const [name, value] of res.headers) headers[name] = value;
     out.writeHead(res.status, headers);
-    writer(out).catch(onError);
+    writer(out).catch((err: unknown) => {
+      // The headers are out: the client must see the body cut short, not wait for the rest.
+      if (!out.writableEnded) out.destroy(err instanceof Error ? err : new Error(String(err)));
+      onError(err);
+    });
     return alreadySent();
   };
   return (request, env) => {
