@@ -2,6 +2,9 @@
  * The plain servers the service is measured against, one per process:
  *   upload <dir>    node:http; hashes (node:crypto sha256), writes a temp file and fsyncs it
  *   download <file> node:http; pipeline(createReadStream(file, { highWaterMark: 1 MiB }), res)
+ *   download-reused <file>  node:http; the file read into two 1 MiB buffers that take turns (no memory per read)
+ *   s3-proxy <json> node:http; GET /{key}: GetObject of the key ({endpoint, region, accessKeyId, secretAccessKey,
+ *                   bucket}) piped to the response
  *   hello           Hono hello-world on @hono/node-server
  *   hello4k         Hono on @hono/node-server answering 4 KiB from memory with the headers the service sends
  *                   with a 4 KiB download (the ceiling of a small GET: the service's own work is what it adds)
@@ -9,15 +12,17 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { close, createReadStream, createWriteStream, fsync, open, statSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, open as openFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { createS3Client } from '../src/blob/s3-client.js';
 import { announceAndWait } from './server-lifecycle.js';
 
 const HOST = '127.0.0.1';
@@ -66,6 +71,93 @@ function downloadHandler(file: string) {
     res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(size) });
     // A client closing right after the last byte rejects with a premature close: not a failure.
     pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), res).catch(() => {});
+  };
+}
+
+/**
+ * The same answer, written the way the service's fs driver writes it on Node: the file read into two
+ * 1 MiB buffers that take turns, a buffer read into again once the socket has called back for its
+ * last write. So a download allocates nothing per read (pipeline(createReadStream) allocates a new
+ * 1 MiB buffer per read, which costs page faults and full GCs).
+ */
+function downloadReusedHandler(file: string) {
+  const size = statSync(file).size;
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(size) });
+    const fh = await openFile(file, 'r');
+    const free = [Buffer.allocUnsafeSlow(1 << 20), Buffer.allocUnsafeSlow(1 << 20)];
+    let wake: (() => void) | undefined;
+    let gone = false;
+    res.once('close', () => {
+      gone = true;
+      wake?.();
+    });
+    const nextFree = async () => {
+      while (free.length === 0 && !gone) await new Promise<void>((ok) => (wake = ok));
+      return free.pop();
+    };
+    try {
+      let position = 0;
+      while (position < size && !gone) {
+        const buf = (await nextFree())!;
+        if (gone) break;
+        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - position), position);
+        if (bytesRead === 0) break;
+        position += bytesRead;
+        const fits = res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => {
+          free.push(buf);
+          wake?.();
+        });
+        if (!fits && !gone) {
+          await new Promise<void>((ok) => {
+            const done = () => {
+              res.off('drain', done).off('close', done);
+              ok();
+            };
+            res.on('drain', done).on('close', done);
+          });
+        }
+      }
+      if (!gone) res.end();
+    } finally {
+      await fh.close();
+    }
+  };
+}
+
+/**
+ * A minimal Node proxy of S3 downloads: GET /{key} is one GetObject of that key (the S3 client of the
+ * service's driver, with its settings) whose body is piped to the response.
+ */
+function s3ProxyHandler(s3: {
+  endpoint: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  bucket: string;
+}) {
+  const client = createS3Client({ ...s3, forcePathStyle: true });
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+      return;
+    }
+    try {
+      const key = decodeURIComponent((req.url ?? '/').slice(1));
+      const out = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+      res.writeHead(200, {
+        'Content-Type': 'application/octet-stream',
+        'Content-Length': String(out.ContentLength),
+      });
+      // A client closing right after the last byte rejects with a premature close: not a failure.
+      await pipeline(out.Body as Readable, res).catch(() => {});
+    } catch (err) {
+      if (!res.headersSent) res.writeHead(502).end(String(err));
+    }
   };
 }
 
@@ -119,12 +211,18 @@ async function main() {
     server = await listenPlain(uploadHandler(arg));
   } else if (mode === 'download' && arg) {
     server = await listenPlain(downloadHandler(arg));
+  } else if (mode === 'download-reused' && arg) {
+    server = await listenPlain(downloadReusedHandler(arg));
+  } else if (mode === 's3-proxy' && arg) {
+    server = await listenPlain(s3ProxyHandler(JSON.parse(arg)));
   } else if (mode === 'hello') {
     server = await listenHello();
   } else if (mode === 'hello4k') {
     server = await listenHello4k();
   } else {
-    throw new Error('usage: baseline-servers.ts upload <dir> | download <file> | hello | hello4k');
+    throw new Error(
+      'usage: baseline-servers.ts upload <dir> | download <file> | download-reused <file> | s3-proxy <json> | hello | hello4k',
+    );
   }
   const { port } = server.address() as AddressInfo;
   announceAndWait({ url: `http://${HOST}:${port}` }, () => {

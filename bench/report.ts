@@ -62,6 +62,41 @@ export function ratioRow(metric: string, s: Samples, digits: number, minRatio: n
   };
 }
 
+/**
+ * A figure whose ratio cell lists the rounds' ratios in order (a rate that swings between rounds
+ * shows there, where a median would hide it). `judge`: 'every' round must reach `minRatio` (the
+ * worst is judged), or their 'median' must.
+ */
+export function perRoundRow(
+  metric: string,
+  s: Samples,
+  digits: number,
+  minRatio: number,
+  judge: 'every' | 'median' = 'every',
+): Row {
+  const target = `≥ ${minRatio.toFixed(2)}×${judge === 'every' ? ' every round' : ''}`;
+  if (!serviceOk(s) || s.service.length !== s.baseline.length) {
+    return {
+      metric,
+      service: serviceOk(s) ? spread(s.service, digits) : 'n/a',
+      baseline: spread(s.baseline, digits),
+      ratio: 'n/a',
+      target,
+      result: 'not run',
+    };
+  }
+  const ratios = roundRatios(s);
+  const judged = judge === 'every' ? min(ratios) : median(ratios);
+  return {
+    metric,
+    service: spread(s.service, digits),
+    baseline: spread(s.baseline, digits),
+    ratio: `${ratios.map((r) => `${fmt(r, 2)}×`).join(', ')}; ${judge === 'every' ? 'worst' : 'median'} ${fmt(judged, 2)}×`,
+    target,
+    result: Number.isFinite(judged) ? (judged >= minRatio ? 'PASS' : 'FAIL') : 'n/a',
+  };
+}
+
 /** A figure shown for context next to its baseline, not judged (cells as in ratioRow). */
 export function infoRow(metric: string, s: Samples, digits: number): Row {
   if (!serviceOk(s))

@@ -34,7 +34,16 @@ import { s3Rows } from './s3.js';
 import { tusRows } from './tus.js';
 import { partsRows } from './parts.js';
 import { viewRows } from './views.js';
-import { ceilingRow, infoRow, markdownTable, ratioRow, samples, type Row, type Samples } from './report.js';
+import {
+  ceilingRow,
+  perRoundRow,
+  infoRow,
+  markdownTable,
+  ratioRow,
+  samples,
+  type Row,
+  type Samples,
+} from './report.js';
 import { machineSummary, MiB, readSettings } from './settings.js';
 import { rotate } from './stats.js';
 import { download, mibPerSecond, upload, varyHead, writeRandomFile } from './transfer.js';
@@ -98,12 +107,23 @@ async function putThroughService(s: Service, source: Parameters<typeof upload>[1
 const alternate = (run: number, baseline: () => Promise<void>, ofService: () => Promise<void>) =>
   rotate(run, [baseline, ofService]);
 
-async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiBs: Samples, downloadRss: Samples) {
+async function bigTransfers(
+  uploadMiBs: Samples,
+  uploadRss: Samples,
+  downloadMiBs: Samples,
+  downloadRss: Samples,
+  /** The plain server writing from two reused buffers, in the baseline's place (service: unused). */
+  downloadReusedMiBs: Samples,
+) {
   const baseUp = await startServerChild('baseline upload server', 'baseline-servers.ts', [
     'upload',
     join(work, 'baseline-uploads'),
   ]);
   const baseDown = await startServerChild('baseline download server', 'baseline-servers.ts', ['download', input]);
+  const baseDownReused = await startServerChild('baseline download server, reused buffers', 'baseline-servers.ts', [
+    'download-reused',
+    input,
+  ]);
   let artifactId: string | undefined;
   try {
     for (let run = 0; run < settings.runs; run++) {
@@ -137,8 +157,13 @@ async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiB
     }
 
     for (let run = 0; run < settings.runs; run++) {
-      await alternate(
-        run,
+      await rotate(run, [
+        async () => {
+          const r = await download(`${baseDownReused.info.url}/`, {}, transferTimeoutMs);
+          if (r.status !== 200 || r.bytes !== size)
+            throw new Error(`baseline download (reused buffers): status ${r.status}, ${r.bytes} of ${size} bytes`);
+          downloadReusedMiBs.baseline.push(mibPerSecond(r));
+        },
         async () => {
           const rss = watchRss(baseDown.pid);
           const r = await download(`${baseDown.info.url}/`, {}, transferTimeoutMs);
@@ -167,11 +192,11 @@ async function bigTransfers(uploadMiBs: Samples, uploadRss: Samples, downloadMiB
             serviceFailed(`download, run ${run + 1}`, err);
           }
         },
-      );
+      ]);
       progress(`download run ${run + 1}/${settings.runs} done`);
     }
   } finally {
-    await Promise.all([baseUp.stop(), baseDown.stop()]);
+    await Promise.all([baseUp.stop(), baseDown.stop(), baseDownReused.stop()]);
   }
 }
 
@@ -319,13 +344,14 @@ async function main() {
   const upRss = samples();
   const down = samples();
   const downRss = samples();
+  const downReused = samples();
   const gets = smallGetFigures();
   const uncachedGets = smallGetFigures();
   const infoGets = smallGetFigures();
   const warnGets = smallGetFigures();
   const ceilingGets = smallGetFigures();
   const sourceGets = smallGetFigures();
-  if (settings.only.has('transfers')) await bigTransfers(up, upRss, down, downRss);
+  if (settings.only.has('transfers')) await bigTransfers(up, upRss, down, downRss, downReused);
   if (settings.only.has('small'))
     await smallGets(
       [
@@ -514,7 +540,12 @@ async function main() {
   if (settings.only.has('transfers')) {
     rows.push(
       ratioRow(`Upload ${mib} MiB (MiB/s)`, up, 0, 0.7),
-      ratioRow(`Download ${mib} MiB (MiB/s)`, down, 0, 0.6),
+      perRoundRow(`Download ${mib} MiB (MiB/s)`, down, 0, 0.9),
+      infoRow(
+        `Download ${mib} MiB: the service ÷ a plain node:http server writing the file from two reused 1 MiB buffers (MiB/s)`,
+        { service: down.service, baseline: downReused.baseline },
+        0,
+      ),
       ceilingRow(`Upload: server peak RSS growth (MiB)`, upRss, RSS_LIMIT_MIB, 'MiB'),
       ceilingRow(`Download: server peak RSS growth (MiB)`, downRss, RSS_LIMIT_MIB, 'MiB'),
     );
@@ -587,7 +618,9 @@ async function main() {
     '',
     markdownTable(rows),
     '',
-    'Baselines: upload = node:http + sha256 + temp file + fsync; download = node:http `pipeline(createReadStream(f, { highWaterMark: 1 << 20 }), res)`;',
+    'Baselines: upload = node:http + sha256 + temp file + fsync; download = node:http `pipeline(createReadStream(f, { highWaterMark: 1 << 20 }), res)`',
+    '(judged in every round), beside it a node:http server writing the file from two reused 1 MiB buffers (info); downloads are read by a',
+    'client that only counts bytes (a plain socket reading into one reused buffer), the same for every server;',
     'small GETs = Hono hello-world on @hono/node-server. Ratio = service / baseline. RSS growth = peak minus pre-transfer VmRSS of',
     'the server process, sampled every 20 ms; cells show median (max) and the worst run is judged.',
     'Small GETs run the whole request path on the service defaults: bearer JWT check (verified tokens cached), scope-checked',
@@ -603,6 +636,8 @@ async function main() {
     'sha256) against the AWS SDK (lib-storage multipart upload, PutObject, GetObject) putting and getting the same bytes on',
     'the same S3 server (Ceph RGW from scripts/rgw.sh unless S3_ENDPOINT is set). Direct rows: a presigned PUT plus complete',
     '(the PUT is signed with the sha256, which the bucket checks, so complete reads nothing back), and a presigned GET.',
+    "The service's downloads are also set against a minimal Node proxy of the same object (node:http, GetObject with the",
+    "driver's S3 client, its body piped to the response), taking turns with the service and the SDK in each round.",
     'Small puts: 40 new 1 MiB bodies, one after another.',
     'Retention rows: 2,000 puts of distinct 4 KiB artifacts, 16 at a time, into 8 sessions, through the service in its own process',
     '(fs blobs with fsync, SQLite), with quotas (125 artifacts per session, so most puts evict) against the same puts without',

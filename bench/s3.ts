@@ -19,9 +19,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
+import { blobKeyLayout } from '../src/blob/blob-keys.js';
 import { createS3Client } from '../src/blob/s3-client.js';
 import { REPO_ROOT, startServerChild, type ServerChild } from './children.js';
-import { infoRow, ratioRow, samples, type Row, type Samples } from './report.js';
+import { infoRow, perRoundRow, ratioRow, samples, type Row, type Samples } from './report.js';
 import { rotate } from './stats.js';
 import { MiB } from './settings.js';
 import { download, mibPerSecond, upload, varyHead } from './transfer.js';
@@ -49,6 +50,8 @@ export async function s3Rows(
   const mib = ctx.size / MiB;
   const up = { declared: samples(), undeclared: samples(), direct: samples() };
   const down = { service: samples(), direct: samples() };
+  /** The service's downloads against a minimal Node proxy's (GetObject piped to the response) of the same object. */
+  const proxied = samples();
   const small = { declared: samples(), undeclared: samples() };
   const smallMib = SMALL_PUT_BYTES / MiB;
   const rows = () => [
@@ -56,6 +59,13 @@ export async function s3Rows(
     ratioRow(`S3: upload ${mib} MiB through the service, no sha256 (MiB/s)`, up.undeclared, 0, 0.8),
     infoRow(`S3: direct upload ${mib} MiB (presigned PUT + complete) (MiB/s)`, up.direct, 0),
     ratioRow(`S3: download ${mib} MiB through the service (MiB/s)`, down.service, 0, 0.85),
+    perRoundRow(
+      `S3: download ${mib} MiB through the service ÷ a minimal Node proxy (GetObject piped to the response) (MiB/s)`,
+      proxied,
+      0,
+      0.95,
+      'median',
+    ),
     infoRow(`S3: download ${mib} MiB, direct link (MiB/s)`, down.direct, 0),
     infoRow(
       `S3: ${SMALL_PUTS} puts of ${smallMib} MiB through the service, sha256 declared, vs SDK PutObject (puts/s)`,
@@ -71,8 +81,10 @@ export async function s3Rows(
   const problems: string[] = [];
   let stopS3 = async () => {};
   let service: ServerChild<{ url: string; token: string }> | undefined;
+  let proxy: ServerChild | undefined;
   const teardown = async () => {
     await service?.stop();
+    await proxy?.stop();
     await stopS3();
   };
 
@@ -80,7 +92,7 @@ export async function s3Rows(
   try {
     ({ info: s3, stop: stopS3 } = await s3Server());
   } catch (err) {
-    for (const s of [...Object.values(up), ...Object.values(down)]) s.service = null;
+    for (const s of [...Object.values(up), ...Object.values(down), proxied]) s.service = null;
     problems.push(`S3 rows: ${(err as Error).message}`);
     return { rows: rows(), problems, teardown };
   }
@@ -95,6 +107,11 @@ export async function s3Rows(
       '',
       JSON.stringify({ ...s3, bucket }),
     ]);
+    proxy = await startServerChild('S3 proxy (GetObject piped to the response)', 'baseline-servers.ts', [
+      's3-proxy',
+      JSON.stringify({ ...s3, bucket }),
+    ]);
+    const viaProxy = proxy;
     const s = service;
     const auth = { Authorization: `Bearer ${s.info.token}` };
     const baselineKey = 'bench/direct-sdk.bin';
@@ -107,6 +124,7 @@ export async function s3Rows(
       ctx.timeoutMs,
     );
     let lastId = '';
+    let lastKey = '';
     for (let run = 0; run < ctx.runs; run++) {
       // The uploads take turns in a rotating order: RGW collects overwritten and deleted objects in
       // the background, which would otherwise always slow the same row.
@@ -140,7 +158,9 @@ export async function s3Rows(
           );
           if (plain.status !== 201) throw new Error(`upload answered ${plain.status}: ${plain.body.slice(0, 300)}`);
           up.undeclared.service!.push(mibPerSecond(plain));
-          lastId = (JSON.parse(plain.body) as { id: string }).id;
+          const stored = JSON.parse(plain.body) as { id: string; sha256: string };
+          lastId = stored.id;
+          lastKey = blobKeyLayout('').blobKey(stored.sha256);
         },
         // Direct upload: begin, PUT to S3 with the same client as every other upload, complete.
         async () => {
@@ -212,12 +232,27 @@ export async function s3Rows(
         },
       ]);
 
-      const sdkDown = await sdkGet(client, bucket, baselineKey);
-      for (const f of Object.values(down)) f.baseline.push(sdkDown);
-      const viaService = await download(`${s.info.url}/v1/artifacts/${lastId}`, auth, ctx.timeoutMs);
-      if (viaService.status !== 200 || viaService.bytes !== ctx.size)
-        throw new Error(`download through the service: ${viaService.status}, ${viaService.bytes} bytes`);
-      down.service.service!.push(mibPerSecond(viaService));
+      // The three reads of the same bytes take turns: the SDK, the proxy (the service's own object)
+      // and the service.
+      await rotate(run, [
+        async () => {
+          const sdkDown = await sdkGet(client, bucket, baselineKey);
+          for (const f of Object.values(down)) f.baseline.push(sdkDown);
+        },
+        async () => {
+          const r = await download(`${viaProxy.info.url}/${encodeURIComponent(lastKey)}`, {}, ctx.timeoutMs);
+          if (r.status !== 200 || r.bytes !== ctx.size)
+            throw new Error(`download through the minimal proxy: ${r.status}, ${r.bytes} bytes`);
+          proxied.baseline.push(mibPerSecond(r));
+        },
+        async () => {
+          const viaService = await download(`${s.info.url}/v1/artifacts/${lastId}`, auth, ctx.timeoutMs);
+          if (viaService.status !== 200 || viaService.bytes !== ctx.size)
+            throw new Error(`download through the service: ${viaService.status}, ${viaService.bytes} bytes`);
+          down.service.service!.push(mibPerSecond(viaService));
+          proxied.service!.push(mibPerSecond(viaService));
+        },
+      ]);
       const linkRes = await fetch(`${s.info.url}/v1/artifacts/${lastId}/url`, {
         method: 'POST',
         headers: { ...auth, 'Content-Type': 'application/json' },
@@ -237,7 +272,7 @@ export async function s3Rows(
   } catch (err) {
     problems.push(`S3 rows: ${(err as Error).message}`);
     const ran = up.declared.baseline.length;
-    for (const f of [...Object.values(up), ...Object.values(down)] as Samples[])
+    for (const f of [...Object.values(up), ...Object.values(down), proxied] as Samples[])
       if (f.service && f.service.length < ran) f.service = null;
   } finally {
     client.destroy();

@@ -10,6 +10,7 @@ import type { ByteRange } from '../core/schemas.js';
 import type { BlobInfo, BlobPutOptions, BlobStore } from './blob-store.js';
 import { ingest } from './ingest.js';
 import { nodeSha256 } from './node-hash.js';
+import { fileRangeStream } from './node-body.js';
 
 export interface FsBlobStoreOptions {
   /** Root folder; blobs live in {root}/sha256/ab/cd/{hex}, uploads in flight in {root}/tmp. */
@@ -20,8 +21,6 @@ export interface FsBlobStoreOptions {
   /** Descriptors kept open for small reads (default 256, at least 1). */
   maxOpenFiles?: number;
 }
-
-const READ_CHUNK = 1 << 20; // 1 MiB reads: 2.5x faster downloads than the 64 KiB default
 
 /** The embedded default: local files, written to a temp file, fsynced, renamed into sharded folders. */
 export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
@@ -120,7 +119,6 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
     async get(sha256: string, range?: ByteRange) {
       const fh = await openBlob(sha256);
       if (!fh) return null;
-      let position = range?.start ?? 0;
       let end: number;
       try {
         end = range ? range.end + 1 : (await fh.stat()).size;
@@ -128,42 +126,13 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         await fh.close();
         throw err;
       }
-      let closed = false;
-      const close = async () => {
-        if (!closed) {
-          closed = true;
-          await fh.close();
-        }
-      };
-      return new ReadableStream<Uint8Array>(
+      return fileRangeStream(
         {
-          async pull(controller) {
-            try {
-              const want = Math.min(READ_CHUNK, end - position);
-              if (want <= 0) {
-                await close();
-                controller.close();
-                return;
-              }
-              const buf = Buffer.allocUnsafe(want);
-              const { bytesRead } = await fh.read(buf, 0, want, position);
-              if (bytesRead === 0) {
-                await close();
-                controller.close();
-                return;
-              }
-              position += bytesRead;
-              controller.enqueue(new Uint8Array(buf.buffer, buf.byteOffset, bytesRead));
-            } catch (err) {
-              await close().catch(() => {});
-              controller.error(err);
-            }
-          },
-          async cancel() {
-            await close();
-          },
+          read: async (target, position) => (await fh.read(target, 0, target.byteLength, position)).bytesRead,
+          close: () => fh.close(),
         },
-        { highWaterMark: 1 },
+        range?.start ?? 0,
+        end,
       );
     },
 

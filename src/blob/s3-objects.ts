@@ -12,11 +12,13 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
 import type { ByteRange } from '../core/schemas.js';
 import type { BlobKeyLayout } from './blob-keys.js';
 import { type ListedObject, listAll } from './s3-listing.js';
 import { isNotFound, isPayloadMismatch, s3Failure } from './s3-client.js';
 import { withPayloadHash } from './s3-presign.js';
+import { nodeReadableStream } from './node-body.js';
 
 /** The requests of one bucket under one key layout. */
 export interface S3Objects {
@@ -128,6 +130,9 @@ export function createS3Objects(options: S3ObjectsOptions): S3Objects {
           }),
         );
         if (!out.Body) throw new Error('GetObject returned no body');
+        // On Node the body is the SDK's IncomingMessage: a web stream over it that the Node server
+        // can skip, piping the response from S3 into the client's (node-body.ts).
+        if (out.Body instanceof Readable) return nodeReadableStream(out.Body);
         return out.Body.transformToWebStream() as ReadableStream<Uint8Array>;
       } catch (err) {
         if (isNotFound(err)) return null;

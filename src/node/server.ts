@@ -3,6 +3,7 @@
  * with the in-process retention schedule and a draining shutdown.
  */
 import { enableLinearRegExps } from './regexps.js';
+import { countExternalMemoryInGlobalLimit } from './external-memory.js';
 import { createNodeViewSandbox } from './view-sandbox.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -21,6 +22,7 @@ import { mintToken, type TokenClaims } from '../http/tokens.js';
 import type { RetentionReport } from '../service/retention/index.js';
 import type { ArtifactService, ServiceObserver } from '../service/types.js';
 import { nodeDocsAssets, nodeUiAssets } from './assets.js';
+import { withNodeBodies } from './body-writer.js';
 import { openNodeDrivers } from './drivers.js';
 import { nodeKeySources } from './keys.js';
 import { createServiceLogger } from './logger.js';
@@ -56,6 +58,7 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   // A gateway config is checked and its servers started before anything opens: a bad file fails the start.
   const gateway = config.gatewayConfig ? await startGateway(config.gatewayConfig, logger) : undefined;
   enableLinearRegExps();
+  countExternalMemoryInGlobalLimit();
   const viewSandbox = createNodeViewSandbox();
   const drivers = await openNodeDrivers(config).catch(async (err) => {
     await gateway?.gateway.close();
@@ -113,7 +116,11 @@ export async function startServer(config: Config, options: { logger?: Logger } =
   const { devSecret } = composed.settings.keys;
 
   const server = await new Promise<Server>((ok, fail) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
+    // Downloads of fs and S3 blobs are written by their driver's Node writer (body-writer.ts).
+    const fetch = withNodeBodies(app.fetch, (err) =>
+      logger.warn('download cut short: its bytes could not be read', { error: String(err) }),
+    );
+    const s = serve({ fetch, port: config.port, hostname: config.host }, () => ok(s as Server)) as Server;
     s.once('error', fail);
   }).catch(async (err) => {
     await gateway?.gateway.close();

@@ -16,6 +16,7 @@ import {
   signedLinkCacheControl,
 } from '../download-headers.js';
 import { header } from '../fast-header.js';
+import { downloadResponse } from '../streamed-bodies.js';
 import { ArtifactIdParam, errorResponses, readScopeParameters } from '../openapi-schemas.js';
 
 // Query and header parameters are documented here but parsed by hand: a zod validator per part
@@ -265,8 +266,8 @@ export async function serveDownload(
     headers['Content-Range'] = `bytes ${range.start}-${range.end}/${entity.sizeBytes}`;
     headers['Content-Length'] = String(range.end - range.start + 1);
     // Small bodies are one buffer, written in one go with the headers; larger ones stream.
-    return new Response(body as BodyInit, { status: 206, headers });
+    return downloadResponse(body, 206, headers);
   }
   headers['Content-Length'] = String(entity.sizeBytes);
-  return new Response(body as BodyInit, { status: 200, headers });
+  return downloadResponse(body, 200, headers);
 }
