@@ -79,6 +79,11 @@ const SLOW = [
   'test/ui-screenshot.test.ts',
   'test/gateway-playwright.test.ts',
   'test/gateway-readback.test.ts',
+  'test/tus-browser.test.ts',
+  // tus-js-client against `serve` processes killed and restarted; `put --resume` CLI processes killed.
+  'test/tus.test.ts',
+  'test/tus-client.test.ts',
+  'test/multipart-uploads.test.ts',
   // Service processes killed at each phase boundary or at random moments; a private Ceph RGW killed
   // and restarted.
   'test/crash.test.ts',

@@ -106,6 +106,8 @@ export async function s3Rows(
       String(ctx.size + 16 * MiB),
       '',
       JSON.stringify({ ...s3, bucket }),
+      // The direct-upload row is one presigned PUT; uploads in parts have their own section (parts.ts).
+      JSON.stringify({ multipartUploadBytes: ctx.size + 16 * MiB }),
     ]);
     proxy = await startServerChild('S3 proxy (GetObject piped to the response)', 'baseline-servers.ts', [
       's3-proxy',
