@@ -84,6 +84,8 @@ const SLOW = [
   'test/tus.test.ts',
   'test/tus-client.test.ts',
   'test/multipart-uploads.test.ts',
+  // A 6 GiB file through the CLI, tus and a proxy that drops the connection.
+  'test/big-file.test.ts',
   // Service processes killed at each phase boundary or at random moments; a private Ceph RGW killed
   // and restarted.
   'test/crash.test.ts',
@@ -101,6 +103,7 @@ const SLOW = [
  * running alone at the end.
  */
 const LONGEST_FIRST = [
+  'big-file.test.ts',
   'replicas.test.ts',
   'backup.test.ts',
   'docs.test.ts',

@@ -12,7 +12,7 @@ import { loadConfig, policiesOf } from '../src/core/config.js';
 import { createFileSpool, startServer, type RunningServer } from '../src/node.js';
 import { describeArtifactStoreContract } from './artifact-store.contract.js';
 import { createTestApp, putArtifact, bearer } from './helpers/app.js';
-import { createTestBucket, describeS3, s3TestTarget } from './helpers/s3.js';
+import { createTestBucket, describeS3, s3ServiceSettings, s3TestTarget } from './helpers/s3.js';
 
 const target = s3TestTarget();
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -51,25 +51,7 @@ async function startS3Service(): Promise<void> {
   bucket = made.bucket;
   dropBucket = made.cleanup;
   dir = await mkdtemp(join(tmpdir(), 'artifact-s3-service-'));
-  server = await startServer(
-    loadConfig(
-      {},
-      {
-        port: 0,
-        dataDir: dir,
-        logLevel: 'silent',
-        env: 'test',
-        blobDriver: 's3',
-        s3Bucket: bucket,
-        s3Region: target!.region,
-        s3Endpoint: target!.endpoint,
-        s3ForcePathStyle: target!.forcePathStyle ? 'true' : 'false',
-        s3AccessKeyId: target!.accessKeyId,
-        s3SecretAccessKey: target!.secretAccessKey,
-        s3Prefix: 'svc/',
-      },
-    ),
-  );
+  server = await startServer(loadConfig({}, s3ServiceSettings(target!, bucket, dir, { s3Prefix: 'svc/' })));
   token = await server.mintToken({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
 }
 

@@ -20,12 +20,20 @@ import { runRetention } from '../src/service/retention/index.js';
 import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
 import { requestGate } from './helpers/request-gate.js';
 import { spawnProcess, stopProcess } from './helpers/processes.js';
-import { createTestBucket, describeS3, s3TestTarget, testS3Client } from './helpers/s3.js';
+import { createTestBucket, describeS3, s3ServiceSettings, s3TestTarget, testS3Client } from './helpers/s3.js';
 
 const target = s3TestTarget();
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+/** Parts of 5 MiB above 8 MiB, under the prefix mp/. */
+const PARTS_SETTINGS = {
+  s3Prefix: 'mp/',
+  multipartUploadBytes: String(8 * MiB),
+  uploadPartBytes: String(PART),
+  maxArtifactBytes: String(64 * MiB),
+};
 
 let server: RunningServer;
 let dir: string;
@@ -118,28 +126,7 @@ describeS3('direct uploads in parts', () => {
     bucket = made.bucket;
     dropBucket = made.cleanup;
     dir = await mkdtemp(join(tmpdir(), 'artifact-parts-'));
-    server = await startServer(
-      loadConfig(
-        {},
-        {
-          port: 0,
-          dataDir: dir,
-          logLevel: 'silent',
-          env: 'test',
-          blobDriver: 's3',
-          s3Bucket: bucket,
-          s3Region: target!.region,
-          s3Endpoint: target!.endpoint,
-          s3ForcePathStyle: target!.forcePathStyle ? 'true' : 'false',
-          s3AccessKeyId: target!.accessKeyId,
-          s3SecretAccessKey: target!.secretAccessKey,
-          s3Prefix: 'mp/',
-          multipartUploadBytes: String(8 * MiB),
-          uploadPartBytes: String(PART),
-          maxArtifactBytes: String(64 * MiB),
-        },
-      ),
-    );
+    server = await startServer(loadConfig({}, s3ServiceSettings(target!, bucket, dir, PARTS_SETTINGS)));
     token = await server.mintToken({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
   });
   afterAll(async () => {
@@ -365,7 +352,11 @@ describeS3('direct uploads in parts', () => {
     await putParts(ticket, other, [2, 4]);
     records.set(`${server.url} ${sha256(other)} ${other.byteLength}`, ticket.uploadId);
     seen.length = 0;
-    const resumed = await store.putBlob(new Blob([other]));
+    // A ByteSource (what the CLI hands it for a file: positioned reads), not a Blob.
+    const resumed = await store.putBlob({
+      size: other.byteLength,
+      read: async (start, end) => other.subarray(start, end),
+    });
     expect(resumed.sha256).toBe(sha256(other));
     expect(seen[0]).toBe(PART + MiB);
     expect(records.size).toBe(0);
@@ -376,27 +367,9 @@ describeS3('direct uploads in parts', () => {
       target!.endpoint,
       (req) => req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? ''),
     );
+    const gatedDir = await mkdtemp(join(tmpdir(), 'artifact-parts-gated-'));
     const gated = await startServer(
-      loadConfig(
-        {},
-        {
-          port: 0,
-          dataDir: await mkdtemp(join(tmpdir(), 'artifact-parts-gated-')),
-          logLevel: 'silent',
-          env: 'test',
-          blobDriver: 's3',
-          s3Bucket: bucket,
-          s3Region: target!.region,
-          s3Endpoint: proxy.url,
-          s3ForcePathStyle: 'true',
-          s3AccessKeyId: target!.accessKeyId,
-          s3SecretAccessKey: target!.secretAccessKey,
-          s3Prefix: 'mp/',
-          multipartUploadBytes: String(8 * MiB),
-          uploadPartBytes: String(PART),
-          maxArtifactBytes: String(64 * MiB),
-        },
-      ),
+      loadConfig({}, s3ServiceSettings(target!, bucket, gatedDir, { ...PARTS_SETTINGS, s3Endpoint: proxy.url })),
     );
     const records = join(dir, 'uploads.json');
     const file = join(dir, 'cli.bin');
@@ -440,6 +413,7 @@ describeS3('direct uploads in parts', () => {
       proxy.open();
       await gated.close();
       await proxy.close();
+      await rm(gatedDir, { recursive: true, force: true });
     }
   });
 });

@@ -13,7 +13,7 @@ import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { blobKeyLayout } from '../src/blob/blob-keys.js';
 import { loadConfig, startServer, type RunningServer } from '../src/node.js';
-import { createTestBucket, describeS3, s3TestTarget, testS3Client } from './helpers/s3.js';
+import { createTestBucket, describeS3, s3ServiceSettings, s3TestTarget, testS3Client } from './helpers/s3.js';
 
 const target = s3TestTarget();
 const MiB = 1024 * 1024;
@@ -50,25 +50,7 @@ describeS3('downloads through the service on the S3 driver', () => {
     bucket = made.bucket;
     dropBucket = made.cleanup;
     dir = await mkdtemp(join(tmpdir(), 'artifact-s3-downloads-'));
-    server = await startServer(
-      loadConfig(
-        {},
-        {
-          port: 0,
-          dataDir: dir,
-          logLevel: 'silent',
-          env: 'test',
-          blobDriver: 's3',
-          s3Bucket: bucket,
-          s3Region: target!.region,
-          s3Endpoint: target!.endpoint,
-          s3ForcePathStyle: target!.forcePathStyle ? 'true' : 'false',
-          s3AccessKeyId: target!.accessKeyId,
-          s3SecretAccessKey: target!.secretAccessKey,
-          maxArtifactBytes: 64 * MiB,
-        },
-      ),
-    );
+    server = await startServer(loadConfig({}, s3ServiceSettings(target!, bucket, dir, { maxArtifactBytes: 64 * MiB })));
     auth = {
       Authorization: `Bearer ${await server.mintToken({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] })}`,
     };

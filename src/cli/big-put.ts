@@ -4,10 +4,11 @@
  * service's tus endpoint; both resume with `--resume`, whose records live in a small JSON file.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, mkdirSync, openAsBlob, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { BigUploadOptions, ResumeRecords } from '../client/http-direct-upload.js';
+import type { BigUploadOptions, ByteSource, ResumeRecords } from '../client/http-direct-upload.js';
 import type { HttpArtifactStore } from '../client/http-store.js';
 import { formatBytes } from '../core/bytes.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
@@ -57,6 +58,22 @@ export const BIG_FILE_BYTES = 8 * 1024 * 1024;
  * own; with --resume, a record lets a later run resume where this one stopped); else through the
  * service.
  */
+/** A file as a ByteSource: positioned reads, each filled whole (a short read is read on). */
+function fileSource(file: FileHandle, size: number): ByteSource {
+  return {
+    size,
+    async read(start, end) {
+      const out = Buffer.allocUnsafe(end - start);
+      for (let at = 0; at < out.byteLength; ) {
+        const { bytesRead } = await file.read(out, at, out.byteLength - at, start + at);
+        if (bytesRead === 0) return out.subarray(0, at);
+        at += bytesRead;
+      }
+      return out;
+    },
+  };
+}
+
 export async function putBigFile(
   storeOf: (uploads: BigUploadOptions) => HttpArtifactStore,
   path: string,
@@ -87,8 +104,13 @@ export async function putBigFile(
       bar.at(p.sentBytes);
     },
   });
-  const blob = await openAsBlob(path);
-  const ref = await store.putBlob(blob, { ...options, sha256 });
+  const file = await open(path, 'r');
+  let ref: ArtifactRef;
+  try {
+    ref = await store.putBlob(fileSource(file, size), { ...options, sha256 });
+  } finally {
+    await file.close();
+  }
   bar.at(size);
   bar.finish();
   return ref;

@@ -8,7 +8,7 @@
  */
 import { concatBytes } from '../core/bytes.js';
 import { errors, isArtifactError } from '../core/errors.js';
-import { sha256Hex, sha256OfBlob } from '../core/hash.js';
+import { sha256Hex, sha256OfStream } from '../core/hash.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
 import {
   PART_URLS_ANSWER,
@@ -58,6 +58,57 @@ export interface BigUploadOptions {
 
 type PartsTicket = Extract<UploadTicket, { kind: 'multipart' }>;
 
+/**
+ * Bytes that can be read at any offset without holding them all: a file on Node (a FileHandle's
+ * positioned reads), or anything else that can. `read` answers exactly bytes [start, end).
+ */
+export interface ByteSource {
+  readonly size: number;
+  read(start: number, end: number): Promise<Uint8Array>;
+}
+
+/** What a big put can be: bytes in memory, a Blob, or a ByteSource. */
+export type UploadBody = Uint8Array | Blob | ByteSource;
+
+export const isByteSource = (body: unknown): body is ByteSource =>
+  typeof body === 'object' &&
+  body !== null &&
+  !(body instanceof Uint8Array) &&
+  !(body instanceof Blob) &&
+  typeof (body as ByteSource).read === 'function' &&
+  typeof (body as ByteSource).size === 'number';
+
+export const sizeOfBody = (body: UploadBody): number => (body instanceof Uint8Array ? body.byteLength : body.size);
+
+/** Bytes [start, end) of a body. */
+export async function rangeOf(body: UploadBody, start: number, end: number): Promise<Uint8Array<ArrayBuffer>> {
+  if (body instanceof Uint8Array) return body.subarray(start, end) as Uint8Array<ArrayBuffer>;
+  if (body instanceof Blob) return new Uint8Array(await body.slice(start, end).arrayBuffer());
+  const bytes = await body.read(start, end);
+  if (bytes.byteLength !== end - start)
+    throw errors.badRequest(`The source read ${bytes.byteLength} bytes of [${start}, ${end}): did the file change?`);
+  return bytes as Uint8Array<ArrayBuffer>;
+}
+
+/** A body as a stream, read in 8 MiB ranges. */
+export function streamOf(body: UploadBody): ReadableStream<Uint8Array> {
+  if (body instanceof Blob) return body.stream();
+  const size = sizeOfBody(body);
+  let at = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (at >= size) return controller.close();
+      const end = Math.min(size, at + 8 * 1024 * 1024);
+      controller.enqueue(await rangeOf(body, at, end));
+      at = end;
+    },
+  });
+}
+
+/** The sha256 of a body, read as a stream. */
+export const sha256OfBody = (body: UploadBody): Promise<string> =>
+  body instanceof Uint8Array ? sha256Hex(body) : sha256OfStream(streamOf(body));
+
 export interface DirectUploads {
   /** Learnt from the first answer: false once the service said it has no direct uploads. */
   readonly offered: boolean | undefined;
@@ -65,7 +116,7 @@ export interface DirectUploads {
    * begin → PUT to the blob store (no token: the URL is presigned) → complete. Null when the service
    * offers no direct uploads; the caller then sends the bytes through the service.
    */
-  put(data: Uint8Array | Blob, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef | null>;
+  put(data: UploadBody, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef | null>;
 }
 
 export function createDirectUploads(transport: HttpTransport, big: BigUploadOptions = {}): DirectUploads {
@@ -108,7 +159,7 @@ export function createDirectUploads(transport: HttpTransport, big: BigUploadOpti
    */
   async function putParts(
     ticket: PartsTicket,
-    data: Uint8Array | Blob,
+    data: UploadBody,
     held: { partNumber: number; sizeBytes: number }[],
     key: string,
   ): Promise<ArtifactRef> {
@@ -123,10 +174,7 @@ export function createDirectUploads(transport: HttpTransport, big: BigUploadOpti
     const worker = async () => {
       for (let n = todo.shift(); n !== undefined; n = todo.shift()) {
         const start = (n - 1) * partSize;
-        const bytes =
-          data instanceof Blob
-            ? new Uint8Array(await data.slice(start, start + sizeOf(n)).arrayBuffer())
-            : data.subarray(start, start + sizeOf(n));
+        const bytes = await rangeOf(data, start, start + sizeOf(n));
         const ask = { method: 'POST', path: `${path}/parts` } as const;
         const body = new TextEncoder().encode(
           JSON.stringify({ parts: [{ partNumber: n, sha256: await sha256Hex(bytes) }] }),
@@ -146,14 +194,10 @@ export function createDirectUploads(transport: HttpTransport, big: BigUploadOpti
     return ref;
   }
 
-  async function put(
-    data: Uint8Array | Blob,
-    headers: Record<string, string>,
-    o: PutOptions,
-  ): Promise<ArtifactRef | null> {
+  async function put(data: UploadBody, headers: Record<string, string>, o: PutOptions): Promise<ArtifactRef | null> {
     const declared = {
-      sizeBytes: data instanceof Blob ? data.size : data.byteLength,
-      sha256: o.sha256 ?? (await (data instanceof Blob ? sha256OfBlob(data) : sha256Hex(data))),
+      sizeBytes: sizeOfBody(data),
+      sha256: o.sha256 ?? (await sha256OfBody(data)),
       mimeType: headers['Content-Type'],
       filename: o.filename,
       namespace: o.namespace,
@@ -188,7 +232,9 @@ export function createDirectUploads(transport: HttpTransport, big: BigUploadOpti
       await big.resume?.set(key, ticket.uploadId);
       return putParts(ticket, data, [], key);
     }
-    await putToBlobStore(ticket.url, ticket.headers ?? {}, data);
+    // One PUT (below the service's threshold for parts): a ByteSource is read whole for it.
+    const whole = isByteSource(data) ? await rangeOf(data, 0, data.size) : data;
+    await putToBlobStore(ticket.url, ticket.headers ?? {}, whole);
     const complete = { method: 'POST', path: `/v1/uploads/${encodeURIComponent(ticket.uploadId)}/complete` } as const;
     return readAnswer(await transport.request(complete), REF_ANSWER, complete);
   }

@@ -30,9 +30,17 @@ import {
   SEARCH_ANSWER,
   SESSION_END_ANSWER,
 } from './http-response-schemas.js';
-import { type BigUploadOptions, createDirectUploads, putSpooled } from './http-direct-upload.js';
+import {
+  type BigUploadOptions,
+  type ByteSource,
+  createDirectUploads,
+  isByteSource,
+  putSpooled,
+  sha256OfBody,
+  sizeOfBody,
+  streamOf,
+} from './http-direct-upload.js';
 import { createTusUploads } from './http-tus-upload.js';
-import { sha256Hex, sha256OfBlob } from '../core/hash.js';
 import { nullWhenNotFound } from './http-errors.js';
 import { artifactEvents } from './http-events.js';
 import { putHeaders, readHeaders, type ScopeNames } from './http-headers.js';
@@ -96,11 +104,12 @@ export interface HttpArtifactStoreOptions {
 export interface HttpArtifactStore extends ArtifactStore {
   readonly baseUrl: string;
   /**
-   * Puts a Blob (on Node, `fs.openAsBlob(path)` reads a file in slices as it is sent). Above
+   * Puts a Blob, or a ByteSource (bytes read at any offset: on Node, a file through a FileHandle's
+   * positioned reads; Node 24's `fs.openAsBlob` reads nothing past 2 GiB of a file over 4 GiB). Above
    * directUploadAboveBytes it goes direct when the service offers it, in parts above the service's
    * threshold (resumable with `uploads.resume`); else it streams through the service.
    */
-  putBlob(blob: Blob, options?: PutOptions): Promise<ArtifactRef>;
+  putBlob(blob: Blob | ByteSource, options?: PutOptions): Promise<ArtifactRef>;
   /**
    * DELETE /v1/sessions/{id}: ends `sessionId`, by default the store's `scope.sessionId` (a
    * session-bound token's own session is not known here: name it). Retried like any delete.
@@ -147,21 +156,30 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
   const tusAbove = options.uploads?.tusAboveBytes ?? 64 * 1024 * 1024;
 
   /** Direct to the blob store when the body is large and the service offers it; else POST /v1/artifacts. */
-  async function put(body: RequestBody, headers: Record<string, string>, o?: PutOptions): Promise<ArtifactRef> {
-    if (o && (body instanceof Uint8Array || body instanceof Blob)) {
-      const size = body instanceof Blob ? body.size : body.byteLength;
+  async function put(
+    body: RequestBody | ByteSource,
+    headers: Record<string, string>,
+    o?: PutOptions,
+  ): Promise<ArtifactRef> {
+    if (o && (body instanceof Uint8Array || body instanceof Blob || isByteSource(body))) {
+      const size = sizeOfBody(body);
       if (size > directAbove && direct.offered !== false) {
         const ref = await direct.put(body, headers, o);
         if (ref) return ref;
       }
       // No direct uploads (the fs driver): a big body goes resumable, through the service's tus.
       if (size > tusAbove && direct.offered === false && tus.offered !== false) {
-        const sha256 = o.sha256 ?? (await (body instanceof Blob ? sha256OfBlob(body) : sha256Hex(body)));
+        const sha256 = o.sha256 ?? (await sha256OfBody(body));
         const ref = await tus.put(body, { sizeBytes: size, sha256 }, headers, o);
         if (ref) return ref;
       }
     }
-    const call: Call = { method: 'POST', path: '/v1/artifacts', headers, body };
+    const call: Call = {
+      method: 'POST',
+      path: '/v1/artifacts',
+      headers,
+      body: isByteSource(body) ? streamOf(body) : body,
+    };
     return readAnswer(await request(call), REF_ANSWER, call);
   }
 
@@ -183,7 +201,7 @@ export function createHttpArtifactStore(options: HttpArtifactStoreOptions): Http
     names: httpNames(request, scope),
 
     putBytes: async (data: Uint8Array, o: PutOptions = {}) => put(data, putHeaders(o, scope, undefined), o),
-    putBlob: async (blob: Blob, o: PutOptions = {}) => put(blob, putHeaders(o, scope, undefined), o),
+    putBlob: async (blob: Blob | ByteSource, o: PutOptions = {}) => put(blob, putHeaders(o, scope, undefined), o),
     putText: async (text: string, o: PutOptions = {}) =>
       put(new TextEncoder().encode(text), putHeaders(o, scope, TEXT_MIME), o),
     async putBase64(data: string, o: PutOptions = {}) {

@@ -8,7 +8,7 @@
  */
 import { errors, isArtifactError } from '../core/errors.js';
 import type { ArtifactRef, PutOptions } from '../core/schemas.js';
-import type { BigUploadOptions } from './http-direct-upload.js';
+import { type BigUploadOptions, rangeOf, type UploadBody } from './http-direct-upload.js';
 import { errorFromResponse } from './http-errors.js';
 import { scopeHeadersOf } from './http-headers.js';
 import { readAnswer, REF_ANSWER } from './http-response-schemas.js';
@@ -22,7 +22,7 @@ export interface TusUploads {
   readonly offered: boolean | undefined;
   /** The artifact, or null when the service has no tus (the caller then puts through POST /v1/artifacts). */
   put(
-    data: Uint8Array | Blob,
+    data: UploadBody,
     declared: { sizeBytes: number; sha256: string },
     headers: Record<string, string>,
     o: PutOptions,
@@ -149,9 +149,7 @@ export function createTusUploads(transport: HttpTransport, big: BigUploadOptions
           break;
         }
         const end = Math.min(total, offset + chunkBytes);
-        const body = (data instanceof Blob ? data.slice(offset, end) : data.subarray(offset, end)) as
-          | Blob
-          | Uint8Array<ArrayBuffer>;
+        const body = await rangeOf(data, offset, end);
         let failure: string;
         try {
           const res = await call(where, {

@@ -30,7 +30,7 @@ export type {
   ViewHead,
   ViewKind,
 } from '../core/artifact-store.js';
-export type { BigUploadOptions, ResumeRecords, UploadProgress } from './http-direct-upload.js';
+export type { BigUploadOptions, ByteSource, ResumeRecords, UploadProgress } from './http-direct-upload.js';
 export {
   createHttpArtifactStore,
   type HttpArtifactStore,

@@ -33,13 +33,13 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
 }
 
 /**
- * Hashes a Blob as a stream (a file-backed Blob is read in chunks, never held whole) on Node; where
- * only Web Crypto exists, which cannot hash a stream, the Blob is read into memory.
+ * Hashes a stream's bytes as they come (a file is read in chunks, never held whole) on Node; where
+ * only Web Crypto exists, which cannot hash a stream, the bytes are collected first.
  */
-export async function sha256OfBlob(blob: Blob): Promise<string> {
-  if (!nodeCrypto) return sha256Hex(new Uint8Array(await blob.arrayBuffer()));
+export async function sha256OfStream(stream: ReadableStream<Uint8Array>): Promise<string> {
+  if (!nodeCrypto) return sha256Hex(new Uint8Array(await new Response(stream).arrayBuffer()));
   const hasher = nodeCrypto.createHash('sha256');
-  const reader = blob.stream().getReader();
+  const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;

@@ -39,6 +39,32 @@ export function describeS3(name: string, fn: () => void): void {
   describe.skip(`${name} (skipped: ${reason.split('\n')[0]})`, fn);
 }
 
+/**
+ * The settings of a service in this process on the s3 driver over `bucket` of the target: a test's
+ * own data dir, no logs; `more` adds or overrides (a prefix, limits, thresholds).
+ */
+export function s3ServiceSettings(
+  target: S3TargetInfo,
+  bucket: string,
+  dataDir: string,
+  more: Record<string, string | number> = {},
+) {
+  return {
+    port: 0,
+    dataDir,
+    logLevel: 'silent',
+    env: 'test',
+    blobDriver: 's3',
+    s3Bucket: bucket,
+    s3Region: target.region,
+    s3Endpoint: target.endpoint,
+    s3ForcePathStyle: target.forcePathStyle ? 'true' : 'false',
+    s3AccessKeyId: target.accessKeyId,
+    s3SecretAccessKey: target.secretAccessKey,
+    ...more,
+  } as const;
+}
+
 /** An SDK client for the target, with the settings every S3-compatible server accepts. */
 export function testS3Client(target: S3TargetInfo): S3Client {
   return new S3Client({
