@@ -243,6 +243,13 @@ describeS3('direct uploads in parts', () => {
       partNumber: p.partNumber,
       etag: p.etag,
     }));
+    // A list that leaves a part out, though the bucket holds it.
+    const short = await expectRefused(
+      await complete(ticket.uploadId, { parts: [listed[0], listed[2]] }),
+      400,
+      'parts_missing',
+    );
+    expect(short.details.missing).toEqual([2]);
     // An ETag the bucket does not hold for that part.
     await expectRefused(
       await complete(ticket.uploadId, { parts: [{ ...listed[0], etag: '"0"' }, ...listed.slice(1)] }),

@@ -154,11 +154,19 @@ export function createDirectUploads(
     if (held) {
       if (listed) checkListed(up, listed, held);
       const { missing, wrongSize } = partsShort(up, held);
-      if (missing.length > 0 || (listed && listed.length !== partCountOf(up)))
+      const count = partCountOf(up);
+      if (missing.length > 0)
         throw errors.badRequest(
-          `Parts ${numbers(missing.length > 0 ? missing : [])} of ${partCountOf(up)} are missing${missing.length === 0 ? ' from your list' : ''}: upload them (POST /v1/uploads/${up.id}/parts), then complete again. Nothing was committed; the upload stays open.`,
-          { details: { reason: 'parts_missing', missing, partCount: partCountOf(up) } },
+          `Part ${numbers(missing)} of ${count} is not in the bucket: upload it (POST /v1/uploads/${up.id}/parts), then complete again. Nothing was committed; the upload stays open.`,
+          { details: { reason: 'parts_missing', missing, partCount: count } },
         );
+      if (listed && listed.length !== count) {
+        const left = [...Array(count).keys()].map((i) => i + 1).filter((n) => !listed.some((p) => p.partNumber === n));
+        throw errors.badRequest(
+          `Your list leaves out part ${numbers(left)} of ${count}: list every part, ascending, or send no body. Nothing was committed; the upload stays open.`,
+          { details: { reason: 'parts_missing', missing: left, partCount: count } },
+        );
+      }
       if (wrongSize.length > 0)
         throw errors.badRequest(
           `Part ${numbers(wrongSize)} is not the size the ticket says (every part ${up.partSize} bytes, the last the rest): upload it again, then complete. Nothing was committed.`,
