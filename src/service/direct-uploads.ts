@@ -11,6 +11,7 @@ import type { BlobStore, DirectParts, HeldPart } from '../blob/blob-store.js';
 import { PARTS_MAX_AGE_MS } from '../blob/blob-keys.js';
 import { refusalBeforeBytes } from '../db/put-limits.js';
 import type { ArtifactRepository, UploadRecord } from '../db/repository.js';
+import { numbers, partBytes, partCountOf, partSizeFor, partsShort } from './upload-parts.js';
 import type { PutPolicies } from './put-policy.js';
 import type { Puts } from './puts.js';
 import type { Access, ArtifactService, PartUrl, PutResult, UploadStatus, UploadTicket } from './types.js';
@@ -43,36 +44,6 @@ export async function discardStaged(blobs: BlobStore, up: UploadRecord): Promise
     return;
   }
   await blobs.direct?.discardUpload(up.stagingKey);
-}
-
-/** The part size for `sizeBytes`: `wanted`, raised to the backend's minimum and to fit its part count. */
-export function partSizeFor(sizeBytes: number, wanted: number, parts: Pick<DirectParts, 'minPartBytes' | 'maxParts'>) {
-  const fit = Math.ceil(sizeBytes / parts.maxParts / MiB) * MiB;
-  return Math.max(parts.minPartBytes, wanted, fit);
-}
-
-/** Which of parts 1..count the bucket lacks, or holds at another size than the ticket says. */
-function partsShort(up: UploadRecord, held: HeldPart[]): { missing: number[]; wrongSize: number[] } {
-  const partSize = up.partSize ?? up.sizeBytes;
-  const count = partCountOf(up);
-  const byNumber = new Map(held.map((p) => [p.partNumber, p]));
-  const missing: number[] = [];
-  const wrongSize: number[] = [];
-  for (let n = 1; n <= count; n++) {
-    const part = byNumber.get(n);
-    if (!part) missing.push(n);
-    else if (part.sizeBytes !== partBytes(up.sizeBytes, partSize, n)) wrongSize.push(n);
-  }
-  return { missing, wrongSize };
-}
-
-const partCountOf = (up: Pick<UploadRecord, 'sizeBytes' | 'partSize'>) =>
-  Math.ceil(up.sizeBytes / (up.partSize ?? up.sizeBytes));
-const partBytes = (size: number, partSize: number, n: number) => Math.min(partSize, size - (n - 1) * partSize);
-
-/** A list of part numbers for a message: the first few, and how many more. */
-function numbers(list: number[]): string {
-  return list.length <= 10 ? list.join(', ') : `${list.slice(0, 10).join(', ')} and ${list.length - 10} more`;
 }
 
 export function createDirectUploads(
