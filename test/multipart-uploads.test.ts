@@ -1,9 +1,3 @@
-/**
- * Direct uploads in parts on a real S3 server (Ceph RGW here, MinIO or AWS elsewhere): the ticket,
- * parts PUT straight to the bucket and checked there, the bucket's list of parts for a resume, the
- * whole object's sha256 checked at complete, bad requests, and retention ending abandoned uploads.
- */
-import type { ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,12 +8,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createS3BlobStore } from '../src/blob/s3.js';
 import { loadConfig, policiesOf } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
-import type { Readable } from 'node:stream';
 import { createHttpArtifactStore } from '../src/client/index.js';
 import { runRetention } from '../src/service/retention/index.js';
-import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
+import { spawnCli } from './helpers/cli-server.js';
 import { requestGate } from './helpers/request-gate.js';
-import { spawnProcess, stopProcess } from './helpers/processes.js';
+import { stopProcess } from './helpers/processes.js';
 import { createTestBucket, describeS3, s3ServiceSettings, s3TestTarget, testS3Client } from './helpers/s3.js';
 
 const target = s3TestTarget();
@@ -383,18 +376,10 @@ describeS3('direct uploads in parts', () => {
     const bytes = randomBytes(8 * PART);
     await writeFile(file, bytes);
     const own = await gated.mintToken({ tenant: 'acme', sub: 'u1', perms: ['read', 'write'] });
-    const put = () => {
-      const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
-        process.execPath,
-        [...CLI_ARGS, 'put', file, '--resume', '-q', '--url', gated.url, '--token', own],
-        { cwd: ROOT, env: { ...process.env, ARTIFACT_STORE_RESUME_FILE: records }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let out = '';
-      proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      proc.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-      const exited = new Promise<number | null>((ok) => proc.on('exit', (code) => ok(code)));
-      return { proc, exited, output: () => out };
-    };
+    const put = () =>
+      spawnCli(['put', file, '--resume', '-q', '--url', gated.url, '--token', own], {
+        ARTIFACT_STORE_RESUME_FILE: records,
+      });
     try {
       proxy.gate.passAfter = 4;
       const first = put();

@@ -1,21 +1,14 @@
-/**
- * The SDK and the CLI over the service's tus endpoint, on the fs driver (no direct uploads): a big
- * body goes resumable through /v1/tus, with progress; `put --resume` killed part way resumes in a
- * new process and sends only what the service had not acknowledged.
- */
-import type { ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpArtifactStore } from '../src/client/index.js';
 import { loadConfig } from '../src/core/config.js';
 import { startServer, type RunningServer } from '../src/node.js';
-import { CLI_ARGS, ROOT } from './helpers/cli-server.js';
-import { spawnProcess, stopProcess } from './helpers/processes.js';
+import { spawnCli } from './helpers/cli-server.js';
+import { stopProcess } from './helpers/processes.js';
 import { requestGate } from './helpers/request-gate.js';
 
 const MiB = 1024 * 1024;
@@ -95,18 +88,10 @@ describe('big uploads through the service (tus) from the SDK and the CLI', () =>
     // Two PATCHes of 64 MiB and the rest: the first goes through, the second is held, then the kill.
     const bytes = randomBytes(130 * MiB);
     await writeFile(file, bytes);
-    const put = () => {
-      const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(
-        process.execPath,
-        [...CLI_ARGS, 'put', file, '--resume', '-q', '--url', proxy.url, '--token', token],
-        { cwd: ROOT, env: { ...process.env, ARTIFACT_STORE_RESUME_FILE: records }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let out = '';
-      proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      proc.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-      const exited = new Promise<number | null>((ok) => proc.on('exit', (code) => ok(code)));
-      return { proc, exited, output: () => out };
-    };
+    const put = () =>
+      spawnCli(['put', file, '--resume', '-q', '--url', proxy.url, '--token', token], {
+        ARTIFACT_STORE_RESUME_FILE: records,
+      });
     try {
       proxy.gate.passAfter = 1;
       const first = put();

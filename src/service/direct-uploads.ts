@@ -5,14 +5,12 @@
  */
 import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import { SHA256_PATTERN } from '../core/ids.js';
-import { narrowScope } from '../core/scope.js';
 import type { ArtifactScope, PutOptions } from '../core/schemas.js';
 import type { BlobStore, DirectParts, HeldPart } from '../blob/blob-store.js';
 import { PARTS_MAX_AGE_MS } from '../blob/blob-keys.js';
-import { refusalBeforeBytes } from '../db/put-limits.js';
 import type { ArtifactRepository, UploadRecord } from '../db/repository.js';
 import { numbers, partBytes, partCountOf, partSizeFor, partsShort } from './upload-parts.js';
-import type { PutPolicies } from './put-policy.js';
+import { admitUpload, type PutPolicies } from './put-policy.js';
 import type { Puts } from './puts.js';
 import type { Access, ArtifactService, PartUrl, PutResult, UploadStatus, UploadTicket } from './types.js';
 
@@ -164,19 +162,10 @@ export function createDirectUploads(
           { details: { reason: 'direct_uploads_unavailable' } },
         );
       }
-      const options = policies.check(scope.tenantId, rawOptions);
-      const putScope = narrowScope(scope, options.scope);
       if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 1)
         throw errors.badRequest('sizeBytes must be a whole number of bytes, at least 1.');
-      const maxBytes = policies.of(putScope.tenantId).maxArtifactBytes;
-      if (declared.sizeBytes > maxBytes) throw errors.payloadTooLarge(maxBytes);
       // Bytes that could never fit are refused before any is uploaded, with the put plan's own refusal.
-      const tooBig = refusalBeforeBytes({
-        scope: putScope,
-        sizeBytes: declared.sizeBytes,
-        quota: policies.quotaOf(putScope.tenantId),
-      });
-      if (tooBig) throw tooBig;
+      const { options, putScope } = admitUpload(policies, scope, rawOptions, declared.sizeBytes);
       if (!SHA256_PATTERN.test(declared.sha256))
         throw errors.badRequest('sha256 must be 64 lowercase hex characters: the hash of the bytes you will upload.');
       const at = now();

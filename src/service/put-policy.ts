@@ -6,7 +6,10 @@
 import { type QuotaLimits, quotaLimitsOf } from '../core/limits.js';
 import type { Policy } from '../core/policy.js';
 import { validatePutOptions } from '../core/put-options.js';
-import type { PutOptions } from '../core/schemas.js';
+import type { ArtifactScope, PutOptions } from '../core/schemas.js';
+import { errors } from '../core/errors.js';
+import { narrowScope } from '../core/scope.js';
+import { refusalBeforeBytes } from '../db/put-limits.js';
 import type { PutPolicy, ServiceLimits } from './types.js';
 
 /** A put's options once checked: what validatePutOptions returns. */
@@ -37,4 +40,24 @@ export function createPutPolicies({ limits, policies }: PutPoliciesDeps): PutPol
     },
     check: (tenantId, raw) => validatePutOptions(raw, of(tenantId)),
   };
+}
+
+/**
+ * An upload's admission before any byte moves (direct uploads, tus): its options checked, the scope
+ * it puts into, and its declared size against the tenant's largest artifact and the put plan's own
+ * "larger than a whole scope may hold" refusal.
+ */
+export function admitUpload(
+  policies: PutPolicies,
+  scope: ArtifactScope,
+  rawOptions: PutOptions,
+  sizeBytes: number,
+): { options: CheckedPutOptions; putScope: ArtifactScope } {
+  const options = policies.check(scope.tenantId, rawOptions);
+  const putScope = narrowScope(scope, options.scope);
+  const maxBytes = policies.of(putScope.tenantId).maxArtifactBytes;
+  if (sizeBytes > maxBytes) throw errors.payloadTooLarge(maxBytes);
+  const tooBig = refusalBeforeBytes({ scope: putScope, sizeBytes, quota: policies.quotaOf(putScope.tenantId) });
+  if (tooBig) throw tooBig;
+  return { options, putScope };
 }

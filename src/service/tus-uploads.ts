@@ -11,11 +11,9 @@ import { ArtifactError, errors, isArtifactError } from '../core/errors.js';
 import { artifactId, DEFAULT_NAMESPACE, SHA256_PATTERN } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { errorText } from '../core/logger.js';
-import { narrowScope } from '../core/scope.js';
 import type { ArtifactScope, PutOptions } from '../core/schemas.js';
-import { refusalBeforeBytes } from '../db/put-limits.js';
 import type { ArtifactRepository, UploadRecord } from '../db/repository.js';
-import type { PutPolicies } from './put-policy.js';
+import { admitUpload, type PutPolicies } from './put-policy.js';
 import type { Puts } from './puts.js';
 import type { ChunkChecksum, TusStaging } from './tus-staging.js';
 import type { Access, PutResult } from './types.js';
@@ -218,18 +216,9 @@ export function createTusUploads(deps: TusUploadsDeps): TusUploads {
 
   return {
     async create(scope, declared, rawOptions = {}) {
-      const options = policies.check(scope.tenantId, rawOptions);
-      const putScope = narrowScope(scope, options.scope);
       if (!Number.isSafeInteger(declared.sizeBytes) || declared.sizeBytes < 0)
         throw errors.badRequest('Upload-Length must be a whole number of bytes.');
-      const maxBytes = policies.of(putScope.tenantId).maxArtifactBytes;
-      if (declared.sizeBytes > maxBytes) throw errors.payloadTooLarge(maxBytes);
-      const tooBig = refusalBeforeBytes({
-        scope: putScope,
-        sizeBytes: declared.sizeBytes,
-        quota: policies.quotaOf(putScope.tenantId),
-      });
-      if (tooBig) throw tooBig;
+      const { options, putScope } = admitUpload(policies, scope, rawOptions, declared.sizeBytes);
       const sha256 = declared.sha256 ?? '';
       if (sha256 !== '' && !SHA256_PATTERN.test(sha256))
         throw errors.badRequest('The sha256 in Upload-Metadata must be 64 lowercase hex characters.');

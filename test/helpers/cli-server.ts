@@ -52,6 +52,23 @@ export async function runCli(
   }
 }
 
+/**
+ * The CLI as a process the test may kill part way (`put --resume` cut off): its output (stdout and
+ * stderr, in order) and its exit code when it ends. It inherits this process's environment.
+ */
+export function spawnCli(args: readonly string[], env: Record<string, string> = {}) {
+  const proc = spawnProcess<ChildProcessByStdio<null, Readable, Readable>>(process.execPath, [...CLI_ARGS, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = new Promise<number | null>((ok) => proc.on('exit', (code) => ok(code)));
+  return { proc, exited, output: () => out };
+}
+
 /** `artifact-store serve` in its own process, as `npm start` runs it (from src/ as compiled for this run). */
 export interface CliServer {
   url: string;
